@@ -1,0 +1,90 @@
+"""The `interview-explorer` entry point.
+
+The first word picks a headless command (`card`, `verify`, `history`, ...); anything else, or
+nothing, opens the TUI on an optional target. Each command lives in its own module under
+`explorer.commands` and is imported only when chosen, so `verify` in a CI job never pays for
+(or imports) textual. Only the `tui` path imports the TUI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from explorer import __version__
+
+# name -> (module under explorer.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "card": ("card", "show a card's layout, extensions and signatures (offline or one GET)"),
+    "verify": ("verify", "interview an agent and diff its answers against its signed documents"),
+    "demo": ("demo", "start the reference agents on loopback (and open the TUI on them)"),
+    "history": ("history", "list recorded runs, newest first"),
+    "show": ("show", "print a recorded run's report (offline)"),
+    "replay": ("replay", "run a recorded interview again now and report what changed"),
+    "compare": ("compare", "compare two recorded runs per question and pointer"),
+    "watch": ("watch", "replay an interview on a schedule and print what changed"),
+    "export": ("export", "export a recorded run as a JSON, Markdown or HTML transcript"),
+    "forget": ("forget", "delete a recorded run, or every run of an agent"),
+    "envelope": ("envelope", "check an A2A message's OpenClasp trust envelope"),
+}
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """All commands for --help; with `only`, just that command's module is imported."""
+    parser = argparse.ArgumentParser(
+        prog="interview-explorer",
+        description=(
+            "Interview A2A agents and prove whether what they say matches what they signed. "
+            "With no command, opens the explorer (TUI) on TARGET."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"interview-explorer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        module = importlib.import_module(f"explorer.commands.{module_name}")
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def _tui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="interview-explorer",
+        description="Open the explorer (TUI). Commands: " + ", ".join(COMMANDS) + " (see --help).",
+    )
+    parser.add_argument("target", nargs="?", help="URL, card file, OpenClasp reference or history run id")
+    parser.add_argument("--home", help="where history and config live (or INTERVIEW_EXPLORER_HOME)")
+    parser.add_argument("--keys", action="append", default=[], help="trusted JWKS file or URL (repeatable)")
+    parser.add_argument("--allow-jku", action="store_true", help="fetch keys from the card's own jku")
+    parser.add_argument("--header", action="append", default=[], help="'Name: value' sent to the agent's origin")
+    parser.add_argument("--as", dest="role", choices=["self", "independent", "platform"], default=None)
+    parser.add_argument("--runner", default=None, help="who runs the interview (recorded in the result)")
+    parser.add_argument("--openclasp", default=None, help="OpenClasp base URL to resolve slugs and ids")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help", "--version")):
+        parser = _parser(args_list[0] if args_list[0] in COMMANDS else None)
+        args = parser.parse_args(args_list)
+        if getattr(args, "_run", None) is None:
+            parser.print_help()
+            return 2
+        try:
+            return int(args._run(args))
+        except KeyboardInterrupt:
+            return 130
+    args = _tui_parser().parse_args(args_list)
+    from explorer.tui.launch import run_tui  # the only import of the TUI from the CLI
+
+    return run_tui(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Where the explorer keeps its files, and the user's config file.
+
+Everything the explorer stores lives under one home directory: the platformdirs user data dir
+by default, or `--home DIR` / `INTERVIEW_EXPLORER_HOME`, so tests and CI always point it at a
+temporary folder. The config is TOML (stdlib `tomllib`, read-only) in the platformdirs config
+dir, or `config.toml` inside an explicit home:
+
+    runner = "ci@example.org"          # who runs interviews, recorded in every result
+    role = "independent"               # self | independent | platform
+    keys = ["~/keys/agents.jwks"]      # trusted JWKS files or URLs, looked up by kid
+
+    [agents.stonework]
+    url = "https://stonework.example"
+    headers = { Authorization = "env:STONEWORK_TOKEN" }   # never a literal secret
+    keys = ["https://stonework.example/keys.jwks"]
+
+    [keymap]
+    "app.quit" = "ctrl+q"
+
+Header values are references (`env:VAR`) resolved at run time and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP_NAME = "interview-explorer"
+HOME_ENV = "INTERVIEW_EXPLORER_HOME"
+
+
+class ConfigError(Exception):
+    """The config file exists but cannot be used; the message says why and where."""
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    name: str
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)  # values are env: references
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    runner: str | None = None
+    role: str | None = None
+    keys: tuple[str, ...] = ()
+    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    keymap: dict[str, str] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The directory that holds history (and config, when explicit); created on demand."""
+    chosen = explicit or os.environ.get(HOME_ENV)
+    path = Path(chosen).expanduser() if chosen else Path(platformdirs.user_data_dir(APP_NAME))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def config_path(explicit_home: str | os.PathLike[str] | None = None) -> Path:
+    chosen = explicit_home or os.environ.get(HOME_ENV)
+    if chosen:
+        return Path(chosen).expanduser() / "config.toml"
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def load_config(explicit_home: str | os.PathLike[str] | None = None) -> Config:
+    path = config_path(explicit_home)
+    if not path.exists():
+        return Config(path=path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from None
+    return _from_toml(data, path)
+
+
+def _strs(value: Any, what: str, path: Path) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigError(f"{path}: {what} must be a string or a list of strings")
+
+
+def _from_toml(data: dict[str, Any], path: Path) -> Config:
+    agents: dict[str, AgentConfig] = {}
+    for name, entry in (data.get("agents") or {}).items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
+            raise ConfigError(f"{path}: [agents.{name}] needs a url")
+        headers = entry.get("headers") or {}
+        if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+            raise ConfigError(f"{path}: [agents.{name}] headers must map names to 'env:VAR' strings")
+        for key, value in headers.items():
+            if not value.startswith("env:"):
+                raise ConfigError(
+                    f"{path}: [agents.{name}] header {key} must be an env:VAR reference, "
+                    "not a literal value (secrets never live in the config file)"
+                )
+        agents[name] = AgentConfig(
+            name=name,
+            url=entry["url"],
+            headers=dict(headers),
+            keys=_strs(entry.get("keys"), f"[agents.{name}] keys", path),
+        )
+    keymap = data.get("keymap") or {}
+    if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
+        raise ConfigError(f"{path}: [keymap] must map binding ids to key strings")
+    role = data.get("role")
+    if role is not None and role not in ("self", "independent", "platform"):
+        raise ConfigError(f"{path}: role must be self, independent or platform")
+    runner = data.get("runner")
+    if runner is not None and not isinstance(runner, str):
+        raise ConfigError(f"{path}: runner must be a string")
+    return Config(
+        runner=runner,
+        role=role,
+        keys=_strs(data.get("keys"), "keys", path),
+        agents=agents,
+        keymap=dict(keymap),
+        path=path,
+    )
+
+
+def resolve_header_value(value: str) -> str:
+    """Turn an `env:VAR` reference into its value; a missing variable is an error, not ''."""
+    if value.startswith("env:"):
+        var = value[4:]
+        if var not in os.environ:
+            raise ConfigError(f"environment variable {var} is not set (referenced by a header)")
+        return os.environ[var]
+    return value
+
+
+def parse_header_option(text: str) -> tuple[str, str]:
+    """`--header 'Name: value'` -> (name, value); raises ValueError with a readable message."""
+    name, sep, value = text.partition(":")
+    name = name.strip()
+    if not sep or not name or any(c.isspace() for c in name):
+        raise ValueError(f"--header expects 'Name: value', got {text!r}")
+    return name, value.strip()

@@ -1,0 +1,157 @@
+"""Finding codes, their severities and the fixed order findings are reported in.
+
+The codes are a public API (CONTRACT.md): scripts match on them, so they are only ever added,
+never renamed. Severity is a property of the code, not of the place that raises it, which is
+why a finding is built with `finding(code, ...)` and never given a severity by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Literal
+
+Severity = Literal["error", "warning", "info"]
+
+QUESTIONS: tuple[str, ...] = ("identity", "capabilities", "usage", "terms", "refusals")
+
+CODES: dict[str, Severity] = {
+    "card_unreachable": "error",
+    "card_malformed": "error",
+    "card_unsigned": "warning",
+    "card_signature_invalid": "error",
+    "card_signature_unverifiable": "warning",
+    "member_unsigned": "warning",
+    "no_jsonrpc_interface": "error",
+    "interview_not_declared": "info",
+    "interview_required_true": "error",
+    "terms_not_declared": "info",
+    "terms_entry_invalid": "error",
+    "activation_not_echoed": "info",
+    "unactivated_call_answered": "error",
+    "method_error": "error",
+    "answer_shape_invalid": "error",
+    "answer_extra_member": "error",
+    "answer_malformed": "error",
+    "source_invalid": "error",
+    "pointer_unresolved": "error",
+    "projection_mismatch": "error",
+    "lossy_number": "warning",
+    "proposal_not_committed": "error",
+    "proposal_unreachable": "error",
+    "proposal_digest_mismatch": "error",
+    "proposal_unsigned": "error",
+    "proposal_signature_invalid": "error",
+    "proposal_not_standing": "warning",
+    "terms_fabricated": "error",
+    "terms_declared_wrong": "error",
+    "refusals_boundary_mismatch": "error",
+    "nondeterministic_answer": "error",
+    "closure_method_not_refused": "error",
+    "closure_selector_not_refused": "error",
+    "refusal_shape_invalid": "error",
+    "refusal_skills_mismatch": "error",
+    "refusal_as_error": "warning",
+    "http_status": "error",
+    "timeout": "error",
+    "body_too_large": "error",
+    "transport_error": "error",
+    "redirect_refused": "error",
+    "address_blocked": "error",
+    "rate_limited": "warning",
+    "card_changed": "info",
+    "churn": "info",
+    # Other declared extensions: reported in the `extensions` list, never in the verdict.
+    "openclasp_attestation_invalid": "error",
+    "openclasp_attestation_missing": "error",
+    "openclasp_key_unreachable": "error",
+    "openclasp_card_unreachable": "error",
+    "openclasp_inconsistent": "error",
+    "openclasp_verified": "info",
+    "openclasp_unsigned_card": "info",
+    "reputation_declared": "info",
+}
+
+PROBES: tuple[str, ...] = ("undefined_method", "unmatched_selector", "unactivated_call")
+
+_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the verifier noticed, tied to a question, a probe and/or a member when it can be."""
+
+    code: str
+    severity: Severity
+    detail: str
+    question: str | None = None
+    member: str | None = None
+    probe: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "severity": self.severity}
+        if self.question is not None:
+            out["question"] = self.question
+        if self.member is not None:
+            out["member"] = self.member
+        if self.probe is not None:
+            out["probe"] = self.probe
+        out["detail"] = self.detail
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Finding":
+        return cls(
+            code=str(data["code"]),
+            severity=data["severity"],
+            detail=str(data.get("detail", "")),
+            question=data.get("question"),
+            member=data.get("member"),
+            probe=data.get("probe"),
+        )
+
+
+def finding(
+    code: str,
+    detail: str,
+    *,
+    question: str | None = None,
+    member: str | None = None,
+    probe: str | None = None,
+) -> Finding:
+    """Build a finding; the severity comes from the code table, and an unknown code is a bug."""
+    if code not in CODES:
+        raise KeyError(f"unknown finding code {code!r}")
+    return Finding(code, CODES[code], detail, question, member, probe)
+
+
+def _sort_key(f: Finding) -> tuple[int, int, str, str, str]:
+    if f.probe is not None:
+        group = len(QUESTIONS) + 1 + (PROBES.index(f.probe) if f.probe in PROBES else len(PROBES))
+    elif f.question in QUESTIONS:
+        group = 1 + QUESTIONS.index(f.question)
+    else:
+        group = 0
+    return (group, 0 if f.member is None else 1, f.member or "", f.code, f.detail)
+
+
+def ordered(findings: Iterable[Finding]) -> list[Finding]:
+    """The CONTRACT order: card-level first, then identity .. refusals, then probes; members
+    lexicographic within a group. Exact duplicates are dropped."""
+    seen: set[Finding] = set()
+    unique = []
+    for f in findings:
+        if f not in seen:
+            seen.add(f)
+            unique.append(f)
+    return sorted(unique, key=_sort_key)
+
+
+def has_errors(findings: Iterable[Finding]) -> bool:
+    return any(f.severity == "error" for f in findings)
+
+
+def worst(findings: Iterable[Finding]) -> Severity | None:
+    ranks = [_RANK[f.severity] for f in findings]
+    if not ranks:
+        return None
+    return ("error", "warning", "info")[min(ranks)]

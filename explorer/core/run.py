@@ -1,0 +1,122 @@
+"""The Run record: one interview, every byte sent and received, and the report built from them.
+
+A Run is immutable and self-contained. The history stores it, the exports print it, the TUI
+draws it, and `verify --offline` rebuilds its report from `exchanges` and `keys` alone, which is
+why the raw bodies are kept exactly as received (up to the size cap) instead of only parsed.
+Request headers are stored with secrets already replaced; nothing here ever sees a secret.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TRANSCRIPT_VERSION = 1
+REDACTED = "<redacted>"
+
+Headers = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One HTTP request and its response, as sent and received."""
+
+    purpose: str
+    attempt: int
+    method: str
+    url: str
+    request_headers: Headers = ()
+    request_body: bytes | None = None
+    status: int | None = None
+    response_headers: Headers = ()
+    response_body: bytes = b""
+    truncated: bool = False
+    error: str | None = None
+    started_at: str = ""
+    elapsed_ms: float = 0.0
+
+    def header(self, name: str) -> str | None:
+        """The first response header with this name (case-insensitive), or None."""
+        lname = name.lower()
+        for key, value in self.response_headers:
+            if key.lower() == lname:
+                return value
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "purpose": self.purpose,
+            "attempt": self.attempt,
+            "method": self.method,
+            "url": self.url,
+            "request_headers": [list(h) for h in self.request_headers],
+            "request_body_b64": _b64(self.request_body),
+            "status": self.status,
+            "response_headers": [list(h) for h in self.response_headers],
+            "response_body_b64": _b64(self.response_body),
+            "truncated": self.truncated,
+            "error": self.error,
+            "started_at": self.started_at,
+            "elapsed_ms": self.elapsed_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Exchange:
+        body = _unb64(data.get("response_body_b64"))
+        return cls(
+            purpose=str(data["purpose"]),
+            attempt=int(data.get("attempt", 1)),
+            method=str(data.get("method", "GET")),
+            url=str(data.get("url", "")),
+            request_headers=tuple((str(k), str(v)) for k, v in data.get("request_headers", [])),
+            request_body=_unb64(data.get("request_body_b64")),
+            status=data.get("status"),
+            response_headers=tuple((str(k), str(v)) for k, v in data.get("response_headers", [])),
+            response_body=body or b"",
+            truncated=bool(data.get("truncated", False)),
+            error=data.get("error"),
+            started_at=str(data.get("started_at", "")),
+            elapsed_ms=float(data.get("elapsed_ms", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Run:
+    """One complete interview: the report plus the evidence it was built from."""
+
+    report: Mapping[str, Any]
+    exchanges: tuple[Exchange, ...] = ()
+    keys: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        return str(self.report.get("verdict", ""))
+
+    def to_transcript(self) -> dict[str, Any]:
+        return {
+            "transcript_version": TRANSCRIPT_VERSION,
+            "explorer_version": self.report.get("explorer_version"),
+            "report": dict(self.report),
+            "exchanges": [e.to_json() for e in self.exchanges],
+            "keys": dict(self.keys),
+        }
+
+    @classmethod
+    def from_transcript(cls, data: Mapping[str, Any]) -> Run:
+        if not isinstance(data, Mapping) or data.get("transcript_version") != TRANSCRIPT_VERSION:
+            raise ValueError("not an Interview Explorer transcript (transcript_version 1 expected)")
+        return cls(
+            report=dict(data.get("report") or {}),
+            exchanges=tuple(Exchange.from_json(e) for e in data.get("exchanges") or []),
+            keys=dict(data.get("keys") or {}),
+        )
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
