@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from explorer import __version__
 
@@ -61,7 +61,7 @@ def _tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", help="where history and config live (or INTERVIEW_EXPLORER_HOME)")
     parser.add_argument("--keys", action="append", default=[], help="trusted JWKS file or URL (repeatable)")
     parser.add_argument("--allow-jku", action="store_true", help="fetch keys from the card's own jku")
-    parser.add_argument("--header", action="append", default=[], help="'Name: value' sent to the agent's origin")
+    parser.add_argument("--header", action="append", default=[], help="'Name: value' for the agent")
     parser.add_argument("--as", dest="role", choices=["self", "independent", "platform"], default=None)
     parser.add_argument("--runner", default=None, help="who runs the interview (recorded in the result)")
     parser.add_argument("--openclasp", default=None, help="OpenClasp base URL to resolve slugs and ids")

@@ -7,8 +7,9 @@ why a finding is built with `finding(code, ...)` and never given a severity by h
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
 
@@ -99,7 +100,7 @@ class Finding:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Finding":
+    def from_json(cls, data: dict[str, Any]) -> Finding:
         return cls(
             code=str(data["code"]),
             severity=data["severity"],
