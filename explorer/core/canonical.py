@@ -1,0 +1,119 @@
+"""RFC 8785 JSON Canonicalization Scheme (JCS) and the SHA-256 digests taken over it.
+
+Every comparison the verifier makes (an answer's value against a card member, a proposal
+against its committed digest, a card against its signature) is a comparison of JCS bytes, so
+this module is the single place that produces them. The serialisation itself is delegated to
+the `jcs` package (the RFC author's reference code); this module validates its input first,
+because `jcs` is permissive in ways a verifier must not be, and maps every failure to one
+exception, `CanonicalError`.
+
+What `jcs` 0.2.1 does with the awkward values, checked against its source and by the tests:
+
+- Integers are serialised through `float(value)`, as the RFC's I-JSON data model requires, so
+  integers beyond +-(2^53-1) are ROUNDED to the nearest double: 2**53 + 1 canonicalizes to
+  `9007199254740992`, 2**64 to `18446744073709552000`. Two different big integers can thus
+  give equal bytes; `strict_json.lossy_integers` exists to flag them. Integers too large for a
+  double at all (beyond ~1.8e308) raise `CanonicalError` here.
+- `-0.0` (and `-0`) serialises as `0`, as RFC 8785 section 3.2.2.3 prescribes.
+- NaN and the infinities are refused (`CanonicalError`).
+- `jcs` would turn int/float/bool/None object keys into strings, JavaScript style; JSON
+  object keys are strings, so any other key is refused here.
+- Strings holding a lone surrogate cannot be encoded as UTF-8 and are refused.
+- Tuples are serialised as arrays. Any other type is refused.
+
+Output is UTF-8 bytes; `canonical_text` is the same as a str for display.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from typing import Any
+
+import jcs
+
+from explorer.core.pointer import escape, printable
+
+__all__ = ["CanonicalError", "canonical_text", "canonicalize", "digest", "sha256_hex"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class CanonicalError(ValueError):
+    """A value that has no RFC 8785 canonical form (not JSON, or not representable)."""
+
+
+def _where(path: str) -> str:
+    return f"at {printable(path)}" if path else "at the root"
+
+
+def _check(value: Any) -> None:
+    """Refuse, with the member's pointer, anything JCS cannot or should not serialise.
+
+    Iterative, and tracks the containers on the current path so a cycle is an error, not a hang.
+    """
+    stack: list[tuple[str, Any, bool]] = [("", value, False)]
+    open_ids: set[int] = set()
+    while stack:
+        path, node, leaving = stack.pop()
+        if leaving:
+            open_ids.discard(id(node))
+            continue
+        if node is None or isinstance(node, bool):
+            continue
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                raise CanonicalError(f"a string holds a lone surrogate {_where(path)}")
+        elif isinstance(node, int):
+            try:
+                float(node)
+            except OverflowError:
+                raise CanonicalError(f"an integer is too large for a double {_where(path)}") from None
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                raise CanonicalError(f"{node!r} is not a JSON number {_where(path)}")
+        elif isinstance(node, (dict, list, tuple)):
+            if id(node) in open_ids:
+                raise CanonicalError(f"a container contains itself {_where(path)}")
+            open_ids.add(id(node))
+            stack.append((path, node, True))
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    if not isinstance(key, str):
+                        raise CanonicalError(
+                            f"an object key is {type(key).__name__}, not a string, {_where(path)}"
+                        )
+                    if _SURROGATE.search(key):
+                        raise CanonicalError(f"an object key holds a lone surrogate {_where(path)}")
+                    stack.append((f"{path}/{escape(key)}", child, False))
+            else:
+                stack.extend((f"{path}/{i}", child, False) for i, child in enumerate(node))
+        else:
+            raise CanonicalError(f"a {type(node).__name__} is not a JSON value {_where(path)}")
+
+
+def canonicalize(value: Any) -> bytes:
+    """The RFC 8785 canonical UTF-8 bytes of a JSON value."""
+    _check(value)
+    try:
+        return jcs.canonicalize(value)
+    except RecursionError:
+        raise CanonicalError("the value is nested too deeply to canonicalize") from None
+    except (TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise CanonicalError(f"cannot canonicalize: {exc}") from None
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical form as text (for display and for diffing two canonical forms)."""
+    return canonicalize(value).decode("utf-8")
+
+
+def sha256_hex(data: bytes) -> str:
+    """Lowercase hex SHA-256 of some bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """The string `sha256:<64 lowercase hex>` over the JCS bytes of a value."""
+    return "sha256:" + sha256_hex(canonicalize(value))
