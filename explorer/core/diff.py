@@ -1,0 +1,315 @@
+"""The seed's section 7 diff: every projection of one answer against the declared bytes.
+
+A pure function over plain data. The caller has already fetched and verified the card and the
+committed proposals; `diff_question` resolves each projection's `source.member` in the document
+it names and compares the two values as RFC 8785 canonical bytes. Equality is defined on those
+bytes and nothing else, so values that differ only in key order, `1.0` vs `1` or a `\\u00e9`
+escape are equal, while NFC vs NFD spellings of the same text are different (JCS does not
+normalise Unicode, and neither does this).
+
+One deliberate exception to "bytes decide": JCS writes numbers as IEEE doubles, so two different
+integers beyond +-(2^53-1) can canonicalize to the same bytes. Such a comparison is flagged
+`lossy_number`, and when the exact values differ it is a `projection_mismatch` even though the
+bytes agree: a verifier must never call two different numbers equal.
+
+Projection results carry both canonical strings as text and the first differing span, so the
+report and the TUI can show exactly where an answer departs from its source. Spans are
+`[start, end)` indices into the answer's canonical text (`diff`) and the source's
+(`source_diff`); both start at the first differing character, and an empty span marks a pure
+insertion point.
+
+Findings about projections carry the question and the *source* member pointer (the member the
+agent claimed to copy), which is what a user looks up in the card or proposal. Malformed sources
+are reported by `explorer.core.answers.check_answer`; here they are only marked not comparable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import replace as _replace
+from typing import Any, Literal
+
+from explorer.core import pointer as jp
+from explorer.core.answers import source_problems
+from explorer.core.canonical import CanonicalError, canonical_text
+from explorer.core.findings import Finding, finding
+from explorer.core.signatures import member_is_signed
+from explorer.core.sow import ProposalCheck
+from explorer.core.strict_json import lossy_integers
+from explorer.core.text import safe_text
+
+ProjectionStatus = Literal["match", "mismatch", "unresolved", "unverifiable"]
+
+_SHOWN = 120  # characters of canonical text quoted around a difference in a finding's detail
+
+
+@dataclass(frozen=True)
+class ProjectionResult:
+    """One projection of one answer, compared with its source (the report's Projection shape)."""
+
+    index: int
+    question: str
+    document: Any
+    member: Any
+    url: Any
+    digest: Any
+    status: ProjectionStatus
+    value: Any = None
+    source_value: Any = None
+    value_canonical: str | None = None
+    source_canonical: str | None = None
+    signed: bool | None = None
+    lossy: bool = False
+    diff: tuple[int, int] | None = None
+    source_diff: tuple[int, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "question": self.question,
+            "document": self.document,
+            "member": self.member,
+            "url": self.url,
+            "digest": self.digest,
+            "status": self.status,
+            "value": self.value,
+            "source_value": self.source_value,
+            "value_canonical": self.value_canonical,
+            "source_canonical": self.source_canonical,
+            "signed": self.signed,
+            "lossy": self.lossy,
+            "diff": None if self.diff is None else list(self.diff),
+            "source_diff": None if self.source_diff is None else list(self.source_diff),
+        }
+
+
+def first_difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The first differing span of two strings: ([start, end_a), [start, end_b)).
+
+    `start` is the length of the common prefix; each end trims the common suffix without
+    crossing `start`. Equal strings give two empty spans at their length.
+    """
+    limit = min(len(a), len(b))
+    start = 0
+    while start < limit and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    return (start, end_a), (start, end_b)
+
+
+def _exactly_equal(a: Any, b: Any) -> bool:
+    """Python equality, which compares ints and floats exactly (2**53 + 1 != 2.0**53)."""
+    try:
+        return bool(a == b)
+    except RecursionError:
+        return False
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    lo = max(0, start - _SHOWN // 3)
+    hi = min(len(text), max(end, start) + _SHOWN // 3, lo + _SHOWN)
+    shown = safe_text(text[lo:hi], limit=_SHOWN * 2)  # details are printed; the exact bytes are in the result
+    return ("..." if lo else "") + shown + ("..." if hi < len(text) else "")
+
+
+def skill_ids_of(card_doc: Any) -> tuple[str, ...]:
+    """The card's skill ids in card order (string ids only)."""
+    skills = card_doc.get("skills") if isinstance(card_doc, Mapping) else None
+    if not isinstance(skills, list):
+        return ()
+    return tuple(s["id"] for s in skills if isinstance(s, Mapping) and isinstance(s.get("id"), str))
+
+
+def _skill_id_index(member: Any) -> bool:
+    """True for pointers of the form /skills/<index>/id."""
+    if not isinstance(member, str):
+        return False
+    try:
+        tokens = jp.parse(member)
+    except jp.PointerError:
+        return False
+    if len(tokens) != 3:
+        return False
+    return tokens[0] == "skills" and tokens[2] == "id" and tokens[1].isascii() and tokens[1].isdigit()
+
+
+@dataclass(frozen=True)
+class _Context:
+    question: str
+    card_doc: Any
+    unsigned_members: Collection[str]
+    card_signed: bool | None
+    proposals: Mapping[tuple[str, str], ProposalCheck]
+    committed: Collection[tuple[str, str]]
+
+
+def diff_question(
+    question: str,
+    answer: Any,
+    *,
+    card_doc: Any,
+    unsigned_members: Collection[str] = (),
+    card_signed: bool | None,
+    proposals: Mapping[tuple[str, str], ProposalCheck],
+    committed: Collection[tuple[str, str]],
+    terms_declared: bool | None = None,
+    skill_ids: Sequence[str] | None = None,
+) -> tuple[list[ProjectionResult], list[Finding]]:
+    """Diff every projection of one answer (a `result` already read from JSON-RPC).
+
+    `card_signed` is True when a card signature verified (then members outside the matched
+    payload form are `member_unsigned`), False when the card is unsigned or its signature
+    failed, None when it could not be checked (no key). `proposals` holds the verification of
+    each committed proposal by (url, digest); `committed` is the set of (url, digest) pairs the
+    card's terms entries commit to. `terms_declared` says whether the card carries terms entries
+    (default: whether anything is committed); `skill_ids` defaults to the card's own.
+
+    Never raises on a malformed answer: whatever cannot be compared is marked and skipped.
+    """
+    ctx = _Context(question, card_doc, unsigned_members, card_signed, proposals, committed)
+    results: list[ProjectionResult] = []
+    findings: list[Finding] = []
+    if not isinstance(answer, Mapping):
+        return results, findings
+    projections = answer.get("projections")
+    if isinstance(projections, list):
+        for index, proj in enumerate(projections):
+            if isinstance(proj, Mapping):
+                result, found = _diff_projection(ctx, index, proj)
+                results.append(result)
+                findings.extend(found)
+    if question == "terms":
+        declared = bool(committed) if terms_declared is None else terms_declared
+        findings.extend(_terms_rules(answer, declared))
+    elif question == "refusals" and isinstance(projections, list):
+        ids = skill_ids_of(card_doc) if skill_ids is None else tuple(skill_ids)
+        findings.extend(_boundary_rule(results, ids))
+    return results, findings
+
+
+def _diff_projection(
+    ctx: _Context, index: int, proj: Mapping[str, Any]
+) -> tuple[ProjectionResult, list[Finding]]:
+    source = proj.get("source")
+    source = source if isinstance(source, Mapping) else {}
+    document, member = source.get("document"), source.get("member")
+    url, digest = source.get("url"), source.get("digest")
+    value = proj.get("value")
+    base = ProjectionResult(index, ctx.question, document, member, url, digest, "unverifiable", value=value)
+    findings: list[Finding] = []
+
+    def add(code: str, detail: str) -> None:
+        findings.append(finding(code, f"projection {index}: {detail}", question=ctx.question,
+                                member=member if isinstance(member, str) else None))
+
+    problems = source_problems(dict(source))
+    if problems or "value" not in proj:
+        # Not comparable; check_answer reports why. A bad pointer names nothing: unresolved.
+        bad_pointer = any(field == "member" for _, field in problems)
+        named = bad_pointer and document in ("card", "proposal")
+        status: ProjectionStatus = "unresolved" if named else "unverifiable"
+        return _replace(base, status=status), findings
+
+    if ctx.question == "terms" and document != "proposal":
+        add("source_invalid", "a terms answer projects only committed proposals (seed 4.4), "
+            f"not the {document}")
+
+    signed: bool | None
+    if document == "card":
+        doc = ctx.card_doc
+        if ctx.card_signed:
+            signed = member_is_signed(member, list(ctx.unsigned_members))
+        else:
+            signed = None if ctx.card_signed is None else False
+    else:
+        key = (url, digest)
+        if key not in ctx.committed:
+            add("proposal_not_committed", f"{url} with {digest} appears in no terms extension entry of "
+                "the card: the agent is answering from terms its card never committed to")
+            return base, findings
+        check = ctx.proposals.get(key)
+        if check is None or check.status != "verified":
+            # The proposal's own findings are reported once, at card level.
+            return base, findings
+        doc, signed = check.document, True
+
+    resolution = jp.resolve(doc, member)
+    if not resolution.found:
+        add("pointer_unresolved", f"{safe_text(repr(member), limit=120)} names nothing in the {document}")
+        return _replace(base, status="unresolved", signed=signed), findings
+    source_value = resolution.value
+    if signed is False and ctx.card_signed:
+        add("member_unsigned", f"{safe_text(repr(member), limit=120)} is not covered by the card's matched "
+            "signature form: the answer is compared with unsigned bytes")
+    lossy = bool(lossy_integers(value) or lossy_integers(source_value))
+    if lossy:
+        add("lossy_number", "an integer outside +-(2^53-1) is compared; JCS rounds it to a double, "
+            "so the exact values are compared too")
+    try:
+        value_text = canonical_text(value)
+    except CanonicalError as exc:
+        add("projection_mismatch", f"the answered value has no canonical form ({exc})")
+        return _replace(base, status="mismatch", source_value=source_value, signed=signed,
+                        lossy=lossy), findings
+    source_text = canonical_text(source_value)
+    compared = _replace(base, source_value=source_value, value_canonical=value_text,
+                        source_canonical=source_text, signed=signed, lossy=lossy)
+    if value_text == source_text:
+        if lossy and not _exactly_equal(value, source_value):
+            add("projection_mismatch", "the canonical bytes agree only because JCS rounds big integers to "
+                f"doubles; the exact numbers differ: {_excerpt(value_text, 0, 0)}")
+            return _replace(compared, status="mismatch"), findings
+        return _replace(compared, status="match"), findings
+    span, source_span = first_difference(value_text, source_text)
+    add("projection_mismatch", f"answered {_excerpt(value_text, *span)} but the {document} holds "
+        f"{_excerpt(source_text, *source_span)} (first difference at character {span[0]})")
+    return _replace(compared, status="mismatch", diff=span, source_diff=source_span), findings
+
+
+def _terms_rules(answer: Mapping[str, Any], declared: bool) -> list[Finding]:
+    """Seed 4.4: no terms entry means `declared: false` and no projections, and vice versa."""
+    said = answer.get("declared")
+    projections = answer.get("projections")
+    count = len(projections) if isinstance(projections, list) else 0
+    if not declared:
+        if said is True or count:
+            what = []
+            if said is True:
+                what.append("declared true")
+            if count:
+                what.append(f"{count} projection(s)")
+            return [finding("terms_fabricated", "the card carries no terms extension entry, yet the terms "
+                            f"answer has {' and '.join(what)} (seed 4.4: declared false, no projections)",
+                            question="terms")]
+        return []
+    if said is False:
+        return [finding("terms_declared_wrong", "the terms answer says declared false, but the card "
+                        "commits to standing proposals in its terms extension", question="terms")]
+    return []
+
+
+def _listed(ids: list[str], shown: int = 10) -> str:
+    text = ", ".join(safe_text(repr(i), limit=80) for i in ids[:shown])
+    return text + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+
+
+def _boundary_rule(results: list[ProjectionResult], skill_ids: Sequence[str]) -> list[Finding]:
+    """Seed 4.5: the refusals answer states the declared skill ids, exactly, as the boundary."""
+    stated = {r.value for r in results
+              if r.document == "card" and _skill_id_index(r.member) and isinstance(r.value, str)}
+    declared = set(skill_ids)
+    if stated == declared:
+        return []
+    parts = []
+    missing = sorted(declared - stated)
+    extra = sorted(stated - declared)
+    if missing:
+        parts.append("missing " + _listed(missing))
+    if extra:
+        parts.append("not declared " + _listed(extra))
+    return [finding("refusals_boundary_mismatch", "the skill ids in the refusals answer differ from the "
+                    "card's: " + "; ".join(parts), question="refusals")]

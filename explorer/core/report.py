@@ -1,0 +1,223 @@
+"""Helpers shared by everything that prints or checks a report (the CONTRACT.md JSON object).
+
+`explorer.core.evaluate` builds the report; this module reads it. `summary_lines` is the human
+summary the headless `verify` prints (and the exports reuse): every agent-supplied string goes
+through `safe_text`, and the standing is spelled out with who ran the interview, because seed
+sections 8 and 9 make the claim/evidence distinction mandatory in any display. `validate_report`
+lists what a report lacks against the CONTRACT's required members, so tests and `--offline`
+replays can assert the contract instead of re-describing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from explorer.core.findings import CODES, QUESTIONS
+from explorer.core.text import safe_text
+
+REQUIRED_MEMBERS: tuple[str, ...] = (
+    "verdict", "ran_by", "standing", "card", "questions", "probes", "findings", "extensions", "attempts",
+)
+REQUIRED_CARD_MEMBERS: tuple[str, ...] = ("url", "layout", "sha256", "signature")
+REQUIRED_SIGNATURE_MEMBERS: tuple[str, ...] = ("status", "form", "alg", "kid")
+
+VERDICTS = ("conformant", "nonconformant", "churn", "not_offered", "unreachable")
+ROLES = ("self", "independent", "platform")
+SIGNATURE_STATUSES = ("verified", "invalid", "unverifiable", "unsigned")
+LAYOUTS = ("v0.3", "v1.0", "mixed", None)
+QUESTION_STATUSES = ("answered", "refused", "error", "not_asked")
+PROJECTION_STATUSES = ("match", "mismatch", "unresolved", "unverifiable")
+SEVERITIES = ("error", "warning", "info")
+
+STANDING_WORDS: dict[str, str] = {
+    "self": "claim: run by the agent's operator",
+    "independent": "evidence: run by an independent party",
+    "platform": "evidence: recorded by a platform",
+}
+
+_STANDING_OF = {"self": "claim", "independent": "evidence", "platform": "evidence"}
+
+_VERDICT_WORDS: dict[str, str] = {
+    "conformant": "the live answers match the declared documents",
+    "nonconformant": "a conflict with the declared documents survived the re-run",
+    "churn": "a conflict on the first attempt did not survive the re-run",
+    "not_offered": "the card does not declare the interview; absence says nothing about the agent",
+    "unreachable": "no usable card, or the questions could not be put",
+}
+
+
+def _s(value: Any, limit: int = 200) -> str:
+    return safe_text(value, limit=limit)
+
+
+def standing_words(report: Mapping[str, Any]) -> str:
+    """"claim: run by the agent's operator" and the like, with the runner's name when known."""
+    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
+    role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
+    words = STANDING_WORDS[role]
+    if report.get("standing") == "claim" and role != "self":  # never print evidence for a claim
+        words = STANDING_WORDS["self"]
+    name = ran_by.get("name")
+    return f"{words} ({_s(name, 80)})" if name else words
+
+
+def _signature_line(sig: Mapping[str, Any]) -> str:
+    parts = [f"{key} {_s(sig[key], 80)}" for key in ("form", "alg", "kid") if sig.get(key)]
+    if sig.get("key_source") == "jku":
+        parts.append("key from the card's own jku")
+    status = _s(sig.get("status", "unknown"), 40)
+    return f"signature: {status}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _question_line(question: str, entry: Mapping[str, Any]) -> str:
+    status = entry.get("status")
+    projections = entry.get("projections") or []
+    if status == "answered":
+        counts = {s: 0 for s in PROJECTION_STATUSES}
+        for proj in projections:
+            if isinstance(proj, Mapping) and proj.get("status") in counts:
+                counts[proj["status"]] += 1
+        text = ", ".join(f"{n} {s}" for s, n in counts.items())
+        if question == "terms" and entry.get("declared") is False and not projections:
+            text = "no terms declared (declared false)"
+        return f"  {question}: {text}"
+    return f"  {question}: {_s(status or 'not asked', 40).replace('_', ' ')}"
+
+
+def _finding_line(item: Mapping[str, Any]) -> str:
+    where = [str(item[k]) for k in ("question", "probe") if item.get(k)]
+    if item.get("member") is not None:
+        where.append(_s(item["member"], 120))
+    place = f" [{' '.join(where)}]" if where else ""
+    code = _s(item.get("code", "?"), 60)
+    return f"  {item.get('severity', '?')} {code}{place}: {_s(item.get('detail', ''), 300)}"
+
+
+def summary_lines(report: Mapping[str, Any]) -> list[str]:
+    """The human summary of a report, one line per item, safe to print on a terminal."""
+    verdict = str(report.get("verdict", "?"))
+    attempts = report.get("attempts")
+    lines = [f"verdict: {_s(verdict, 40)}" + (f" ({attempts} attempts)" if isinstance(attempts, int)
+                                               and attempts > 1 else "")]
+    if verdict in _VERDICT_WORDS:
+        lines.append(f"  {_VERDICT_WORDS[verdict]}")
+    lines.append(f"standing: {standing_words(report)}")
+    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
+    if card.get("url"):
+        facts = [f"layout {_s(card['layout'], 20)}"] if card.get("layout") else []
+        if card.get("name"):
+            facts.insert(0, _s(card["name"], 80))
+        lines.append(f"card: {_s(card['url'], 300)}" + (f" ({', '.join(facts)})" if facts else ""))
+    sig = card.get("signature")
+    if isinstance(sig, Mapping):
+        lines.append(_signature_line(sig))
+    questions = report.get("questions") if isinstance(report.get("questions"), Mapping) else {}
+    if any(isinstance(questions.get(q), Mapping) and questions[q].get("status") != "not_asked"
+           for q in QUESTIONS):
+        lines.append("questions:")
+        lines.extend(_question_line(q, questions[q]) for q in QUESTIONS
+                     if isinstance(questions.get(q), Mapping))
+    probes = [p for p in report.get("probes") or [] if isinstance(p, Mapping)]
+    if probes:
+        lines.append("probes: " + ", ".join(f"{_s(p.get('name'), 40)} {_s(p.get('outcome'), 40)}"
+                                            for p in probes))
+    sections = (("findings", "findings"), ("other extensions (never change the verdict)", "extensions"))
+    for title, key in sections:
+        items = [f for f in report.get(key) or [] if isinstance(f, Mapping)]
+        if items:
+            lines.append(f"{title}:")
+            lines.extend(_finding_line(f) for f in items)
+    return lines
+
+
+def _require(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> list[str]:
+    return [f"{where}{name} is missing" for name in names if name not in obj]
+
+
+def validate_report(report: Any) -> list[str]:
+    """Problems with a report against CONTRACT.md's required members; [] when it conforms."""
+    if not isinstance(report, Mapping):
+        return ["the report is not a JSON object"]
+    problems = _require(report, REQUIRED_MEMBERS, "")
+    if "verdict" in report and report["verdict"] not in VERDICTS:
+        problems.append(f"verdict {report['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    ran_by = report.get("ran_by")
+    if "ran_by" in report:
+        if not isinstance(ran_by, Mapping) or "name" not in ran_by or ran_by.get("role") not in ROLES:
+            problems.append("ran_by must be {name, role} with role self, independent or platform")
+        elif "standing" in report and report["standing"] != _STANDING_OF[ran_by["role"]]:
+            problems.append(f"standing {report['standing']!r} does not follow from role {ran_by['role']!r}")
+    attempts = report.get("attempts")
+    if "attempts" in report and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
+        problems.append("attempts must be a positive integer")
+    problems.extend(_validate_card(report.get("card")) if "card" in report else [])
+    problems.extend(_validate_questions(report.get("questions")) if "questions" in report else [])
+    for key in ("probes", "findings", "extensions"):
+        if key in report and not isinstance(report[key], list):
+            problems.append(f"{key} must be a list")
+    for key in ("findings", "extensions"):
+        for i, item in enumerate(report.get(key) or [] if isinstance(report.get(key), list) else []):
+            problems.extend(_validate_finding(item, f"{key}[{i}]"))
+    return problems
+
+
+def _validate_card(card: Any) -> list[str]:
+    if not isinstance(card, Mapping):
+        return ["card must be an object"]
+    problems = _require(card, REQUIRED_CARD_MEMBERS, "card.")
+    if "layout" in card and card["layout"] not in LAYOUTS:
+        problems.append(f"card.layout {card['layout']!r} is not v0.3, v1.0, mixed or null")
+    sig = card.get("signature")
+    if "signature" in card:
+        if not isinstance(sig, Mapping):
+            problems.append("card.signature must be an object")
+        else:
+            problems.extend(_require(sig, REQUIRED_SIGNATURE_MEMBERS, "card.signature."))
+            if "status" in sig and sig["status"] not in SIGNATURE_STATUSES:
+                problems.append(f"card.signature.status {sig['status']!r} is not a known status")
+    return problems
+
+
+def _validate_questions(questions: Any) -> list[str]:
+    if not isinstance(questions, Mapping):
+        return ["questions must be an object"]
+    problems = []
+    if set(questions) != set(QUESTIONS):
+        problems.append("questions must have exactly the keys " + ", ".join(QUESTIONS))
+    for q in QUESTIONS:
+        entry = questions.get(q)
+        if not isinstance(entry, Mapping):
+            continue
+        if entry.get("status") not in QUESTION_STATUSES:
+            problems.append(f"questions.{q}.status {entry.get('status')!r} is not a known status")
+        if "answer" not in entry:
+            problems.append(f"questions.{q}.answer is missing")
+        projections = entry.get("projections")
+        if not isinstance(projections, list):
+            problems.append(f"questions.{q}.projections must be a list")
+            continue
+        for i, proj in enumerate(projections):
+            where = f"questions.{q}.projections[{i}]"
+            if not isinstance(proj, Mapping):
+                problems.append(f"{where} must be an object")
+                continue
+            problems.extend(_require(proj, ("member", "document", "status"), where + "."))
+            if proj.get("status") not in PROJECTION_STATUSES:
+                problems.append(f"{where}.status {proj.get('status')!r} is not a known status")
+            elif proj["status"] == "mismatch" and not (
+                "value_canonical" in proj and "source_canonical" in proj
+            ):
+                problems.append(f"{where} is a mismatch without both canonical strings")
+    return problems
+
+
+def _validate_finding(item: Any, where: str) -> list[str]:
+    if not isinstance(item, Mapping):
+        return [f"{where} must be an object"]
+    problems = _require(item, ("code", "severity", "detail"), where + ".")
+    if "code" in item and item["code"] not in CODES:
+        problems.append(f"{where}.code {item['code']!r} is not a known finding code")
+    if "severity" in item and item["severity"] not in SEVERITIES:
+        problems.append(f"{where}.severity {item['severity']!r} is not error, warning or info")
+    return problems

@@ -1,0 +1,57 @@
+"""The verdict rule and the standing of a result (CONTRACT.md; seed sections 7.3, 8 and 9).
+
+Kept apart from the diff so the rule reads as the table it is: the verdict depends only on
+whether a card and the questions could be reached, whether the interview is offered, and which
+attempts carried error-severity findings. A conflict that survives the re-run is
+non-conformance; one that vanished is churn, reported with the codes that vanished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from explorer.core.findings import Finding, finding, has_errors
+
+Verdict = Literal["conformant", "nonconformant", "churn", "not_offered", "unreachable"]
+Standing = Literal["claim", "evidence"]
+
+VERDICTS: tuple[str, ...] = ("conformant", "nonconformant", "churn", "not_offered", "unreachable")
+ROLES: tuple[str, ...] = ("self", "independent", "platform")
+
+
+def standing(role: str | None) -> Standing:
+    """`claim` for a self-run result, `evidence` for an independent party or a platform.
+
+    An unknown or missing role is read as `self`: a surface must never present a claim as
+    evidence (seed 9.4), so doubt falls on the side of claim.
+    """
+    return "evidence" if role in ("independent", "platform") else "claim"
+
+
+def decide_verdict(
+    attempt_findings: Sequence[Sequence[Finding]], *, offered: bool, reachable: bool
+) -> Verdict:
+    """The CONTRACT verdict from the findings of each attempt, first to last.
+
+    unreachable (no usable card or no question could be put; also when nothing ran at all),
+    then not_offered, then nonconformant when the last attempt has an error finding, churn when
+    only the first had, conformant otherwise.
+    """
+    if not reachable or not attempt_findings:
+        return "unreachable"
+    if not offered:
+        return "not_offered"
+    if has_errors(attempt_findings[-1]):
+        return "nonconformant"
+    if has_errors(attempt_findings[0]):
+        return "churn"
+    return "conformant"
+
+
+def churn_finding(first: Sequence[Finding], last: Sequence[Finding]) -> Finding | None:
+    """The `churn` info finding when the first attempt had errors and the last has none."""
+    if not has_errors(first) or has_errors(last):
+        return None
+    codes = sorted({f.code for f in first if f.severity == "error"})
+    return finding("churn", "conflicts of the first attempt did not survive the re-run: " + ", ".join(codes))

@@ -1,0 +1,56 @@
+"""The verdict rule table, standing, and the churn finding (CONTRACT.md, seed 7.3, 8, 9)."""
+
+from __future__ import annotations
+
+import pytest
+
+from explorer.core.findings import finding
+from explorer.core.verdict import churn_finding, decide_verdict, standing
+
+ERR = finding("projection_mismatch", "x", question="identity", member="/name")
+ERR2 = finding("nondeterministic_answer", "y", question="usage")
+WARN = finding("card_unsigned", "no signatures")
+INFO = finding("activation_not_echoed", "no echo")
+
+
+@pytest.mark.parametrize(
+    ("attempts", "offered", "reachable", "verdict"),
+    [
+        ([[]], True, True, "conformant"),
+        ([[WARN, INFO]], True, True, "conformant"),
+        ([[ERR]], True, True, "nonconformant"),
+        ([[ERR], [ERR]], True, True, "nonconformant"),
+        ([[], [ERR]], True, True, "nonconformant"),
+        ([[ERR], []], True, True, "churn"),
+        ([[ERR, WARN], [WARN]], True, True, "churn"),
+        ([[ERR], [WARN], []], True, True, "churn"),
+        ([[ERR]], False, True, "not_offered"),
+        ([[]], False, True, "not_offered"),
+        ([[ERR]], True, False, "unreachable"),
+        ([[]], False, False, "unreachable"),
+        ([], True, True, "unreachable"),
+    ],
+)
+def test_verdict_rule_table(attempts: list, offered: bool, reachable: bool, verdict: str) -> None:
+    assert decide_verdict(attempts, offered=offered, reachable=reachable) == verdict
+
+
+@pytest.mark.parametrize(
+    ("role", "expected"),
+    [("self", "claim"), (None, "claim"), ("operator", "claim"), ("independent", "evidence"),
+     ("platform", "evidence")],
+)
+def test_standing_never_presents_a_claim_as_evidence(role: str | None, expected: str) -> None:
+    assert standing(role) == expected
+
+
+def test_churn_finding_lists_the_codes_that_vanished() -> None:
+    churn = churn_finding([ERR2, ERR, WARN, ERR], [WARN])
+    assert churn is not None
+    assert (churn.code, churn.severity) == ("churn", "info")
+    assert churn.detail.endswith("nondeterministic_answer, projection_mismatch")
+
+
+@pytest.mark.parametrize(("first", "last"), [([], []), ([ERR], [ERR]), ([WARN], []), ([], [ERR])])
+def test_no_churn_finding_otherwise(first: list, last: list) -> None:
+    assert churn_finding(first, last) is None
