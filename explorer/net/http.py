@@ -1,0 +1,370 @@
+"""The one HTTP client of the explorer: every byte from an agent comes through `Fetcher`.
+
+Agents are untrusted (PROTOCOL.md section 8), so each request is bounded in every direction:
+connect and read timeouts plus one overall deadline for the whole body (a server trickling a
+byte a second is cut at the timeout, not kept alive by it), a streamed size cap, redirects
+followed by hand and only within the origin, 429 honoured once and only for a short wait, and
+in public-only mode the OpenClasp seed's transport rules (https, port 443, public addresses,
+DNS pinned, no redirects).
+
+Nothing here raises for network or HTTP trouble: every outcome is an `Exchange` whose
+`status`/`error` say what happened, because a failed fetch is evidence the report must show,
+not an exception to unwind. Secret headers (the user's `--header` values) go only to
+`secret_origin` and are recorded as `<redacted>`, so a transcript never holds a secret.
+
+A 429 that is waited out leaves two exchanges with the same purpose and attempt: the 429 and
+the retry. Readers take the last one as the answer and may report the first as rate limiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import socket
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from types import TracebackType
+from urllib.parse import urljoin
+
+import httpx
+
+from explorer import __version__
+from explorer.core.run import REDACTED, Exchange
+from explorer.net.origins import Blocked, PinnedTarget, origin, resolve_public
+
+MIB = 1024 * 1024
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Never sent anywhere in clear in a transcript, whoever supplied them.
+_ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds for every request. `timeout` covers connect plus the whole body."""
+
+    timeout: float = 10.0
+    max_bytes: int = 8 * MIB
+    max_redirects: int = 3
+    public_only: bool = False
+    max_retry_wait: float = 5.0
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Retry-After as seconds (delta or HTTP date); None when absent or unreadable."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(int(text[:12]))  # a 1000-digit number is still just "too long"
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+@dataclass
+class _Hop:
+    """What one request on the wire produced (before redirects and retries are decided)."""
+
+    status: int | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+    error: str | None = None
+
+
+class Fetcher:
+    """An async HTTP client with the explorer's limits; use as `async with Fetcher(...) as f`."""
+
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        secret_headers: Mapping[str, str] | None = None,
+        secret_origin: str | None = None,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        self.limits = limits or Limits()
+        self._verify = verify
+        self.exchanges: list[Exchange] = []
+        self._secrets = dict(secret_headers or {})
+        self._secret_origin = origin(secret_origin) if secret_origin else None
+        self._clients: dict[str, httpx.AsyncClient] = {}
+        self._open = False
+
+    async def __aenter__(self) -> Fetcher:
+        self._open = True
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        self._open = False
+        clients, self._clients = self._clients, {}
+        for client in clients.values():
+            await client.aclose()
+
+    def _client_for(self, scheme: str) -> httpx.AsyncClient:
+        """One client per scheme, made on first use: loading the CA bundle for TLS costs a
+        noticeable slice of a short run, and a loopback agent over plain HTTP never needs it."""
+        if not self._open:
+            raise RuntimeError("Fetcher used outside 'async with'")
+        key = "https" if scheme == "https" else "http"
+        client = self._clients.get(key)
+        if client is None:
+            t = self.limits.timeout
+            # The plain-HTTP client gets a TLS context that trusts nothing, so if a bug ever
+            # routed an https URL to it, certificate checks would fail rather than be skipped.
+            verify = self._verify if key == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            client = httpx.AsyncClient(
+                timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
+                follow_redirects=False,
+                # Proxies from the environment would defeat address pinning in public-only mode.
+                trust_env=not self.limits.public_only,
+                limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
+                verify=verify,
+            )
+            self._clients[key] = client
+        return client
+
+    def set_secret_origin(self, url: str | None) -> None:
+        """Move where the secret headers may go (the procedure learns the card's origin late)."""
+        self._secret_origin = origin(url) if url else None
+
+    @property
+    def secret_origin(self) -> str | None:
+        return self._secret_origin
+
+    @property
+    def has_secrets(self) -> bool:
+        return bool(self._secrets)
+
+    def relabel(self, since: int, purpose: str) -> None:
+        """Give every exchange recorded from index `since` on a new purpose (a failed try of
+        card discovery becomes `card-discovery` once a later try is the one that counts)."""
+        self.exchanges[since:] = [replace(e, purpose=purpose) for e in self.exchanges[since:]]
+
+    async def get(
+        self, url: str, *, purpose: str, attempt: int = 1, headers: Mapping[str, str] | None = None
+    ) -> Exchange:
+        return await self._request("GET", url, None, purpose, attempt, headers)
+
+    async def post(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        purpose: str,
+        attempt: int = 1,
+        headers: Mapping[str, str] | None = None,
+    ) -> Exchange:
+        return await self._request("POST", url, body, purpose, attempt, headers)
+
+    async def _request(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None,
+        purpose: str,
+        attempt: int,
+        headers: Mapping[str, str] | None,
+    ) -> Exchange:
+        exchange = await self._follow(method, url, body, purpose, attempt, headers)
+        if exchange.status == 429 and exchange.error is None:
+            wait = retry_after_seconds(exchange.header("retry-after"))
+            if wait is not None and wait <= self.limits.max_retry_wait:
+                self.exchanges.append(exchange)
+                await asyncio.sleep(wait)
+                exchange = await self._follow(method, url, body, purpose, attempt, headers)
+        self.exchanges.append(exchange)
+        return exchange
+
+    async def _follow(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None,
+        purpose: str,
+        attempt: int,
+        headers: Mapping[str, str] | None,
+    ) -> Exchange:
+        """One logical request: follows same-origin redirects and returns the last hop."""
+        hops = 0
+        while True:
+            sent, recorded = self._headers_for(url, method, body, headers)
+            started = now_rfc3339()
+            t0 = time.perf_counter()
+            hop = await self._hop(method, url, body, sent)
+            exchange = Exchange(
+                purpose=purpose,
+                attempt=attempt,
+                method=method,
+                url=url,
+                request_headers=recorded,
+                request_body=body,
+                status=hop.status,
+                response_headers=hop.headers,
+                response_body=bytes(hop.body),
+                truncated=hop.truncated,
+                error=hop.error,
+                started_at=started,
+                elapsed_ms=round((time.perf_counter() - t0) * 1000, 3),
+            )
+            if hop.error is not None or hop.status not in _REDIRECTS:
+                return exchange
+            location = exchange.header("location")
+            refusal = self._redirect_refusal(url, location, hops)
+            if refusal is not None:
+                return _with_error(exchange, f"redirect_refused: {refusal}")
+            assert location is not None
+            url = urljoin(url, location)
+            hops += 1
+            if hop.status == 303 or (hop.status in (301, 302) and method == "POST"):
+                method, body = "GET", None
+
+    def _redirect_refusal(self, url: str, location: str | None, hops: int) -> str | None:
+        if self.limits.public_only:
+            return "public-only mode follows no redirects"
+        if not location:
+            return "redirect without a Location header"
+        try:
+            target = urljoin(url, location)
+        except ValueError:
+            return f"redirect to an invalid Location {location[:200]!r}"
+        if origin(target) is None or origin(target) != origin(url):
+            return f"{url} redirects to {target[:500]}, another origin"
+        if hops >= self.limits.max_redirects:
+            return f"more than {self.limits.max_redirects} redirects (last to {target[:500]})"
+        return None
+
+    def _headers_for(
+        self, url: str, method: str, body: bytes | None, extra: Mapping[str, str] | None
+    ) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+        """Headers to send, and the same headers as recorded (secrets replaced)."""
+        sent: dict[str, str] = {
+            "User-Agent": f"interview-explorer/{__version__}",
+            "Accept": "application/json",
+            # Decoded size is what the cap counts; asking for identity keeps bombs out.
+            "Accept-Encoding": "identity",
+        }
+        if body is not None:
+            sent["Content-Type"] = "application/json"
+        secret_names: set[str] = set()
+        for name, value in (extra or {}).items():
+            sent[name] = value
+        if self._secrets and self._secret_origin is not None and origin(url) == self._secret_origin:
+            for name, value in self._secrets.items():
+                sent[name] = value
+                secret_names.add(name.lower())
+        recorded = tuple(
+            (name, REDACTED if name.lower() in secret_names or name.lower() in _ALWAYS_REDACTED else value)
+            for name, value in sent.items()
+        )
+        return sent, recorded
+
+    async def _hop(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> _Hop:
+        hop = _Hop()
+        try:
+            async with asyncio.timeout(self.limits.timeout):
+                client, request = await self._build(method, url, body, headers)
+                await self._stream(client, request, hop)
+        except Blocked as exc:
+            hop.error = f"blocked: {exc}"
+        except (TimeoutError, httpx.TimeoutException):
+            hop.error = "timeout"
+        except httpx.InvalidURL as exc:
+            hop.error = f"transport: invalid URL ({exc})"
+        except httpx.HTTPError as exc:
+            hop.error = f"transport: {_reason(exc)}"
+        except (OSError, ValueError, UnicodeError) as exc:
+            hop.error = f"transport: {_reason(exc)}"
+        return hop
+
+    async def _build(
+        self, method: str, url: str, body: bytes | None, headers: dict[str, str]
+    ) -> tuple[httpx.AsyncClient, httpx.Request]:
+        if not self.limits.public_only:
+            client = self._client_for(httpx.URL(url).scheme)
+            return client, client.build_request(method, url, headers=headers, content=body)
+        pin: PinnedTarget = await resolve_public(url)
+        pinned_url = httpx.URL(url).copy_with(host=pin.address, port=pin.port)
+        headers = {**headers, "Host": pin.hostname}
+        client = self._client_for("https")
+        request = client.build_request(
+            method, pinned_url, headers=headers, content=body, extensions={"sni_hostname": pin.hostname}
+        )
+        return client, request
+
+    async def _stream(self, client: httpx.AsyncClient, request: httpx.Request, hop: _Hop) -> None:
+        response = await client.send(request, stream=True)
+        try:
+            hop.status = response.status_code
+            hop.headers = tuple(response.headers.multi_items())
+            if hop.status in _REDIRECTS:
+                return  # the body of a redirect is never needed
+            async for chunk in response.aiter_bytes():
+                room = self.limits.max_bytes - len(hop.body)
+                if len(chunk) > room:
+                    hop.body += chunk[: max(room, 0)]
+                    hop.truncated = True
+                    hop.error = "body_too_large"
+                    return
+                hop.body += chunk
+        finally:
+            await response.aclose()
+
+
+def _with_error(exchange: Exchange, error: str) -> Exchange:
+    return replace(exchange, error=error)
+
+
+def _reason(exc: BaseException) -> str:
+    """A short readable reason: the failing step plus the operating system's words when known.
+
+    anyio hides the useful part ("Connection refused") under a generic message, so the cause
+    chain is walked for the innermost OSError with an errno.
+    """
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    detail = str(exc).strip()
+    for inner in reversed(chain):
+        if isinstance(inner, socket.gaierror) and inner.strerror:
+            detail = f"cannot resolve the host ({inner.strerror})"
+            break
+        if isinstance(inner, OSError) and inner.errno and inner.errno > 0:
+            detail = os.strerror(inner.errno)
+            break
+    name = type(exc).__name__
+    return f"{name}: {detail}" if detail else name
+
+
+async def _fetch_once(url: str, limits: Limits, purpose: str) -> Exchange:
+    async with Fetcher(limits) as fetcher:
+        return await fetcher.get(url, purpose=purpose)
+
+
+def fetch_once(url: str, limits: Limits | None = None, purpose: str = "card") -> Exchange:
+    """One GET with the explorer's limits, for synchronous commands (not inside an event loop)."""
+    return asyncio.run(_fetch_once(url, limits or Limits(), purpose))

@@ -1,0 +1,434 @@
+"""The interview as procedure (seed section 8): fetch, ask, probe, and re-run on conflict.
+
+This module does the I/O and nothing else. Per attempt it finds the card, reads it only far
+enough to know what to fetch next (a `jku` key set when allowed, every committed proposal, the
+OpenClasp public card and key when declared, the JSON-RPC endpoint), asks the five questions
+twice and probes the closure. Every judgement, from "is the signature valid" to the verdict,
+belongs to the pure `explorer.core.evaluate.evaluate`, which sees nothing but the recorded
+exchanges and the keys: that is what lets `verify --offline` rebuild the same report from a
+transcript.
+
+Time is bounded on purpose. Each request is bounded by `Options.timeout`; the first round of
+questions is asked before anything else, and if every call of a round failed (an agent that
+accepts connections and never answers) the run stops there and is reported, instead of paying
+the timeout again for the second round, the probes and a re-run. A hanging agent therefore
+ends within about twice the timeout (CONTRACT.md).
+
+Secrets (the user's headers) go only to the card's origin (for a card read from a file, to its
+JSON-RPC endpoint's origin); a jku, proposal or OpenClasp host elsewhere never sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import getpass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urljoin, urlsplit
+
+from explorer import __version__
+from explorer.core.card import Card, CardError, parse_card
+from explorer.core.evaluate import UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluate
+from explorer.core.findings import QUESTIONS
+from explorer.core.openclasp import KEY_PATH, classify_reference
+from explorer.core.run import Exchange, Run
+from explorer.core.strict_json import StrictJsonError
+from explorer.core.strict_json import parse as strict_parse
+from explorer.core.verdict import ROLES
+from explorer.net.discovery import discover_card, is_url
+from explorer.net.http import MIB, Fetcher, Limits, now_rfc3339
+from explorer.net.jsonrpc import call_headers, rpc_body
+from explorer.net.keys import load_keys, merge, public_keys
+from explorer.net.origins import is_loopback_host, origin
+
+MAX_PROPOSALS = 16  # a card cannot make the verifier fetch the whole internet
+MAX_JKU = 4
+
+Stop = Literal["asked", "unreachable", "not_offered", "no_jsonrpc"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to run an interview. `keys` holds JWKs / JWKS objects, or file paths and URLs of
+    key sets to load; `headers` are (name, value) pairs sent only to the agent's origin."""
+
+    keys: tuple[Any, ...] = ()
+    allow_jku: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+    role: str = "self"
+    runner: str | None = None
+    reruns: int = 1
+    timeout: float = 10.0
+    max_bytes: int = 8 * MIB
+    public_only: bool = False
+    openclasp_base: str | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a running interview, for a status line or a log."""
+
+    step: str
+    question: str | None
+    attempt: int
+    message: str
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class _Call:
+    purpose: str
+    question: str | None
+    method: str
+    params: Mapping[str, Any]
+    activated: bool
+
+
+def _calls(round_number: int) -> list[_Call]:
+    return [_Call(f"ask:{q}#{round_number}", q, f"interview/{q}", {}, True) for q in QUESTIONS]
+
+
+PROBES: tuple[_Call, ...] = (
+    _Call("probe:undefined_method", None, UNDEFINED_METHOD, {}, True),
+    _Call("probe:unmatched_selector", "usage", "interview/usage", {"skill": UNMATCHED_SELECTOR}, True),
+    _Call("probe:unactivated_call", "identity", "interview/identity", {}, False),
+)
+
+
+def default_runner() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"
+
+
+class _Teller:
+    """Sends Progress for one attempt; a failing callback never breaks the interview."""
+
+    def __init__(self, callback: ProgressCallback | None) -> None:
+        self._callback = callback
+        self.attempt = 1
+
+    def __call__(self, step: str, message: str, question: str | None = None) -> None:
+        if self._callback is None:
+            return
+        try:
+            self._callback(Progress(step, question, self.attempt, message))
+        except Exception:  # noqa: BLE001 - a UI hook must not abort a verification
+            self._callback = None
+
+
+def _ok(ex: Exchange) -> bool:
+    if ex.method == "FILE":
+        return ex.error is None
+    return ex.error is None and ex.status is not None and 200 <= ex.status < 300
+
+
+def _failed_at_transport(ex: Exchange) -> bool:
+    return ex.error is not None and ex.error != "body_too_large"
+
+
+def _outcome(ex: Exchange) -> str:
+    if ex.error is not None:
+        return ex.error
+    return f"HTTP {ex.status} in {ex.elapsed_ms:.0f} ms"
+
+
+# --- what a card asks us to fetch ------------------------------------------------------------
+
+
+def _b64url_json(text: Any) -> Any:
+    if not isinstance(text, str) or len(text) > 8192:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        return strict_parse(raw, max_bytes=8192)
+    except (ValueError, StrictJsonError):
+        return None
+
+
+def jku_urls(doc: Mapping[str, Any]) -> list[str]:
+    """Distinct `jku` values of the card's signatures' protected headers, in order."""
+    out: list[str] = []
+    signatures = doc.get("signatures")
+    for entry in signatures if isinstance(signatures, list) else []:
+        header = _b64url_json(entry.get("protected")) if isinstance(entry, Mapping) else None
+        jku = header.get("jku") if isinstance(header, Mapping) else None
+        if isinstance(jku, str) and jku not in out:
+            out.append(jku)
+    return out
+
+
+def jku_refusal(url: str) -> str | None:
+    """Why a jku may not be fetched: https only, plain http only on loopback."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme == "https":
+        return None
+    if scheme == "http" and is_loopback_host(url):
+        return None
+    return "a jku is fetched only over https (or plain http on loopback)"
+
+
+def proposal_urls(card: Card) -> list[str]:
+    out: list[str] = []
+    for entry in card.terms:
+        for proposal in entry.proposals:
+            if isinstance(proposal.url, str) and proposal.url not in out:
+                out.append(proposal.url)
+    return out
+
+
+def _endpoint(card: Card, card_ex: Exchange) -> tuple[str, str] | None:
+    """The JSON-RPC URL (absolute) and protocol family the interview is asked over."""
+    iface = card.jsonrpc
+    if iface is None:
+        return None
+    url = iface.url if card_ex.method == "FILE" else urljoin(card_ex.url, iface.url)
+    return (url, iface.family) if is_url(url) else None
+
+
+# --- one attempt -----------------------------------------------------------------------------
+
+
+class _Attempt:
+    def __init__(self, fetcher: Fetcher, target: str, options: Options, attempt: int, tell: _Teller) -> None:
+        self.fetcher = fetcher
+        self.target = target
+        self.options = options
+        self.attempt = attempt
+        self.tell = tell
+
+    async def run(self) -> Stop:
+        card_ex, via = await discover_card(
+            self.fetcher,
+            self.target,
+            attempt=self.attempt,
+            openclasp_base=self.options.openclasp_base,
+            say=lambda message: self.tell("card", message),
+        )
+        if not _ok(card_ex):
+            self.tell("card", f"no usable card ({_outcome(card_ex)}); stopping")
+            return "unreachable"
+        try:
+            doc = strict_parse(card_ex.response_body, max_bytes=self.options.max_bytes)
+            card = parse_card(doc)
+        except (StrictJsonError, CardError) as exc:
+            self.tell("card", f"the card cannot be read: {exc}; stopping")
+            return "unreachable"
+        self.tell("card", f"card from {card_ex.url} ({via}); layout {card.layout}")
+        endpoint = _endpoint(card, card_ex)
+        home = card_ex.url if card_ex.method != "FILE" else (endpoint[0] if endpoint else None)
+        self.fetcher.set_secret_origin(home)
+        await asyncio.gather(self._jwks(doc), self._proposals(card), self._openclasp(card))
+        if card.interview is None:
+            self.tell("card", "the card does not declare the interview extension; nothing is asked")
+            return "not_offered"
+        if endpoint is None:
+            self.tell("card", "the card offers no JSON-RPC interface; the interview cannot be asked")
+            return "no_jsonrpc"
+        url, family = endpoint
+        if self.fetcher.has_secrets and origin(url) != self.fetcher.secret_origin:
+            self.tell("ask", f"your headers are not sent to {origin(url)}: they go only to the card's origin")
+        first = await self._round(url, family, _calls(1))
+        if all(_failed_at_transport(ex) for ex in first):
+            self.tell("ask", "every call of the first round failed; stopping")
+            return "unreachable"
+        rest = await self._round(url, family, _calls(2) + list(PROBES), first_id=len(first) + 1)
+        if all(_failed_at_transport(ex) for ex in rest[: len(QUESTIONS)]):
+            self.tell("ask", "every call of the second round failed; stopping")
+            return "unreachable"
+        return "asked"
+
+    async def _round(
+        self, url: str, family: str, calls: Sequence[_Call], first_id: int = 1
+    ) -> list[Exchange]:
+        async def one(call: _Call, request_id: int) -> Exchange:
+            step = "probe" if call.purpose.startswith("probe:") else "ask"
+            ex = await self.fetcher.post(
+                url,
+                rpc_body(request_id, call.method, call.params),
+                purpose=call.purpose,
+                attempt=self.attempt,
+                headers=call_headers(family, activated=call.activated),
+            )
+            label = call.purpose.split(":", 1)[1]
+            self.tell(step, f"{label}: {_outcome(ex)}", call.question)
+            return ex
+
+        return list(await asyncio.gather(*(one(c, first_id + i) for i, c in enumerate(calls))))
+
+    async def _jwks(self, doc: Mapping[str, Any]) -> None:
+        urls = jku_urls(doc)
+        if urls and not self.options.allow_jku:
+            self.tell("jwks", "the card names a jku key set; not fetched (allow it with --allow-jku)")
+            return
+        for url in urls[:MAX_JKU]:
+            refusal = jku_refusal(url)
+            if refusal is not None:
+                self.tell("jwks", f"jku {url} not fetched: {refusal}")
+                continue
+            ex = await self.fetcher.get(url, purpose="jwks", attempt=self.attempt)
+            self.tell("jwks", f"key set from the card's own jku {url}: {_outcome(ex)}")
+
+    async def _proposals(self, card: Card) -> None:
+        urls = proposal_urls(card)
+        if len(urls) > MAX_PROPOSALS:
+            self.tell(
+                "proposal", f"the card commits to {len(urls)} proposals; fetching the first {MAX_PROPOSALS}"
+            )
+        fetchable = [u for u in urls[:MAX_PROPOSALS] if is_url(u)]
+        for url in urls[:MAX_PROPOSALS]:
+            if url not in fetchable:
+                self.tell("proposal", f"proposal url {url!r} is not an http(s) URL; not fetched")
+
+        async def one(url: str) -> None:
+            ex = await self.fetcher.get(url, purpose="proposal", attempt=self.attempt)
+            self.tell("proposal", f"proposal {url}: {_outcome(ex)}")
+
+        await asyncio.gather(*(one(u) for u in fetchable))
+
+    async def _openclasp(self, card: Card) -> None:
+        ext = card.openclasp
+        params = ext.params if ext is not None else None
+        card_url = params.get("openClaspCardUrl") if isinstance(params, Mapping) else None
+        if ext is None:
+            return
+        if not isinstance(card_url, str) or not is_url(card_url):
+            self.tell("openclasp", "the OpenClasp entry names no public card URL")
+            return
+        ex = await self.fetcher.get(card_url, purpose="openclasp:public_card", attempt=self.attempt)
+        self.tell("openclasp", f"OpenClasp public card {card_url}: {_outcome(ex)}")
+        if not _ok(ex):
+            return
+        key_url = f"{origin_base(card_url)}{KEY_PATH}"
+        try:
+            public = strict_parse(ex.response_body, max_bytes=self.options.max_bytes)
+        except StrictJsonError:
+            public = None
+        verification = public.get("verification") if isinstance(public, Mapping) else None
+        named = verification.get("verificationKeyUrl") if isinstance(verification, Mapping) else None
+        if isinstance(named, str) and named:
+            key_url = urljoin(card_url, named)
+        if not is_url(key_url):
+            self.tell("openclasp", f"OpenClasp key URL {key_url!r} is not an http(s) URL; not fetched")
+            return
+        key_ex = await self.fetcher.get(key_url, purpose="openclasp:key", attempt=self.attempt)
+        self.tell("openclasp", f"OpenClasp key {key_url}: {_outcome(key_ex)}")
+
+
+def origin_base(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+# --- the whole run ---------------------------------------------------------------------------
+
+
+async def _trusted_keys(items: Sequence[Any], limits: Limits, tell: _Teller) -> dict[str, Any]:
+    """The user's keys as one public JWKS. Raises KeysError for an unusable source."""
+    sources = [item for item in items if isinstance(item, str)]
+    sets: list[list[dict[str, Any]]] = []
+    notes: list[str] = []
+    if sources:
+        loaded, notes = await load_keys(
+            sources, Limits(timeout=limits.timeout, public_only=limits.public_only)
+        )
+        sets.append(loaded["keys"])
+    for index, item in enumerate(i for i in items if not isinstance(i, str)):
+        keys, dropped = public_keys(item, f"key set {index + 1}")
+        sets.append(keys)
+        notes.extend(dropped)
+    for note in notes:
+        tell("keys", note)
+    return merge(sets)
+
+
+def _has_errors(report: Mapping[str, Any]) -> bool:
+    return any(isinstance(f, Mapping) and f.get("severity") == "error" for f in report.get("findings") or [])
+
+
+def _evaluate(
+    exchanges: Sequence[Exchange],
+    keys: Mapping[str, Any],
+    target: str,
+    ran_by: Mapping[str, Any],
+    started_at: str,
+    finished_at: str,
+) -> dict[str, Any]:
+    return evaluate(
+        list(exchanges),
+        dict(keys),
+        target=target,
+        ran_by=dict(ran_by),
+        started_at=started_at,
+        finished_at=finished_at,
+        explorer_version=__version__,
+    )
+
+
+async def run_interview(target: str, options: Options, progress: ProgressCallback | None = None) -> Run:
+    """Run the whole procedure against a target and return the Run (cancellable as a task).
+
+    Raises KeysError when a key source in `options.keys` cannot be used and ValueError for an
+    unknown role; network trouble never raises, it is in the report.
+    """
+    if options.role not in ROLES:
+        raise ValueError(f"role must be one of {', '.join(ROLES)}, not {options.role!r}")
+    tell = _Teller(progress)
+    started = now_rfc3339()
+    limits = Limits(timeout=options.timeout, max_bytes=options.max_bytes, public_only=options.public_only)
+    keys = await _trusted_keys(options.keys, limits, tell)
+    ran_by = {"name": options.runner or default_runner(), "role": options.role}
+    # Before the card is known, secrets may go only where the user pointed, and not to an
+    # OpenClasp platform that merely resolves a reference to someone else's card.
+    plain_url = is_url(target) and classify_reference(target).kind == "other"
+    secret_origin = target if plain_url else None
+    report: dict[str, Any] | None = None
+    async with Fetcher(limits, secret_headers=dict(options.headers), secret_origin=secret_origin) as fetcher:
+        attempt = 1
+        while True:
+            tell.attempt = attempt
+            stop = await _Attempt(fetcher, target, options, attempt, tell).run()
+            if stop != "asked" or attempt > options.reruns:
+                report = None
+                break
+            this_attempt = [e for e in fetcher.exchanges if e.attempt == attempt]
+            report = _evaluate(this_attempt, keys, target, ran_by, started, now_rfc3339())
+            if not _has_errors(report):
+                break
+            tell("rerun", "error findings on this attempt; fetching and asking again (churn check)")
+            attempt += 1
+        exchanges = tuple(fetcher.exchanges)
+    if report is None or attempt > 1:
+        # The report of a single clean attempt already covers every exchange; otherwise all
+        # attempts are judged together (the verdict depends on their order).
+        report = _evaluate(exchanges, keys, target, ran_by, started, now_rfc3339())
+    tell("done", f"verdict: {report.get('verdict')}")
+    return Run(report=report, exchanges=exchanges, keys=keys)
+
+
+def run_interview_sync(target: str, options: Options, progress: ProgressCallback | None = None) -> Run:
+    """`run_interview` for synchronous callers (not from inside a running event loop)."""
+    return asyncio.run(run_interview(target, options, progress))
+
+
+def reverify_offline(run: Run) -> Run:
+    """Rebuild the report from the recorded exchanges and keys alone (no network)."""
+    old = run.report
+    ran_by = old.get("ran_by") if isinstance(old.get("ran_by"), Mapping) else None
+    role = ran_by.get("role") if ran_by is not None and ran_by.get("role") in ROLES else "self"
+    name = ran_by.get("name") if ran_by is not None and isinstance(ran_by.get("name"), str) else None
+    target = old.get("target")
+    if not isinstance(target, str):
+        card = next((e for e in run.exchanges if e.purpose == "card"), None)
+        target = card.url if card is not None else ""
+    started = old.get("started_at") if isinstance(old.get("started_at"), str) else ""
+    finished = old.get("finished_at") if isinstance(old.get("finished_at"), str) else ""
+    report = _evaluate(
+        run.exchanges, run.keys, target, {"name": name or "unknown", "role": role}, started, finished
+    )
+    return Run(report=report, exchanges=run.exchanges, keys=run.keys)

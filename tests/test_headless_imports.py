@@ -1,0 +1,90 @@
+"""Headless commands never import textual (or rich): a CI job must not pay for the TUI.
+
+Each command runs in a fresh interpreter through `explorer.cli.main`, once with `--help` and
+once doing real work where the arguments are known (verify a card file, which records a run;
+then show, export and compare that run), and the test reads `sys.modules` afterwards. A command
+whose module does not exist yet is skipped with the reason. Exit statuses are not asserted here:
+the point is what got imported on the way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+HEADLESS = ("card", "verify", "history", "show", "compare", "export", "envelope")
+FORBIDDEN = ("textual", "rich")
+
+SCRIPT = f"""
+import json, sys
+from explorer.cli import main
+argv = json.loads(sys.argv[1])
+try:
+    rc = main(argv)
+except SystemExit as exc:
+    rc = exc.code
+bad = sorted(m for m in sys.modules if m.split(".")[0] in {set(FORBIDDEN)!r})
+print(json.dumps({{"rc": rc if isinstance(rc, int) else None, "bad": bad}}))
+"""
+
+CARD = {
+    "name": "Headless",
+    "description": "a card without the interview",
+    "version": "1.0.0",
+    "supportedInterfaces": [
+        {"url": "http://127.0.0.1:9/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    ],
+    "capabilities": {},
+    "defaultInputModes": ["text/plain"],
+    "defaultOutputModes": ["text/plain"],
+    "skills": [],
+}
+
+
+def _modules_after(argv: list[str], home: Path) -> list[str]:
+    env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(argv)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stdout.strip().splitlines()
+    assert lines, f"{argv}: no output\n{done.stderr}"
+    return json.loads(lines[-1])["bad"]
+
+
+def _invocations(command: str, card: Path) -> list[list[str]]:
+    real = {
+        "card": [["card", str(card)]],
+        "verify": [["verify", str(card), "--timeout", "2"], ["verify", str(card), "--json", "--no-history"]],
+        "history": [["history"]],
+        "show": [["show", "1"]],
+        "compare": [["compare", "1", "1"]],
+        "export": [["export", "1"]],
+        "envelope": [],
+    }
+    return [[command, "--help"], *real[command]]
+
+
+@pytest.mark.parametrize("command", HEADLESS)
+def test_headless_command_never_imports_the_tui(command: str, tmp_path: Path) -> None:
+    if importlib.util.find_spec(f"explorer.commands.{command}") is None:
+        pytest.skip(f"explorer/commands/{command}.py does not exist yet")
+    home = tmp_path / "home"
+    home.mkdir()
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps(CARD), encoding="utf-8")
+    if command in ("show", "compare", "export") and importlib.util.find_spec("explorer.commands.verify"):
+        _modules_after(["verify", str(card)], home)  # a recorded run for them to read
+    for argv in _invocations(command, card):
+        assert _modules_after(argv, home) == [], f"`interview-explorer {' '.join(argv)}` imported the TUI"
