@@ -23,12 +23,9 @@ Header values are references (`env:VAR`) resolved at run time and never written 
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import platformdirs
 
 APP_NAME = "interview-explorer"
 HOME_ENV = "INTERVIEW_EXPLORER_HOME"
@@ -59,7 +56,12 @@ class Config:
 def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The directory that holds history (and config, when explicit); created on demand."""
     chosen = explicit or os.environ.get(HOME_ENV)
-    path = Path(chosen).expanduser() if chosen else Path(platformdirs.user_data_dir(APP_NAME))
+    if chosen:
+        path = Path(chosen).expanduser()
+    else:
+        import platformdirs  # lazily: headless commands with --home never pay for it
+
+        path = Path(platformdirs.user_data_dir(APP_NAME))
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -68,6 +70,8 @@ def config_path(explicit_home: str | os.PathLike[str] | None = None) -> Path:
     chosen = explicit_home or os.environ.get(HOME_ENV)
     if chosen:
         return Path(chosen).expanduser() / "config.toml"
+    import platformdirs
+
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
 
 
@@ -75,9 +79,11 @@ def load_config(explicit_home: str | os.PathLike[str] | None = None) -> Config:
     path = config_path(explicit_home)
     if not path.exists():
         return Config(path=path)
+    import tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # TOMLDecodeError is a ValueError
         raise ConfigError(f"cannot read config {path}: {exc}") from None
     return _from_toml(data, path)
 

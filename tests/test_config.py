@@ -1,0 +1,93 @@
+"""The config file: named agents with env: header references, keys, runner identity, keymap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from explorer.config import (
+    ConfigError,
+    config_path,
+    home_dir,
+    load_config,
+    parse_header_option,
+    resolve_header_value,
+)
+
+
+def _write(home: Path, text: str) -> None:
+    (home / "config.toml").write_text(text, encoding="utf-8")
+
+
+def test_home_follows_the_environment(_isolated_home: Path) -> None:
+    assert home_dir() == _isolated_home
+    assert config_path() == _isolated_home / "config.toml"
+
+
+def test_explicit_home_wins(tmp_path: Path) -> None:
+    assert home_dir(tmp_path / "elsewhere") == tmp_path / "elsewhere"
+    assert (tmp_path / "elsewhere").is_dir()
+
+
+def test_missing_config_is_empty(_isolated_home: Path) -> None:
+    cfg = load_config()
+    assert cfg.agents == {} and cfg.keys == () and cfg.runner is None
+
+
+def test_full_config(_isolated_home: Path) -> None:
+    _write(
+        _isolated_home,
+        """
+runner = "ci@example.org"
+role = "independent"
+keys = ["~/keys/a.jwks"]
+
+[agents.stonework]
+url = "https://stonework.example"
+headers = { Authorization = "env:STONEWORK_TOKEN" }
+keys = "https://stonework.example/keys.jwks"
+
+[keymap]
+"app.quit" = "ctrl+q"
+""",
+    )
+    cfg = load_config()
+    assert cfg.runner == "ci@example.org" and cfg.role == "independent"
+    assert cfg.keys == ("~/keys/a.jwks",)
+    agent = cfg.agents["stonework"]
+    assert agent.url == "https://stonework.example"
+    assert agent.headers == {"Authorization": "env:STONEWORK_TOKEN"}
+    assert agent.keys == ("https://stonework.example/keys.jwks",)
+    assert cfg.keymap == {"app.quit": "ctrl+q"}
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('[agents.x]\nurl = "https://x"\nheaders = { Authorization = "Bearer abc" }\n', "env:VAR reference"),
+        ('role = "boss"\n', "role must be"),
+        ("[agents.x]\nheaders = {}\n", "needs a url"),
+        ("this is = not toml = at all\n", "cannot read config"),
+        ('keys = [1, 2]\n', "keys must be"),
+    ],
+)
+def test_bad_config_is_a_clear_error(_isolated_home: Path, text: str, fragment: str) -> None:
+    _write(_isolated_home, text)
+    with pytest.raises(ConfigError, match=fragment):
+        load_config()
+
+
+def test_env_references(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKEN_FOR_TEST", "Bearer s3cret")
+    assert resolve_header_value("env:TOKEN_FOR_TEST") == "Bearer s3cret"
+    monkeypatch.delenv("TOKEN_FOR_TEST")
+    with pytest.raises(ConfigError, match="TOKEN_FOR_TEST"):
+        resolve_header_value("env:TOKEN_FOR_TEST")
+
+
+def test_header_option() -> None:
+    assert parse_header_option("Authorization: Bearer x:y") == ("Authorization", "Bearer x:y")
+    for bad in ("no colon", ": value", "Two Words: v"):
+        with pytest.raises(ValueError):
+            parse_header_option(bad)
