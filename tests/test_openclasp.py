@@ -239,6 +239,14 @@ def test_consistent_cards_have_no_problems() -> None:
     assert consistency_problems(a2a, params, public, a2a_card_url=public["a2aAgentCardUrl"]) == []
 
 
+def test_the_same_card_at_the_well_known_path_is_consistent() -> None:
+    public = _public_card()
+    a2a = _a2a_card(public)
+    params = a2a["capabilities"]["extensions"][0]["params"]
+    well_known = f"{BASE}/.well-known/agent-card.json"
+    assert consistency_problems(a2a, params, public, a2a_card_url=well_known) == []
+
+
 def test_each_inconsistency_is_named() -> None:
     public = _public_card()
     a2a = _a2a_card(public)

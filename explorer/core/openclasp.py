@@ -289,7 +289,10 @@ def consistency_problems(
         problems.append(f"params.openClaspCardUrl {_show(card_url)} is not /agents/{{agentId}}/card.json "
                         "for the public card's agentId")
     own_a2a = public_card.get("a2aAgentCardUrl")
-    if a2a_card_url is not None and isinstance(own_a2a, str) and own_a2a != a2a_card_url:
+    # The same card is commonly also served at the origin's well-known path; only a card read
+    # from another origin than the one the platform names is a real disagreement.
+    if (a2a_card_url is not None and isinstance(own_a2a, str)
+            and _origin(own_a2a) != _origin(a2a_card_url)):
         problems.append(f"the A2A card was read from {_show(a2a_card_url)}, the public card names "
                         f"{_show(own_a2a)}")
     problems += _transport_problems(a2a_card, public_card)
@@ -521,3 +524,11 @@ def _check_contract(
             agent = envelope.get(name)
             if isinstance(agent, str) and agent not in parties:
                 warnings.append(f"{name} {_show(agent)} is not among the contract's parties")
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    try:
+        parts = urlsplit(url)
+        return (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port)
+    except ValueError:
+        return ("", url, None)
