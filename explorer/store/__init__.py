@@ -1,0 +1,11 @@
+"""What the explorer keeps and hands out: the run history and the transcript exports.
+
+- `history`: the SQLite history (content-addressed documents, one transaction per run, migrations).
+- `export`: JSON, Markdown and HTML transcripts, with the formats declared as data.
+- `replay`: asking a recorded interview again and comparing (shared by replay, watch and the TUI).
+- `redact`: the second line of defence that keeps credentials out of both.
+- `access`: what the headless history commands share (`--home`, run ids, exit statuses).
+
+Nothing here imports textual; `history` and `export` do disk I/O, `replay` reaches the network
+only through `explorer.procedure`.
+"""

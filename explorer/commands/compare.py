@@ -1,0 +1,53 @@
+"""`interview-explorer compare RUN_A RUN_B [--json]`: what changed from one recorded run to another.
+
+Per question, projections are aligned by source (document, url and pointer), and the added,
+removed and changed ones are listed with both values; then the card and proposal digests, the
+signature, the verdict and the findings. Offline: only the stored reports are read.
+
+Exit status: 0 identical, 1 different, 2 usage error, 3 unknown run id or unreadable history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from explorer.store.access import add_home_argument, run_id_argument
+
+    parser.add_argument("run_a", type=run_id_argument, metavar="RUN_A", help="the earlier run id")
+    parser.add_argument("run_b", type=run_id_argument, metavar="RUN_B", help="the later run id")
+    parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    add_home_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.core.compare import compare_reports
+    from explorer.core.text import safe_text
+    from explorer.store.access import EXIT_DIFFERENT, EXIT_OK, EXIT_UNKNOWN, error, open_history
+    from explorer.store.history import HistoryError
+
+    try:
+        with open_history(args) as history:
+            a, b = history.summary(args.run_a), history.summary(args.run_b)
+            comparison = compare_reports(history.load(a.id).report, history.load(b.id).report)
+    except HistoryError as exc:
+        return error(str(exc), EXIT_UNKNOWN)
+    if args.json:
+        print(
+            json.dumps(
+                {"run_a": a.to_json(), "run_b": b.to_json(), **comparison.to_json()},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        for label, r in (("a", a), ("b", b)):
+            print(
+                f"run {label}: {r.id}, {r.recorded_at}, {safe_text(r.verdict, limit=20)}, "
+                f"{safe_text(r.agent, limit=200)}"
+            )
+        for line in comparison.lines():
+            print(line)
+    return EXIT_OK if comparison.identical else EXIT_DIFFERENT

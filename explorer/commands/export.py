@@ -1,0 +1,65 @@
+"""`interview-explorer export RUN [--format json|md|html] [-o FILE]`: a recorded run as a transcript.
+
+JSON is complete and self-contained (`verify --offline FILE` re-checks it); Markdown and HTML are
+for people. The format defaults to the suffix of FILE, else JSON. With `-o` the file is written
+atomically (a temporary file renamed into place); without it the transcript goes to stdout.
+Secrets never appear in any format.
+
+Exit status: 0 exported, 1 the file could not be written, 2 usage error, 3 unknown run id or
+unreadable history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from explorer.store.access import add_home_argument, run_id_argument
+    from explorer.store.export import EXPORT_FORMATS
+
+    parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
+    parser.add_argument(
+        "--format",
+        choices=list(EXPORT_FORMATS),
+        default=None,
+        help="; ".join(f"{f.name}: {f.description}" for f in EXPORT_FORMATS.values()),
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
+    )
+    add_home_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.core.text import safe_text
+    from explorer.store.access import EXIT_DIFFERENT, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, error, open_history
+    from explorer.store.export import ExportError, export, format_for_path, write_export
+    from explorer.store.history import HistoryError
+
+    fmt = args.format
+    if fmt is None:
+        fmt = (format_for_path(args.output) if args.output else None) or "json"
+        if args.output and format_for_path(args.output) is None:
+            print(
+                f"interview-explorer: {safe_text(args.output, limit=200)} has no known suffix; "
+                "writing JSON (use --format to choose)",
+                file=sys.stderr,
+            )
+    try:
+        with open_history(args) as history:
+            stored = history.load(args.run_id)
+    except HistoryError as exc:
+        return error(str(exc), EXIT_UNKNOWN)
+    try:
+        if args.output is None:
+            sys.stdout.write(export(stored, fmt))
+            return EXIT_OK
+        path = write_export(stored, fmt, args.output)
+    except ExportError as exc:
+        return error(str(exc), EXIT_DIFFERENT if args.output else EXIT_USAGE)
+    print(
+        f"wrote {fmt} transcript of run {args.run_id} to {safe_text(str(path), limit=300)}", file=sys.stderr
+    )
+    return EXIT_OK

@@ -1,0 +1,48 @@
+"""`interview-explorer forget RUN|AGENT`: delete a recorded run, or every run of an agent.
+
+A number is a run id; anything else names an agent (its card URL, a base URL with exactly one
+agent under it, or its card name). Documents no remaining run uses are deleted with it, and
+SQLite's secure delete overwrites the freed pages, so forgotten data does not linger in the file.
+
+Exit status: 0 forgotten, 2 usage error (an AGENT that names several agents), 3 unknown run id
+or agent, or an unreadable history.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from explorer.store.access import add_home_argument
+
+    parser.add_argument("what", metavar="RUN|AGENT", help="a run id from `history`, or an agent")
+    add_home_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.core.text import safe_text
+    from explorer.store.access import EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, error, open_history
+    from explorer.store.history import HistoryError
+
+    what = args.what.strip()
+    try:
+        with open_history(args) as history:
+            if what.isdigit():
+                history.forget_run(int(what))
+                print(f"forgot run {int(what)}")
+                return EXIT_OK
+            agents = history.match_agents(what)
+            if not agents:
+                return error(f"no runs recorded for {safe_text(what, limit=200)}", EXIT_UNKNOWN)
+            if len(agents) > 1:
+                names = ", ".join(safe_text(a, limit=200) for a in agents)
+                return error(
+                    f"{safe_text(what, limit=200)} names several agents ({names}); give one card URL",
+                    EXIT_USAGE,
+                )
+            count = history.forget_agent(agents[0])
+    except HistoryError as exc:
+        return error(str(exc), EXIT_UNKNOWN)
+    print(f"forgot {count} run{'s' if count != 1 else ''} of {safe_text(agents[0], limit=200)}")
+    return EXIT_OK

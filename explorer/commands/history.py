@@ -1,0 +1,76 @@
+"""`interview-explorer history [AGENT] [--json]`: recorded runs, newest first.
+
+One line per run: id, time, verdict, standing, the card and answers digests (first 12 hex
+digits) and the agent. A `*` marks a run whose card or answers digest differs from the previous
+run of the same agent, so churn is visible in the list itself. AGENT is a card URL, a base URL
+(every agent under it) or a card name. `--json` prints one JSON array and nothing else.
+
+Exit status: 0 listed (also when the history is empty), 2 usage error, 3 no runs for AGENT or
+an unreadable history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from explorer.store.access import add_home_argument
+
+    parser.add_argument(
+        "agent", nargs="?", metavar="AGENT", help="only this agent (card URL, base URL or name)"
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON array of runs")
+    parser.add_argument("--limit", type=int, default=100, metavar="N", help="at most N runs (default 100)")
+    add_home_argument(parser)
+
+
+def _short(digest: str | None) -> str:
+    return (digest or "-")[:12]
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.core.text import safe_text
+    from explorer.store.access import EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, error, open_history
+    from explorer.store.history import HistoryError
+
+    if args.limit <= 0:
+        return error("--limit must be a positive number", EXIT_USAGE)
+    try:
+        with open_history(args) as history:
+            if args.agent is None:
+                runs = history.runs(limit=args.limit)
+            else:
+                agents = history.match_agents(args.agent)
+                runs = sorted(
+                    (r for agent in agents for r in history.runs(agent, limit=args.limit)),
+                    key=lambda r: r.id,
+                    reverse=True,
+                )[: args.limit]
+    except HistoryError as exc:
+        return error(str(exc), EXIT_UNKNOWN)
+    if args.json:
+        print(json.dumps([r.to_json() for r in runs], indent=2))
+    if args.agent is not None and not runs:
+        return error(f"no runs recorded for {safe_text(args.agent, limit=200)}", EXIT_UNKNOWN)
+    if args.json:
+        return EXIT_OK
+    if not runs:
+        print("no runs recorded yet (every `verify` is recorded unless --no-history)")
+        return EXIT_OK
+    print(
+        f"{'ID':>6}  {'RECORDED (UTC)':<24}  {'VERDICT':<13}  {'STANDING':<8}  {'CARD':<12}  "
+        f"{'ANSWERS':<12}  AGENT"
+    )
+    for r in runs:
+        marker = "*" if r.changed else " "
+        name = f"{safe_text(r.name, limit=60)} " if r.name else ""
+        digests = f"{_short(r.card_sha256):<12}  {_short(r.answers_sha256):<12}"
+        print(
+            f"{r.id:>6}{marker} {r.recorded_at:<24}  {safe_text(r.verdict, limit=13):<13}  "
+            f"{safe_text(r.standing or '-', limit=8):<8}  {digests}  {name}{safe_text(r.agent, limit=200)}"
+        )
+    if any(r.changed for r in runs):
+        print("* the card or the answers changed since that agent's previous run")
+    return EXIT_OK

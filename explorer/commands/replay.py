@@ -1,0 +1,99 @@
+"""`interview-explorer replay RUN`: run a recorded interview again now and report what changed.
+
+The new run asks the same target with the same role and runner as run RUN, trusting the same
+keys (see `explorer.store.replay`). Headers are not stored, so an agent that needs one gets it
+from `--header` or the config file, as with `verify`. The new run is recorded (unless
+`--no-history`) and compared with RUN: per question and pointer, then digests and verdict.
+
+Exit status: like verify for the new run (0 conformant, 1 nonconformant, 3 unreachable,
+4 not_offered, 5 churn), 2 usage error, 3 also for an unknown run id or unreadable history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from explorer.store.access import add_home_argument, add_interview_arguments, run_id_argument
+
+    parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: the new report, its run id and the comparison",
+    )
+    add_interview_arguments(parser)
+    add_home_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.config import ConfigError, load_config
+    from explorer.core.report import summary_lines
+    from explorer.core.text import safe_text
+    from explorer.net.keys import KeysError
+    from explorer.store.access import (
+        EXIT_UNKNOWN,
+        EXIT_USAGE,
+        error,
+        open_history,
+        parse_headers,
+        verdict_exit,
+    )
+    from explorer.store.history import HistoryError
+    from explorer.store.replay import interview, plan_for_run
+
+    try:
+        headers = parse_headers(args.header)
+        config = load_config(args.home)
+    except (ValueError, ConfigError) as exc:
+        return error(str(exc), EXIT_USAGE)
+    try:
+        with open_history(args) as history:
+            before = history.summary(args.run_id)
+            old = history.load(args.run_id)
+            try:
+                plan = plan_for_run(
+                    old,
+                    headers=headers,
+                    keys=tuple(args.keys),
+                    allow_jku=args.allow_jku,
+                    timeout=args.timeout,
+                    openclasp_base=args.openclasp,
+                    config=config,
+                )
+            except ConfigError as exc:
+                return error(str(exc), EXIT_USAGE)
+            print(
+                f"replaying run {before.id} ({before.recorded_at}, {safe_text(before.verdict, limit=20)}): "
+                f"{safe_text(plan.target, limit=300)}",
+                file=sys.stderr,
+            )
+            try:
+                step = interview(
+                    plan, history=None if args.no_history else history, previous=(before.id, old.report)
+                )
+            except (KeysError, ValueError) as exc:
+                return error(str(exc), EXIT_USAGE)
+    except HistoryError as exc:
+        return error(str(exc), EXIT_UNKNOWN)
+    assert step.comparison is not None
+    if args.json:
+        out = {
+            "replayed": before.to_json(),
+            "run_id": step.run_id,
+            "report": dict(step.run.report),
+            "comparison": step.comparison.to_json(),
+        }
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        for line in summary_lines(step.run.report):
+            print(line)
+        print(f"since run {before.id} ({before.recorded_at}):")
+        for line in step.comparison.lines():
+            print(f"  {line}")
+    if step.run_id is not None:
+        print(f"interview-explorer: recorded as run {step.run_id}", file=sys.stderr)
+    return verdict_exit(step.verdict)

@@ -1,0 +1,165 @@
+"""`interview-explorer watch TARGET --every SECONDS [--count N]`: replay on a schedule, one line per run.
+
+TARGET is a run id (its interview is repeated: same target, role, runner and key trust) or
+anything `verify` accepts. Each run is recorded (unless `--no-history`) and compared with the one
+before it (for the first, the latest recorded run of that agent, if any); the line shows the
+time, the run id, the verdict, the card and answers digests, what changed, and the findings that
+mark an unstable or inconsistent agent. Runs start every SECONDS (a slow run delays the next one,
+it never piles them up); the watch stops after `--count N` runs or on Ctrl+C.
+
+Exit status: like verify for the last run (0 conformant, 1 nonconformant, 3 unreachable,
+4 not_offered, 5 churn); 2 usage error; 3 unknown run id or unreadable history; 130 when
+interrupted before any run finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("--count must be at least 1")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from explorer.store.access import add_home_argument, add_interview_arguments, seconds_argument
+
+    parser.add_argument(
+        "target", metavar="TARGET", help="a run id, or a URL, card file or configured agent name"
+    )
+    parser.add_argument(
+        "--every", type=seconds_argument, required=True, metavar="SECONDS", help="start a run every SECONDS"
+    )
+    parser.add_argument("--count", type=_count, default=None, metavar="N", help="stop after N runs")
+    parser.add_argument(
+        "--as",
+        dest="role",
+        choices=["self", "independent", "platform"],
+        default=None,
+        help="who runs the interview (for a URL target; a run id keeps its own)",
+    )
+    parser.add_argument("--runner", default=None, help="name recorded as who ran the interview")
+    add_interview_arguments(parser)
+    add_home_argument(parser)
+
+
+def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[Any, tuple[int, Any] | None]:
+    """The plan and the run to compare the first tick with."""
+    from explorer.store.access import parse_headers
+    from explorer.store.replay import plan_for_run, plan_for_target
+
+    headers = parse_headers(args.header)
+    common = {
+        "headers": headers,
+        "keys": tuple(args.keys),
+        "allow_jku": args.allow_jku,
+        "timeout": args.timeout,
+        "openclasp_base": args.openclasp,
+        "config": config,
+    }
+    target = args.target.strip()
+    if target.isdigit():
+        if history is None:
+            raise LookupError("a run id needs the history, which cannot be opened")
+        old = history.load(int(target))
+        return plan_for_run(old, **common), (int(target), old.report)
+    plan = plan_for_target(target, role=args.role, runner=args.runner, **common)
+    previous = None
+    if history is not None:
+        agents = history.match_agents(plan.target)
+        if len(agents) == 1:
+            latest = history.runs(agents[0], limit=1)
+            if latest:
+                previous = (latest[0].id, history.load(latest[0].id).report)
+    return plan, previous
+
+
+@dataclass
+class _Tally:
+    """What the loop has done so far, readable after an interrupt."""
+
+    done: int = 0
+    last: str | None = None
+    status: int | None = None  # set when the loop stops on an error
+
+
+async def _loop(args: argparse.Namespace, plan: Any, previous: Any, history: Any, tally: _Tally) -> None:
+    """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is."""
+    from explorer.net.keys import KeysError
+    from explorer.store.access import EXIT_UNKNOWN, EXIT_USAGE, error
+    from explorer.store.history import HistoryError
+    from explorer.store.replay import interview_async, tick_line
+
+    next_at = time.monotonic()
+    while args.count is None or tally.done < args.count:
+        pause = next_at - time.monotonic()
+        if pause > 0:
+            await asyncio.sleep(pause)
+        next_at = max(next_at + args.every, time.monotonic())
+        try:
+            step = await interview_async(
+                plan, history=None if args.no_history else history, previous=previous
+            )
+        except (KeysError, ValueError) as exc:
+            tally.status = error(str(exc), EXIT_USAGE)
+            return
+        except HistoryError as exc:
+            tally.status = error(str(exc), EXIT_UNKNOWN)
+            return
+        previous = (step.run_id, step.run.report)
+        tally.last = step.verdict
+        tally.done += 1
+        print(tick_line(step), flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.config import ConfigError, load_config
+    from explorer.core.text import safe_text
+    from explorer.store.access import EXIT_UNKNOWN, EXIT_USAGE, error, open_history, verdict_exit
+    from explorer.store.history import HistoryError
+
+    try:
+        config = load_config(args.home)
+    except ConfigError as exc:
+        return error(str(exc), EXIT_USAGE)
+    try:
+        history = open_history(args)
+    except HistoryError as exc:
+        if not args.no_history or args.target.strip().isdigit():
+            return error(str(exc), EXIT_UNKNOWN)
+        history = None
+    tally = _Tally()
+    try:
+        try:
+            plan, previous = _start(args, history, config)
+        except (ValueError, ConfigError) as exc:
+            return error(str(exc), EXIT_USAGE)
+        except (HistoryError, LookupError) as exc:
+            return error(str(exc), EXIT_UNKNOWN)
+        print(
+            f"watching {safe_text(plan.target, limit=300)} every {args.every:g} s"
+            + (f", {args.count} runs" if args.count else ", until Ctrl+C"),
+            file=sys.stderr,
+        )
+        asyncio.run(_loop(args, plan, previous, history, tally))
+    except KeyboardInterrupt:
+        print(f"\nstopped after {tally.done} run{'s' if tally.done != 1 else ''}", file=sys.stderr)
+        if tally.last is None:
+            return 130
+    finally:
+        if history is not None:
+            history.close()
+    if tally.status is not None:
+        return tally.status
+    return verdict_exit(tally.last or "unreachable")

@@ -1,0 +1,361 @@
+"""What changed between two reports: the pure core of `compare`, `replay`, `watch` and the compare screen.
+
+Two runs of the same agent are compared the way the seed's diff thinks: per question, each
+projection is identified by where it claims to come from, `(document, url, member)`, not by its
+position in the answer, so an agent that reorders its projections has not "changed" anything,
+while one that answers a new member, drops one, or gives a different value (compared as JCS
+canonical text) has. Around that sit the document-level facts that explain most changes: the
+card's digest and signature, each committed proposal's digest, the answers digest, the verdict,
+the standing, and the findings (matched by code, question, member and probe, not by wording).
+
+Timestamps, attempt timings and exchange details are deliberately ignored: two runs of an
+unchanged agent compare `identical`. Everything here is plain data in and plain data out;
+`lines()` and `summary()` pass agent-supplied text through `safe_text` for terminals.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from explorer.core.canonical import canonical_text
+from explorer.core.findings import QUESTIONS
+from explorer.core.text import safe_text
+
+ChangeKind = Literal["added", "removed", "changed"]
+ProjectionKey = tuple[str, str | None, str]  # (document, url, member)
+
+_VALUE_WIDTH = 100  # characters of a canonical value shown per line in lines()
+
+
+@dataclass(frozen=True)
+class ProjectionChange:
+    """One projection that appeared, disappeared, or now carries another value or status."""
+
+    question: str
+    kind: ChangeKind
+    document: str
+    url: str | None
+    member: str
+    before: Any = None
+    after: Any = None
+    before_canonical: str | None = None
+    after_canonical: str | None = None
+    before_status: str | None = None
+    after_status: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "kind": self.kind,
+            "document": self.document,
+            "url": self.url,
+            "member": self.member,
+            "before": self.before,
+            "after": self.after,
+            "before_canonical": self.before_canonical,
+            "after_canonical": self.after_canonical,
+            "before_status": self.before_status,
+            "after_status": self.after_status,
+        }
+
+
+@dataclass(frozen=True)
+class QuestionComparison:
+    """One question's projections, aligned by source; plus a change of the question's own status."""
+
+    question: str
+    added: tuple[ProjectionChange, ...] = ()
+    removed: tuple[ProjectionChange, ...] = ()
+    changed: tuple[ProjectionChange, ...] = ()
+    unchanged: int = 0
+    status: tuple[str | None, str | None] | None = None  # (before, after) when it differs
+    declared: tuple[Any, Any] | None = None
+
+    @property
+    def identical(self) -> bool:
+        return not (self.added or self.removed or self.changed or self.status or self.declared)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "added": [c.to_json() for c in self.added],
+            "removed": [c.to_json() for c in self.removed],
+            "changed": [c.to_json() for c in self.changed],
+            "unchanged": self.unchanged,
+            "status": list(self.status) if self.status else None,
+            "declared": list(self.declared) if self.declared else None,
+        }
+
+
+@dataclass(frozen=True)
+class ValueChange:
+    """A single report-level fact that differs: (what, before, after)."""
+
+    what: str
+    before: Any
+    after: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "before": self.before, "after": self.after}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything that differs from report `a` (before) to report `b` (after)."""
+
+    questions: tuple[QuestionComparison, ...]
+    facts: tuple[ValueChange, ...]  # verdict, standing, card digest, signature, answers digest, proposals
+    findings_added: tuple[Mapping[str, Any], ...]
+    findings_removed: tuple[Mapping[str, Any], ...]
+
+    @property
+    def identical(self) -> bool:
+        return (
+            not self.facts
+            and not self.findings_added
+            and not self.findings_removed
+            and all(q.identical for q in self.questions)
+        )
+
+    def fact(self, what: str) -> ValueChange | None:
+        """The change of one named fact (`verdict`, `card.sha256`, ...), or None when it did not change."""
+        return next((f for f in self.facts if f.what == what), None)
+
+    def question(self, name: str) -> QuestionComparison:
+        return next(q for q in self.questions if q.question == name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "identical": self.identical,
+            "changes": [f.to_json() for f in self.facts],
+            "questions": {q.question: q.to_json() for q in self.questions},
+            "findings": {
+                "added": [dict(f) for f in self.findings_added],
+                "removed": [dict(f) for f in self.findings_removed],
+            },
+        }
+
+    def summary(self) -> str:
+        """One line: what changed, or `no change`."""
+        if self.identical:
+            return "no change"
+        parts = [
+            f"{safe_text(f.what, limit=200)} {_short(f.before)} -> {_short(f.after)}" for f in self.facts
+        ]
+        for q in self.questions:
+            counts = [
+                f"{len(items)} {label}"
+                for label, items in (("changed", q.changed), ("added", q.added), ("removed", q.removed))
+                if items
+            ]
+            if q.status:
+                counts.append(f"{_short(q.status[0])} -> {_short(q.status[1])}")
+            if q.declared:
+                counts.append(f"declared {_short(q.declared[0])} -> {_short(q.declared[1])}")
+            if counts:
+                parts.append(f"{q.question}: " + ", ".join(counts))
+        if self.findings_added or self.findings_removed:
+            parts.append(f"findings +{len(self.findings_added)} -{len(self.findings_removed)}")
+        return "; ".join(parts)
+
+    def lines(self) -> list[str]:
+        """A readable multi-line account, agent text made safe for a terminal."""
+        if self.identical:
+            return ["identical: same verdict, card, proposals, answers and findings"]
+        out = [f"{safe_text(f.what, limit=200)}: {_short(f.before)} -> {_short(f.after)}" for f in self.facts]
+        for q in self.questions:
+            if q.identical:
+                continue
+            head = (
+                f"{q.question}: {len(q.changed)} changed, {len(q.added)} added, "
+                f"{len(q.removed)} removed, {q.unchanged} unchanged"
+            )
+            if q.status:
+                head += f"; status {_short(q.status[0])} -> {_short(q.status[1])}"
+            if q.declared:
+                head += f"; declared {_short(q.declared[0])} -> {_short(q.declared[1])}"
+            out.append(head)
+            for c in (*q.changed, *q.added, *q.removed):
+                out.extend(_change_lines(c))
+        for sign, items in (("+", self.findings_added), ("-", self.findings_removed)):
+            for f in items:
+                where = " ".join(str(f[k]) for k in ("question", "member", "probe") if f.get(k))
+                code = safe_text(f.get("code"), limit=60)
+                out.append(f"finding {sign} {code} {safe_text(where, limit=200)}".rstrip())
+        return out
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value):
+        return value[:12]
+    return safe_text(value, limit=60)
+
+
+def _change_lines(c: ProjectionChange) -> list[str]:
+    where = c.document if c.url is None else f"{c.document} {c.url}"
+    label = f"  {c.kind} {safe_text(where, limit=200)} {safe_text(c.member, limit=200)}"
+    status = ""
+    if c.kind == "changed" and c.before_status != c.after_status:
+        status = f" (status {_short(c.before_status)} -> {_short(c.after_status)})"
+    lines = [label + status]
+    if c.before_canonical is not None:
+        lines.append(f"      before: {safe_text(c.before_canonical, limit=_VALUE_WIDTH)}")
+    if c.after_canonical is not None:
+        lines.append(f"      after:  {safe_text(c.after_canonical, limit=_VALUE_WIDTH)}")
+    return lines
+
+
+# --- building a Comparison ------------------------------------------------------------------------
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _canonical(projection: Mapping[str, Any]) -> str:
+    given = projection.get("value_canonical")
+    if isinstance(given, str):
+        return given
+    try:
+        return canonical_text(projection.get("value"))
+    except Exception:  # not canonicalisable (hostile or lossy): still comparable as sorted JSON
+        return json.dumps(projection.get("value"), sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def _key(projection: Mapping[str, Any]) -> ProjectionKey:
+    url = projection.get("url")
+    return (
+        str(projection.get("document")),
+        url if isinstance(url, str) else None,
+        str(projection.get("member")),
+    )
+
+
+def _aligned(projections: Any) -> dict[tuple[ProjectionKey, int], Mapping[str, Any]]:
+    """Projections keyed by source, with an occurrence number for a source answered twice."""
+    out: dict[tuple[ProjectionKey, int], Mapping[str, Any]] = {}
+    seen: dict[ProjectionKey, int] = {}
+    for p in projections if isinstance(projections, Sequence) and not isinstance(projections, str) else ():
+        if not isinstance(p, Mapping):
+            continue
+        key = _key(p)
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        out[(key, n)] = p
+    return out
+
+
+def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
+    before, after = _aligned(_get(qa, "projections")), _aligned(_get(qb, "projections"))
+    added, removed, changed = [], [], []
+    unchanged = 0
+
+    def change(
+        kind: ChangeKind, key: ProjectionKey, pa: Mapping | None, pb: Mapping | None
+    ) -> ProjectionChange:
+        return ProjectionChange(
+            question=name,
+            kind=kind,
+            document=key[0],
+            url=key[1],
+            member=key[2],
+            before=None if pa is None else pa.get("value"),
+            after=None if pb is None else pb.get("value"),
+            before_canonical=None if pa is None else _canonical(pa),
+            after_canonical=None if pb is None else _canonical(pb),
+            before_status=None if pa is None else pa.get("status"),
+            after_status=None if pb is None else pb.get("status"),
+        )
+
+    for slot, pa in before.items():
+        pb = after.get(slot)
+        if pb is None:
+            removed.append(change("removed", slot[0], pa, None))
+        elif _canonical(pa) != _canonical(pb) or pa.get("status") != pb.get("status"):
+            changed.append(change("changed", slot[0], pa, pb))
+        else:
+            unchanged += 1
+    added = [change("added", slot[0], None, pb) for slot, pb in after.items() if slot not in before]
+    status = (_get(qa, "status"), _get(qb, "status"))
+    declared = (_get(qa, "declared"), _get(qb, "declared"))
+    return QuestionComparison(
+        question=name,
+        added=tuple(added),
+        removed=tuple(removed),
+        changed=tuple(changed),
+        unchanged=unchanged,
+        status=status if status[0] != status[1] else None,
+        declared=declared if declared[0] != declared[1] else None,
+    )
+
+
+def _proposals(report: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    items = _get(report, "card", "terms", "proposals")
+    out: dict[str, tuple[Any, Any]] = {}
+    for p in items if isinstance(items, list) else ():
+        if isinstance(p, Mapping):
+            out[str(p.get("url"))] = (p.get("digest"), p.get("status"))
+    return out
+
+
+def _facts(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[ValueChange]:
+    facts = []
+    for what, path in (
+        ("verdict", ("verdict",)),
+        ("standing", ("standing",)),
+        ("card.url", ("card", "url")),
+        ("card.sha256", ("card", "sha256")),
+        ("card.layout", ("card", "layout")),
+        ("card.signature", ("card", "signature", "status")),
+        ("card.signature.form", ("card", "signature", "form")),
+        ("answers_sha256", ("answers_sha256",)),
+    ):
+        before, after = _get(a, *path), _get(b, *path)
+        if before != after:
+            facts.append(ValueChange(what, before, after))
+    pa, pb = _proposals(a), _proposals(b)
+    for url in sorted(pa.keys() | pb.keys()):
+        da, sa = pa.get(url, (None, None))
+        db, sb = pb.get(url, (None, None))
+        if da != db:
+            facts.append(ValueChange(f"proposal {url} digest", da, db))
+        if sa != sb:
+            facts.append(ValueChange(f"proposal {url} status", sa, sb))
+    return facts
+
+
+def _finding_key(f: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (f.get("code"), f.get("question"), f.get("member"), f.get("probe"))
+
+
+def _findings(report: Mapping[str, Any]) -> dict[tuple[Any, ...], Mapping[str, Any]]:
+    items = report.get("findings")
+    out: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    for f in items if isinstance(items, list) else ():
+        if isinstance(f, Mapping):
+            out.setdefault(_finding_key(f), f)
+    return out
+
+
+def compare_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
+    """What differs from report `a` (the earlier run) to report `b` (the later one)."""
+    a = a if isinstance(a, Mapping) else {}
+    b = b if isinstance(b, Mapping) else {}
+    questions = tuple(
+        _compare_question(q, _get(a, "questions", q), _get(b, "questions", q)) for q in QUESTIONS
+    )
+    fa, fb = _findings(a), _findings(b)
+    return Comparison(
+        questions=questions,
+        facts=tuple(_facts(a, b)),
+        findings_added=tuple(f for k, f in fb.items() if k not in fa),
+        findings_removed=tuple(f for k, f in fa.items() if k not in fb),
+    )

@@ -1,0 +1,482 @@
+"""Transcripts of a run: JSON for machines and third parties, Markdown and HTML for people.
+
+The formats are declared once, as data (`EXPORT_FORMATS`), so the TUI's export dialog and the
+headless `export` command offer the same choices with the same suffixes.
+
+- JSON is `Run.to_transcript()` (every byte as received, base64, plus the keys used) enriched
+  with what a third party needs to check it without this tool's help: each body's SHA-256, its
+  RFC 8785 canonical text and that text's digest, and the verdict, standing and explorer version
+  at the top. `Run.from_transcript` reads it back, so `verify --offline` re-runs the diff on it.
+  Output is deterministic: the same run always exports to the same bytes.
+- Markdown and HTML show the five questions with each projection beside the source member it
+  points to, mismatches marked in words and symbols (never colour alone), and the standing in
+  words. Every agent-supplied string passes through `safe_text`, then is escaped for the format:
+  Markdown punctuation is backslash-escaped (no raw HTML passes through), HTML is escaped and the
+  page carries a Content-Security-Policy that forbids scripts and remote loads.
+- No secret appears in any format: headers are redacted again here, whatever the run holds.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from explorer import __version__
+from explorer.core.canonical import CanonicalError, canonical_text, sha256_hex
+from explorer.core.findings import QUESTIONS
+from explorer.core.report import standing_words
+from explorer.core.run import Run
+from explorer.core.strict_json import StrictJsonError
+from explorer.core.strict_json import parse as parse_json
+from explorer.core.text import safe_text
+from explorer.store.redact import redact_headers
+
+Format = Literal["json", "md", "html"]
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """One export format, as offered by the CLI and the TUI."""
+
+    name: str
+    label: str
+    suffix: str
+    media_type: str
+    description: str
+
+
+EXPORT_FORMATS: dict[str, ExportFormat] = {
+    "json": ExportFormat(
+        "json",
+        "JSON transcript",
+        ".json",
+        "application/json",
+        "complete and self-contained: raw and canonical bytes, digests, keys; checks with verify --offline",
+    ),
+    "md": ExportFormat(
+        "md",
+        "Markdown report",
+        ".md",
+        "text/markdown",
+        "for people: the five questions, each projection beside its source member, mismatches marked",
+    ),
+    "html": ExportFormat(
+        "html",
+        "HTML report",
+        ".html",
+        "text/html",
+        "for people: one self-contained page (inline CSS, no scripts) with the same content as Markdown",
+    ),
+}
+_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'"  # no scripts, no remote loads
+_CELL = 160  # characters of a value shown in a table cell
+_BLOCK = 2000  # characters of a canonical value shown in full views
+
+
+class ExportError(Exception):
+    """The export could not be produced or written; str() says why."""
+
+
+def format_for_path(path: str | os.PathLike[str]) -> str | None:
+    """The format a file name asks for by its suffix, or None."""
+    return _SUFFIXES.get(Path(path).suffix.lower())
+
+
+def export(run: Run, fmt: Format | str) -> str:
+    """The run as a transcript in one of EXPORT_FORMATS."""
+    if fmt == "json":
+        return json.dumps(transcript(run), ensure_ascii=False, indent=2) + "\n"
+    if fmt == "md":
+        return _markdown(run)
+    if fmt == "html":
+        return _html(run)
+    raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+
+
+def write_export(run: Run, fmt: Format | str, path: str | os.PathLike[str]) -> Path:
+    """Write the export to `path` atomically (temporary file, then rename): never a half-written file."""
+    text = export(run, fmt)
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
+    return target
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+
+def _canonical_of(body: bytes | None) -> dict[str, Any]:
+    if body is None:
+        return {}
+    out: dict[str, Any] = {"sha256": sha256_hex(body)}
+    if not body:
+        return out
+    try:
+        text = canonical_text(parse_json(body))
+    except (StrictJsonError, CanonicalError) as exc:
+        out["canonical_error"] = str(exc)
+        return out
+    out["canonical"] = text
+    out["canonical_sha256"] = sha256_hex(text.encode("utf-8"))
+    return out
+
+
+def transcript(run: Run) -> dict[str, Any]:
+    """The JSON transcript: Run.to_transcript() plus digests and canonical forms, secrets redacted."""
+    data = run.to_transcript()
+    report = run.report
+    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
+    for entry, ex in zip(data["exchanges"], run.exchanges, strict=True):
+        entry["request_headers"] = [list(h) for h in redact_headers(ex.request_headers)]
+        entry["response_headers"] = [list(h) for h in redact_headers(ex.response_headers)]
+        entry["request"] = _canonical_of(ex.request_body)
+        entry["response"] = _canonical_of(ex.response_body)
+    data["exported_with"] = {"explorer_version": __version__}
+    data["summary"] = {
+        "target": report.get("target"),
+        "verdict": report.get("verdict"),
+        "standing": report.get("standing"),
+        "standing_words": standing_words(report),
+        "ran_by": dict(ran_by),
+        "card_sha256": _get(report, "card", "sha256"),
+        "answers_sha256": report.get("answers_sha256"),
+        "started_at": report.get("started_at"),
+        "finished_at": report.get("finished_at"),
+    }
+    return data
+
+
+# --- shared reading of the report ---------------------------------------------------------------
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [v for v in value if isinstance(v, Mapping)]
+    return []
+
+
+def _canon(projection: Mapping[str, Any], which: str) -> str | None:
+    given = projection.get(f"{which}_canonical")
+    if isinstance(given, str):
+        return given
+    value = projection.get("value" if which == "value" else "source_value")
+    if value is None and which == "source":
+        return None
+    try:
+        return canonical_text(value)
+    except CanonicalError:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+def _status_mark(status: Any) -> str:
+    return {
+        "match": "✓ match",
+        "mismatch": "✗ MISMATCH",
+        "unresolved": "✗ UNRESOLVED",
+        "unverifiable": "? unverifiable",
+    }.get(str(status), safe_text(status, limit=40))
+
+
+def _source_label(p: Mapping[str, Any]) -> str:
+    document = str(p.get("document"))
+    if p.get("url"):
+        return f"{document} {p.get('url')} ({p.get('digest')})"
+    return document
+
+
+def _diff_span(a: str, b: str) -> tuple[int, int, int]:
+    """Common prefix length and the ends of the differing middles of a and b."""
+    start = 0
+    limit = min(len(a), len(b))
+    while start < limit and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    return start, end_a, end_b
+
+
+def _facts(run: Run) -> list[tuple[str, str]]:
+    """(label, plain text) pairs heading every human format; text not yet escaped for the format."""
+    report = run.report
+    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
+    sig = card.get("signature") if isinstance(card.get("signature"), Mapping) else {}
+    sig_bits = [f"{k} {sig[k]}" for k in ("form", "alg", "kid") if sig.get(k)]
+    if sig.get("key_source") == "jku":
+        sig_bits.append("key from the card's own jku")
+    facts = [
+        ("Agent", str(card.get("url") or report.get("target") or "unknown")),
+        ("Verdict", str(report.get("verdict", "unknown"))),
+        ("Standing", standing_words(report)),
+        ("Card", f"sha256 {card.get('sha256')}, layout {card.get('layout')}"),
+        ("Signature", f"{sig.get('status', 'unknown')}" + (f" ({', '.join(sig_bits)})" if sig_bits else "")),
+        ("Answers digest", f"sha256 {report.get('answers_sha256')}"),
+        (
+            "Run",
+            f"started {report.get('started_at')}, finished {report.get('finished_at')}, "
+            f"attempts {report.get('attempts')}",
+        ),
+        ("Explorer", f"run with {report.get('explorer_version')}, exported with {__version__}"),
+    ]
+    for p in _list(_get(report, "card", "terms", "proposals")):
+        facts.append(("Proposal", f"{p.get('url')} {p.get('digest')}: {p.get('status')}"))
+    return facts
+
+
+def _title(run: Run) -> str:
+    return str(
+        _get(run.report, "card", "name") or _get(run.report, "card", "url") or run.report.get("target") or ""
+    )
+
+
+# --- Markdown -----------------------------------------------------------------------------------
+
+# Characters that can start inline markup, a table cell, an entity or raw HTML. Values never begin a
+# line (they follow a label or a cell border), so block markers such as `#`, `-` or `1.` are inert.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&!])")
+
+
+def _md(value: Any, limit: int = 300) -> str:
+    """Agent text as inert Markdown: made printable, then every Markdown/HTML character escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", safe_text(value, limit=limit))
+
+
+def _fence(text: str) -> list[str]:
+    """A fenced block longer than any backtick run inside, so the text cannot close it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, text, fence]
+
+
+def _md_mismatch(p: Mapping[str, Any]) -> list[str]:
+    answered = safe_text(_canon(p, "value"), limit=_BLOCK)
+    source = _canon(p, "source")
+    lines = [
+        f"**{_md(p.get('member'), 200)}**: the answer (first line) against the source member (second):",
+        "",
+    ]
+    if source is None:
+        return lines + _fence(answered) + ["", "The source member resolves to nothing.", ""]
+    declared = safe_text(source, limit=_BLOCK)
+    start, end_a, end_b = _diff_span(answered, declared)
+    caret = " " * start + "^" * max(1, max(end_a, end_b) - start)
+    return lines + _fence("\n".join([answered, declared, caret])) + [""]
+
+
+def _markdown(run: Run) -> str:
+    report = run.report
+    out = [f"# Interview transcript: {_md(_title(run), 200)}", ""]
+    out += [f"- **{label}:** {_md(text, 500)}" for label, text in _facts(run)]
+    out += [
+        "",
+        "Conformance is not competence: the interview checks that the agent's answers match "
+        "its declared documents, not how well it works.",
+        "",
+    ]
+    for q in QUESTIONS:
+        entry = _get(report, "questions", q) or {}
+        status = safe_text(entry.get("status") or "not asked", limit=40)
+        out += [f"## {q.capitalize()} ({_md(status)})", ""]
+        projections = _list(entry.get("projections"))
+        if q == "terms" and entry.get("declared") is False and not projections:
+            out += ["The agent states it has published no terms (`declared: false`).", ""]
+            continue
+        if not projections:
+            out += ["No projections.", ""]
+            continue
+        out += [
+            "| # | Status | Source | Member | Answered value | Source member's value |",
+            "|---|---|---|---|---|---|",
+        ]
+        for p in projections:
+            out.append(
+                f"| {p.get('index', '')} | {_status_mark(p.get('status'))} | {_md(_source_label(p), 200)} "
+                f"| {_md(p.get('member'), 200)} | {_md(_canon(p, 'value'), _CELL)} "
+                f"| {_md(_canon(p, 'source') or '(nothing)', _CELL)} |"
+            )
+        out.append("")
+        for p in projections:
+            if p.get("status") in ("mismatch", "unresolved"):
+                out += _md_mismatch(p)
+    out += ["## Probes", ""]
+    for probe in _list(report.get("probes")):
+        method = _get(probe, "request", "method")
+        out.append(f"- {_md(probe.get('name'))}: {_md(method, 100)} → {_md(probe.get('outcome'))}")
+    for title, key in (
+        ("Findings", "findings"),
+        ("Other extensions (never change the verdict)", "extensions"),
+    ):
+        items = _list(report.get(key))
+        out += ["", f"## {title}", ""]
+        if not items:
+            out.append("None.")
+        for f in items:
+            where = " ".join(str(f[k]) for k in ("question", "member", "probe") if f.get(k))
+            head = f"- **{_md(f.get('severity'))}** {_md(f.get('code'))} {_md(where)}"
+            out.append(f"{head}: {_md(f.get('detail'), 500)}")
+    out += [
+        "",
+        "## Exchanges",
+        "",
+        "| Purpose | Method | URL | Status | Body sha256 |",
+        "|---|---|---|---|---|",
+    ]
+    for ex in run.exchanges:
+        status = ex.status if ex.error is None else f"{ex.status} {ex.error}"
+        out.append(
+            f"| {_md(ex.purpose)} | {_md(ex.method)} | {_md(ex.url, 200)} | {_md(status, 120)} "
+            f"| {sha256_hex(ex.response_body)} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:70rem;padding:0 1rem;color:#1a1a1a}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ccc}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0}
+table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{border:1px solid #ccc;padding:.3rem;
+vertical-align:top;text-align:left}pre{margin:0;white-space:pre-wrap;word-break:break-all}
+tr.mismatch,tr.unresolved{background:#fde8e8}tr.mismatch td.status,tr.unresolved td.status{font-weight:700}
+mark{background:#ffd54f;text-decoration:underline wavy;outline:1px solid #b58900}
+.standing{font-weight:600}.claim{color:#8a4b00}.evidence{color:#0b6b2e}.note{color:#555}
+"""
+
+
+def _h(value: Any, limit: int = 300) -> str:
+    return html.escape(safe_text(value, limit=limit), quote=True)
+
+
+def _h_marked(text: str, start: int, end: int) -> str:
+    return (
+        html.escape(text[:start])
+        + "<mark>"
+        + html.escape(text[start:end])
+        + "</mark>"
+        + html.escape(text[end:])
+    )
+
+
+def _html_projection(p: Mapping[str, Any]) -> str:
+    status = str(p.get("status"))
+    answered = safe_text(_canon(p, "value"), limit=_BLOCK)
+    source_text = _canon(p, "source")
+    declared = safe_text(source_text, limit=_BLOCK) if source_text is not None else None
+    if status in ("mismatch", "unresolved") and declared is not None:
+        start, end_a, end_b = _diff_span(answered, declared)
+        value_html, source_html = _h_marked(answered, start, end_a), _h_marked(declared, start, end_b)
+    else:
+        value_html = html.escape(answered)
+        source_html = html.escape(declared) if declared is not None else "<em>(nothing at this member)</em>"
+    cls = html.escape(status, quote=True)
+    return (
+        f'<tr class="{cls}"><td>{_h(p.get("index"), 10)}</td><td class="status">{_status_mark(status)}</td>'
+        f"<td>{_h(_source_label(p))}</td><td><code>{_h(p.get('member'), 200)}</code></td>"
+        f"<td><pre>{value_html}</pre></td><td><pre>{source_html}</pre></td></tr>"
+    )
+
+
+def _html(run: Run) -> str:
+    report = run.report
+    standing = "evidence" if report.get("standing") == "evidence" else "claim"
+    body = [f"<h1>Interview transcript: {_h(_title(run), 200)}</h1>", "<dl>"]
+    for label, text in _facts(run):
+        cls = f' class="standing {standing}"' if label == "Standing" else ""
+        body.append(f"<dt>{html.escape(label)}</dt><dd{cls}>{_h(text, 500)}</dd>")
+    body += [
+        "</dl>",
+        '<p class="note">Conformance is not competence: the interview checks that the agent\'s '
+        "answers match its declared documents, not how well it works.</p>",
+    ]
+    for q in QUESTIONS:
+        entry = _get(report, "questions", q) or {}
+        body.append(
+            f"<h2>{html.escape(q.capitalize())} <small>({_h(entry.get('status') or 'not asked', 40)})"
+            "</small></h2>"
+        )
+        projections = _list(entry.get("projections"))
+        if q == "terms" and entry.get("declared") is False and not projections:
+            body.append("<p>The agent states it has published no terms (<code>declared: false</code>).</p>")
+            continue
+        if not projections:
+            body.append("<p>No projections.</p>")
+            continue
+        body.append(
+            "<table><thead><tr><th>#</th><th>Status</th><th>Source</th><th>Member</th>"
+            "<th>Answered value</th><th>Source member's value</th></tr></thead><tbody>"
+        )
+        body += [_html_projection(p) for p in projections]
+        body.append("</tbody></table>")
+    body.append("<h2>Probes</h2><ul>")
+    for probe in _list(report.get("probes")):
+        body.append(
+            f"<li>{_h(probe.get('name'))}: <code>{_h(_get(probe, 'request', 'method'), 100)}</code>"
+            f" &rarr; {_h(probe.get('outcome'))}</li>"
+        )
+    body.append("</ul>")
+    for title, key in (
+        ("Findings", "findings"),
+        ("Other extensions (never change the verdict)", "extensions"),
+    ):
+        items = _list(report.get(key))
+        body.append(f"<h2>{html.escape(title)}</h2>")
+        if not items:
+            body.append("<p>None.</p>")
+            continue
+        body.append("<ul>")
+        for f in items:
+            where = " ".join(str(f[k]) for k in ("question", "member", "probe") if f.get(k))
+            body.append(
+                f"<li><strong>{_h(f.get('severity'))}</strong> <code>{_h(f.get('code'))}</code> "
+                f"{_h(where)}: {_h(f.get('detail'), 500)}</li>"
+            )
+        body.append("</ul>")
+    body.append(
+        "<h2>Exchanges</h2><table><thead><tr><th>Purpose</th><th>Method</th><th>URL</th>"
+        "<th>Status</th><th>Body sha256</th></tr></thead><tbody>"
+    )
+    for ex in run.exchanges:
+        status = ex.status if ex.error is None else f"{ex.status} {ex.error}"
+        body.append(
+            f"<tr><td>{_h(ex.purpose)}</td><td>{_h(ex.method)}</td><td>{_h(ex.url)}</td>"
+            f"<td>{_h(status)}</td><td><code>{sha256_hex(ex.response_body)}</code></td></tr>"
+        )
+    body.append("</tbody></table>")
+    head = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>Interview transcript: {_h(_title(run), 120)}</title><style>{_CSS}</style></head><body>"
+    )
+    return head + "\n".join(body) + "</body></html>\n"

@@ -1,0 +1,313 @@
+"""The history store: exact round trips, dedup, listing, forgetting, refusing files it does not own."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import zlib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_history_support import CARD_URL, SECRET, make_run
+
+from explorer.core.run import REDACTED
+from explorer.store import history as history_module
+from explorer.store.history import HISTORY_FILE, History, HistoryError
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def _tick(n: int) -> dict:
+    """Arguments that change only what differs between two runs of an unchanged agent."""
+    return {
+        "started_at": f"2025-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d}Z",
+        "elapsed_ms": 1.5 + n * 0.37,
+    }
+
+
+def _file_bytes(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return (
+            conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
+        )
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_run_comes_back_exactly_as_recorded_minus_secrets(home: Path) -> None:
+    original = make_run(**_tick(7))
+    with History.open(home) as history:
+        run_id = history.record(original)
+        loaded = history.load(run_id)
+    assert loaded.report == original.report
+    assert list(loaded.report) == list(original.report)  # member order survives
+    assert loaded.keys == original.keys
+    assert len(loaded.exchanges) == len(original.exchanges)
+    for got, sent in zip(loaded.exchanges, original.exchanges, strict=True):
+        assert got.response_body == sent.response_body
+        assert got.request_body == sent.request_body
+        assert (got.started_at, got.elapsed_ms, got.status, got.purpose) == (
+            sent.started_at,
+            sent.elapsed_ms,
+            sent.status,
+            sent.purpose,
+        )
+        assert [n for n, _ in got.response_headers] == [n for n, _ in sent.response_headers]
+        assert got.header("date") == sent.header("date")
+    headers = dict(loaded.exchanges[0].request_headers)
+    assert headers["Authorization"] == REDACTED
+    assert dict(loaded.exchanges[1].request_headers)["X-Api-Key"] == REDACTED
+    assert dict(loaded.exchanges[1].response_headers)["Set-Cookie"] == REDACTED
+
+
+def test_no_secret_reaches_the_database_file_even_compressed(home: Path) -> None:
+    with History.open(home) as history:
+        history.record(make_run())
+    conn = sqlite3.connect(home / HISTORY_FILE)
+    blobs = [
+        zlib.decompress(b) if e == 1 else b for e, b in conn.execute("SELECT encoding, body FROM documents")
+    ]
+    blobs += [zlib.decompress(v) for (v,) in conn.execute("SELECT volatile FROM runs")]
+    conn.close()
+    everything = b"".join(blobs) + (home / HISTORY_FILE).read_bytes()
+    for secret in (SECRET, "key-should-vanish", "session=abc"):
+        assert secret.encode() not in everything
+
+
+def test_unchanged_runs_share_their_documents_and_cost_little(home: Path) -> None:
+    path = home / HISTORY_FILE
+    with History.open(home) as history:
+        history.record(make_run(**_tick(0)))
+        documents = history.stats()["documents"]
+        size_after_one = _file_bytes(path)
+        for n in range(1, 201):
+            history.record(make_run(**_tick(n)))
+        assert history.stats()["documents"] == documents  # nothing new was stored but rows
+        assert history.stats()["runs"] == 201
+        per_run = (_file_bytes(path) - size_after_one) / 200
+    assert per_run < 2048, f"{per_run:.0f} bytes per unchanged run"
+
+
+def test_a_changed_answer_adds_only_the_changed_documents(home: Path) -> None:
+    with History.open(home) as history:
+        history.record(make_run())
+        before = history.stats()["documents"]
+        history.record(make_run(answered_name="Someone Else"))
+        added = history.stats()["documents"] - before
+    # the identity answer body, the report and the exchange list: not the card, not the other answers
+    assert 1 <= added <= 4
+
+
+def test_runs_are_listed_newest_first_with_a_churn_marker(home: Path) -> None:
+    other = "http://127.0.0.1:10/.well-known/agent-card.json"
+    with History.open(home) as history:
+        a1 = history.record(make_run(**_tick(1)))
+        a2 = history.record(make_run(**_tick(2)))
+        b1 = history.record(make_run(card_url=other, name="Other"))
+        a3 = history.record(make_run(answered_name="Changed", verdict="nonconformant"))
+        a4 = history.record(make_run(answered_name="Changed", verdict="nonconformant", **_tick(4)))
+        a5 = history.record(make_run(**_tick(5)))
+        listed = history.runs()
+        assert [r.id for r in listed] == [a5, a4, a3, b1, a2, a1]
+        mine = {r.id: r for r in history.runs(CARD_URL)}
+        assert list(mine) == [a5, a4, a3, a2, a1]
+        assert [mine[i].changed for i in (a1, a2, a3, a4, a5)] == [False, False, True, False, True]
+        assert history.runs(other)[0].changed is False  # another agent's runs never count
+        assert [r.id for r in history.runs(CARD_URL, limit=2)] == [a5, a4]
+        assert history.summary(a3) == mine[a3]
+        top = listed[0]
+        assert (top.verdict, top.standing, top.role, top.runner, top.name) == (
+            "conformant",
+            "claim",
+            "self",
+            "tester",
+            "Steady Agent",
+        )
+        assert top.card_sha256 and len(top.card_sha256) == 64
+        agents = history.agents()
+        assert [(a.agent, a.runs, a.last_run_id) for a in agents] == [(CARD_URL, 5, a5), (other, 1, b1)]
+        assert history.runs("http://nowhere/") == []
+
+
+def test_agents_can_be_named_by_url_base_url_or_name(home: Path) -> None:
+    with History.open(home) as history:
+        history.record(make_run())
+        history.record(make_run(card_url="http://127.0.0.1:10/.well-known/agent-card.json", name="Other"))
+        assert history.match_agents(CARD_URL) == [CARD_URL]
+        assert history.match_agents("http://127.0.0.1:9") == [CARD_URL]
+        assert history.match_agents("http://127.0.0.1:9/") == [CARD_URL]
+        assert history.match_agents("Other") == ["http://127.0.0.1:10/.well-known/agent-card.json"]
+        assert history.match_agents("http://127.0.0.1:1") == []
+
+
+def test_forgetting_deletes_the_run_and_its_unshared_documents(home: Path) -> None:
+    with History.open(home) as history:
+        keep = history.record(make_run())
+        baseline = history.stats()["documents"]
+        gone = history.record(make_run(answered_name="Only in this run"))
+        history.forget_run(gone)
+        assert history.stats()["documents"] == baseline
+        assert [r.id for r in history.runs()] == [keep]
+        assert history.load(keep).report == make_run().report
+        with pytest.raises(HistoryError, match=f"no run {gone}"):
+            history.load(gone)
+        with pytest.raises(HistoryError, match=f"no run {gone}"):
+            history.forget_run(gone)
+        again = history.record(make_run())
+        assert again > gone  # ids are never reused, so an old id never names a new run
+        assert history.forget_agent(CARD_URL) == 2
+        assert history.forget_agent(CARD_URL) == 0
+        assert history.runs() == [] and history.agents() == []
+        assert history.stats()["documents"] == 0
+
+
+def test_history_open_uses_the_environment_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("INTERVIEW_EXPLORER_HOME", str(tmp_path / "env-home"))
+    with History.open() as history:
+        history.record(make_run())
+    assert (tmp_path / "env-home" / HISTORY_FILE).exists()
+
+
+def test_random_bytes_at_the_path_are_refused_and_never_overwritten(home: Path) -> None:
+    home.mkdir()
+    path = home / HISTORY_FILE
+    path.write_bytes(os.urandom(8192))
+    before = _digest(path)
+    with pytest.raises(HistoryError, match="not an Interview Explorer history"):
+        History.open(home)
+    assert _digest(path) == before
+    assert not Path(str(path) + "-wal").exists()
+
+
+def test_a_damaged_sqlite_file_is_refused_with_a_message(home: Path) -> None:
+    home.mkdir()
+    path = home / HISTORY_FILE
+    path.write_bytes(b"SQLite format 3\x00" + os.urandom(4096))
+    before = _digest(path)
+    with pytest.raises(HistoryError, match="left untouched"):
+        History.open(home)
+    assert _digest(path) == before
+
+
+def test_another_applications_database_is_refused_and_left_alone(home: Path) -> None:
+    home.mkdir()
+    path = home / HISTORY_FILE
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
+        conn.execute("INSERT INTO notes(text) VALUES ('precious')")
+    conn.close()
+    before = _digest(path)
+    with pytest.raises(HistoryError, match="another application"):
+        History.open(home)
+    assert _digest(path) == before
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        assert conn.execute("SELECT text FROM notes").fetchall() == [("precious",)]
+    conn.close()
+
+
+def test_a_history_from_a_newer_explorer_is_refused(home: Path) -> None:
+    with History.open(home) as history:
+        history.record(make_run())
+    with sqlite3.connect(home / HISTORY_FILE) as conn:
+        conn.execute(f"PRAGMA user_version={history_module.SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(HistoryError, match="newer Interview Explorer"):
+        History.open(home)
+
+
+def test_a_folder_at_the_path_is_refused(home: Path) -> None:
+    (home / HISTORY_FILE).mkdir(parents=True)
+    with pytest.raises(HistoryError, match="folder"):
+        History.open(home)
+
+
+def test_a_tampered_document_is_reported_not_returned(home: Path) -> None:
+    with History.open(home) as history:
+        run_id = history.record(make_run())
+    with sqlite3.connect(home / HISTORY_FILE) as conn:
+        conn.execute("UPDATE documents SET body = zeroblob(length(body)) WHERE encoding = 1")
+    conn.close()
+    with History.open(home) as history, pytest.raises(HistoryError, match="damaged"):
+        history.load(run_id)
+
+
+def test_a_report_that_is_not_json_is_refused(home: Path) -> None:
+    bad = replace(make_run(), report={"verdict": "conformant", "oops": object()})
+    with History.open(home) as history:
+        with pytest.raises(HistoryError, match="not JSON"):
+            history.record(bad)
+        assert history.runs() == []
+
+
+# --- migrations ---------------------------------------------------------------------------------
+
+
+def _create_version_1(path: Path) -> None:
+    """A database exactly as the first released explorer created it, from the stored v1 schema."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("BEGIN")
+    for statement in history_module.MIGRATIONS[1]:
+        conn.execute(statement)
+    conn.execute(f"PRAGMA application_id={history_module.APPLICATION_ID}")
+    conn.execute("PRAGMA user_version=1")
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_a_version_1_database_opens_and_keeps_working(home: Path) -> None:
+    _create_version_1(home / HISTORY_FILE)
+    with History.open(home) as history:
+        run_id = history.record(make_run())
+        assert history.load(run_id).report == make_run().report
+    with sqlite3.connect(home / HISTORY_FILE) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == history_module.SCHEMA_VERSION
+    conn.close()
+
+
+def test_migrations_run_forward_from_version_1_and_keep_every_run(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _create_version_1(home / HISTORY_FILE)
+    with History.open(home) as history:
+        run_id = history.record(make_run())
+    migrations = dict(history_module.MIGRATIONS)
+    migrations[2] = ("ALTER TABLE runs ADD COLUMN note TEXT", "CREATE INDEX runs_by_verdict ON runs(verdict)")
+    monkeypatch.setattr(history_module, "MIGRATIONS", migrations)
+    monkeypatch.setattr(history_module, "SCHEMA_VERSION", 2)
+    with History.open(home) as history:
+        assert history.load(run_id).report == make_run().report
+        history.record(make_run())
+    with sqlite3.connect(home / HISTORY_FILE) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert "note" in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
+    conn.close()
+
+
+def test_a_failing_migration_changes_nothing(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _create_version_1(home / HISTORY_FILE)
+    with History.open(home) as history:
+        run_id = history.record(make_run())
+    migrations = dict(history_module.MIGRATIONS)
+    migrations[2] = ("ALTER TABLE runs ADD COLUMN note TEXT", "THIS IS NOT SQL")
+    monkeypatch.setattr(history_module, "MIGRATIONS", migrations)
+    monkeypatch.setattr(history_module, "SCHEMA_VERSION", 2)
+    with pytest.raises(HistoryError, match="from history version 1 to 2"):
+        History.open(home)
+    monkeypatch.undo()
+    with History.open(home) as history:
+        assert history.load(run_id).report == make_run().report
+    with sqlite3.connect(home / HISTORY_FILE) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert "note" not in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
+    conn.close()

@@ -1,0 +1,349 @@
+"""The history commands end to end: history, show, compare, export, forget offline; replay and watch live.
+
+Offline commands run on synthetic runs recorded in a temporary home. The live ones run against
+the reference agents on 127.0.0.1 (the session `fleet`): two runs of the churning agent differ in
+`compare`, `watch` on the flaky and churning agents prints one line per run, and a JSON export
+re-verifies offline to the same verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_history_support import CARD_URL, SECRET, make_run
+
+from explorer.cli import main
+from explorer.store.history import HISTORY_FILE, History
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> str:
+    return str(tmp_path / "home")
+
+
+@pytest.fixture
+def recorded(home: str) -> list[int]:
+    """Runs 1-3: the steady agent twice, then the same agent answering a wrong name."""
+    with History.open(home) as history:
+        return [
+            history.record(make_run(started_at="2025-01-01T00:00:00.000Z")),
+            history.record(make_run(started_at="2025-01-01T00:01:00.000Z", elapsed_ms=9.0)),
+            history.record(make_run(answered_name="Impostor", verdict="nonconformant")),
+        ]
+
+
+# --- offline commands ---------------------------------------------------------------------------
+
+
+def test_history_lists_runs_newest_first_with_digests_and_churn_marker(capsys, home, recorded) -> None:
+    code, out, _ = _cli(capsys, "history", "--home", home)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["ID", "RECORDED", "(UTC)"]
+    rows = [line for line in lines[1:] if line.strip() and line.strip()[0].isdigit()]
+    assert [r.split()[0] for r in rows] == ["3*", "2", "1"]
+    assert "nonconformant" in rows[0] and "claim" in rows[0] and CARD_URL in rows[0]
+    assert "changed since that agent's previous run" in out
+
+    code, out, _ = _cli(capsys, "history", "--json", "--home", home)
+    data = json.loads(out)
+    assert [r["id"] for r in data] == recorded[::-1]
+    assert data[0]["changed"] is True and data[1]["changed"] is False
+    assert {"id", "recorded_at", "agent", "verdict", "standing", "card_sha256", "answers_sha256"} <= set(
+        data[0]
+    )
+
+    code, out, _ = _cli(capsys, "history", "http://127.0.0.1:9", "--json", "--home", home)
+    assert code == 0 and len(json.loads(out)) == 3
+    code, out, err = _cli(capsys, "history", "http://elsewhere.example", "--home", home)
+    assert code == 3 and "no runs recorded for http://elsewhere.example" in err
+
+
+def test_history_of_an_empty_home_says_so(capsys, home) -> None:
+    code, out, _ = _cli(capsys, "history", "--home", home)
+    assert code == 0 and "no runs recorded yet" in out
+    code, out, _ = _cli(capsys, "history", "--json", "--home", home)
+    assert code == 0 and json.loads(out) == []
+
+
+def test_show_prints_the_stored_report_offline(capsys, home, recorded) -> None:
+    code, out, _ = _cli(capsys, "show", "3", "--json", "--home", home)
+    assert code == 0
+    assert json.loads(out) == make_run(answered_name="Impostor", verdict="nonconformant").report
+    code, out, _ = _cli(capsys, "show", "3", "--home", home)
+    assert code == 0
+    assert out.startswith("run 3, recorded ") and CARD_URL in out.splitlines()[0]
+    assert "verdict: nonconformant" in out and "standing: claim: run by the agent's operator" in out
+    assert "projection_mismatch" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (("show", "99"), 3, "no run 99"),
+        (("show", "abc"), 2, "a run id is a number"),
+        (("show", "0"), 2, "positive"),
+        (("compare", "1", "99"), 3, "no run 99"),
+        (("export", "99"), 3, "no run 99"),
+        (("forget", "99"), 3, "no run 99"),
+        (("forget", "http://nobody.example/"), 3, "no runs recorded"),
+        (("replay", "99"), 3, "no run 99"),
+        (("watch", "99", "--every", "1"), 3, "no run 99"),
+        (("watch", "1", "--every", "0"), 2, "more than 0"),
+        (("history", "--limit", "0"), 2, "--limit"),
+    ],
+)
+def test_bad_ids_and_arguments_get_clear_messages_and_statuses(
+    capsys, home, recorded, argv, code, message
+) -> None:
+    got, out, err = _cli(capsys, *argv, "--home", home)
+    assert got == code
+    assert message in err
+    assert "Traceback" not in out + err
+
+
+def test_compare_exits_0_when_identical_and_1_with_the_differences(capsys, home, recorded) -> None:
+    code, out, _ = _cli(capsys, "compare", "1", "2", "--home", home)
+    assert code == 0 and "identical" in out
+    code, out, _ = _cli(capsys, "compare", "2", "3", "--home", home)
+    assert code == 1
+    assert "verdict: conformant -> nonconformant" in out
+    assert "identity: 1 changed, 0 added, 0 removed, 1 unchanged" in out
+    assert 'before: "Steady Agent"' in out and 'after:  "Impostor"' in out
+    assert "finding + projection_mismatch identity /name" in out
+    code, out, _ = _cli(capsys, "compare", "2", "3", "--json", "--home", home)
+    data = json.loads(out)
+    assert code == 1 and data["identical"] is False
+    assert (data["run_a"]["id"], data["run_b"]["id"]) == (2, 3)
+    assert data["questions"]["identity"]["changed"][0]["after"] == "Impostor"
+
+
+def test_export_to_stdout_and_to_files_never_leaks_a_secret(capsys, home, recorded, tmp_path) -> None:
+    code, out, _ = _cli(capsys, "export", "3", "--home", home)
+    assert code == 0 and json.loads(out)["report"]["verdict"] == "nonconformant"
+    for fmt, name in (("md", "t.md"), ("html", "t.html"), ("json", "t.json")):
+        target = tmp_path / name
+        code, _, err = _cli(capsys, "export", "3", "-o", str(target), "--home", home)
+        assert code == 0 and f"wrote {fmt} transcript of run 3" in err
+        text = target.read_text(encoding="utf-8")
+        assert SECRET not in text and "key-should-vanish" not in text
+    assert (tmp_path / "t.html").read_text().startswith("<!DOCTYPE html>")
+    code, out, _ = _cli(capsys, "export", "3", "--format", "md", "--home", home)
+    assert code == 0 and out.startswith("# Interview transcript")
+    code, _, err = _cli(capsys, "export", "3", "-o", str(tmp_path), "--home", home)
+    assert code == 1 and "cannot write" in err
+
+
+def test_forget_a_run_then_an_agent(capsys, home, recorded) -> None:
+    code, out, _ = _cli(capsys, "forget", "2", "--home", home)
+    assert code == 0 and "forgot run 2" in out
+    code, out, _ = _cli(capsys, "history", "--json", "--home", home)
+    assert [r["id"] for r in json.loads(out)] == [3, 1]
+    code, out, _ = _cli(capsys, "forget", CARD_URL, "--home", home)
+    assert code == 0 and "forgot 2 runs" in out
+    code, out, _ = _cli(capsys, "history", "--json", "--home", home)
+    assert json.loads(out) == []
+
+
+def test_forget_refuses_an_agent_name_that_matches_several(capsys, home) -> None:
+    with History.open(home) as history:
+        history.record(make_run(card_url="http://127.0.0.1:9/a/.well-known/agent-card.json"))
+        history.record(make_run(card_url="http://127.0.0.1:9/b/.well-known/agent-card.json"))
+    code, _, err = _cli(capsys, "forget", "http://127.0.0.1:9", "--home", home)
+    assert code == 2 and "several agents" in err
+    with History.open(home) as history:
+        assert len(history.runs()) == 2
+
+
+def test_a_foreign_file_in_home_is_reported_not_overwritten(capsys, tmp_path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / HISTORY_FILE).write_bytes(b"not a database at all" * 100)
+    for argv in (("history",), ("show", "1"), ("export", "1"), ("forget", "1"), ("compare", "1", "2")):
+        code, out, err = _cli(capsys, *argv, "--home", str(home))
+        assert code == 3, argv
+        assert "not an Interview Explorer history" in err and "Traceback" not in err
+    assert (home / HISTORY_FILE).read_bytes() == b"not a database at all" * 100
+
+
+def test_history_commands_never_import_textual(home, recorded) -> None:
+    probe = (
+        "import sys\nfrom explorer.cli import main\n"
+        "for argv in (['history'], ['show', '1'], ['compare', '1', '2'],\n"
+        "             ['export', '1', '--format', 'md'], ['forget', '2']):\n"
+        f"    main(argv + ['--home', {home!r}])\n"
+        "assert 'textual' not in sys.modules, 'textual was imported'\n"
+        "assert 'rich' not in sys.modules, 'rich was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+# --- live: replay, watch, and offline re-verification ---------------------------------------------
+
+
+def _keys_file(tmp_path: Path, agent: Any) -> str:
+    path = tmp_path / f"{agent.name}.jwks"
+    path.write_text(json.dumps(agent.jwks), encoding="utf-8")
+    return str(path)
+
+
+def _verify(capsys, home: str, agent: Any, keys: str, *extra: str) -> dict[str, Any]:
+    code, out, err = _cli(capsys, "verify", agent.base_url, "--json", "--keys", keys, "--home", home, *extra)
+    assert "recorded as run" in err, err
+    return json.loads(out)
+
+
+@pytest.mark.timeout(120)
+def test_two_runs_against_the_churning_agent_show_the_change_in_compare(
+    capsys, fleet, home, tmp_path
+) -> None:
+    agent = fleet.agents["churning"]
+    keys = _keys_file(tmp_path, agent)
+    first = _verify(capsys, home, agent, keys)
+    second = _verify(capsys, home, agent, keys)
+    assert first["verdict"] == second["verdict"] == "churn"
+    assert first["card"]["sha256"] != second["card"]["sha256"]
+    code, out, _ = _cli(capsys, "compare", "1", "2", "--home", home)
+    assert code == 1
+    assert f"card.sha256: {first['card']['sha256'][:12]} -> {second['card']['sha256'][:12]}" in out
+    assert "answers_sha256:" in out
+    assert "changed card /skills/1/description" in out
+    code, out, _ = _cli(capsys, "history", "--home", home)
+    assert out.splitlines()[1].split()[0] == "2*"  # the churn marker, in the list itself
+
+
+@pytest.mark.timeout(120)
+def test_replay_runs_the_same_interview_again_and_reports_the_change(capsys, fleet, home, tmp_path) -> None:
+    steady = fleet.agents["steady"]
+    keys = _keys_file(tmp_path, steady)
+    first = _verify(
+        capsys,
+        home,
+        steady,
+        keys,
+        "--as",
+        "independent",
+        "--runner",
+        "auditor",
+        "--header",
+        f"Authorization: {SECRET}",
+    )
+    assert first["verdict"] == "conformant" and first["card"]["signature"]["status"] == "verified"
+    code, out, err = _cli(capsys, "replay", "1", "--home", home)  # no --keys: the run's own keys are trusted
+    assert code == 0, err
+    assert "standing: evidence: run by an independent party (auditor)" in out
+    assert "since run 1" in out and "identical" in out
+    assert "recorded as run 2" in err
+    code, out, _ = _cli(capsys, "replay", "1", "--json", "--no-history", "--home", home)
+    data = json.loads(out)
+    assert code == 0 and data["run_id"] is None and data["comparison"]["identical"] is True
+    assert data["report"]["ran_by"] == {"name": "auditor", "role": "independent"}
+    with History.open(home) as history:
+        assert len(history.runs()) == 2
+        text = "".join(json.dumps(history.load(i).to_transcript()) for i in (1, 2))
+    assert SECRET not in text
+
+
+@pytest.mark.timeout(120)
+def test_replay_exits_like_verify(capsys, fleet, home, tmp_path) -> None:
+    churning = fleet.agents["churning"]
+    _verify(capsys, home, churning, _keys_file(tmp_path, churning))
+    code, out, _ = _cli(capsys, "replay", "1", "--home", home)
+    assert code == 5 and "verdict: churn" in out
+
+
+@pytest.mark.timeout(120)
+def test_watch_prints_one_line_per_run_with_what_changed(capsys, fleet, home, tmp_path) -> None:
+    churning = fleet.agents["churning"]
+    code, out, err = _cli(
+        capsys,
+        "watch",
+        churning.base_url,
+        "--every",
+        "0.1",
+        "--count",
+        "3",
+        "--keys",
+        _keys_file(tmp_path, churning),
+        "--home",
+        home,
+    )
+    assert code == 5, err
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert "run 1  churn" in lines[0] and "first run" in lines[0]
+    for line in lines[1:]:
+        assert "CHANGED since run" in line and "card.sha256" in line and "identity: 2 changed" in line
+        assert "findings: card_changed, churn" in line
+
+
+@pytest.mark.timeout(120)
+def test_watch_on_the_flaky_agent_flags_its_unstable_answers_every_run(capsys, fleet, home, tmp_path) -> None:
+    flaky = fleet.agents["flaky"]
+    keys = _keys_file(tmp_path, flaky)
+    _verify(capsys, home, flaky, keys)
+    code, out, _ = _cli(capsys, "watch", "1", "--every", "0.1", "--count", "2", "--home", home)
+    assert code == 1
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert "no change since run 1" in lines[0] and "no change since run 2" in lines[1]
+    for line in lines:
+        assert "nonconformant" in line and "findings: nondeterministic_answer(capabilities)" in line
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("variant", ["steady", "churning", "drifting"])
+def test_an_exported_transcript_reverifies_offline_to_the_same_verdict(
+    capsys, fleet, home, tmp_path, variant
+) -> None:
+    agent = fleet.agents[variant]
+    report = _verify(capsys, home, agent, _keys_file(tmp_path, agent), "--header", f"Authorization: {SECRET}")
+    transcript = tmp_path / "run.json"
+    code, _, _ = _cli(capsys, "export", "1", "-o", str(transcript), "--home", home)
+    assert code == 0
+    assert SECRET not in transcript.read_text(encoding="utf-8")
+    code, out, _ = _cli(capsys, "verify", "--offline", str(transcript), "--json")
+    again = json.loads(out)
+    assert again["verdict"] == report["verdict"] == agent.variant.expected_verdict
+    assert again["card"]["sha256"] == report["card"]["sha256"]
+    assert [f["code"] for f in again["findings"]] == [f["code"] for f in report["findings"]]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_watch_stops_cleanly_on_ctrl_c(fleet, home) -> None:
+    import signal
+
+    steady = fleet.agents["steady"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "watch", steady.base_url, "--every", "0.2", "--home", home],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # blocks until one run is done
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=60)
+    assert "first run" in first
+    assert proc.returncode == 0, err  # the last run's verdict: conformant
+    assert "stopped after" in err and "Traceback" not in err
+    assert all("conformant" in line for line in rest.splitlines())
