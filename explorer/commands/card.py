@@ -1,0 +1,315 @@
+"""`interview-explorer card TARGET`: what a card declares and whether its signature holds.
+
+A quick look before an interview: the layout, the interfaces (and which one the interview would
+be asked over), the skills, the declared extensions (interview, terms with each committed
+proposal, reputation, OpenClasp), each signature with the payload form it verified under, the
+members that form leaves unsigned, and integers JCS cannot compare exactly. It reads a card file
+or makes the card GETs discovery needs (a base URL tries `/.well-known/agent-card.json`, then
+`/.well-known/agent.json`), plus the `--keys` URLs; it never fetches a `jku` or a proposal
+(`verify --allow-jku` does).
+
+Exit status: 0 the card was read, 3 it could not be fetched or is not a JSON object, 2 usage
+errors (an unreadable `--keys`, a broken config). Every agent-supplied string goes through
+`safe_text` before it reaches the terminal; `--json` prints one object with ASCII escapes.
+Heavy modules are imported inside `run()` so `--help` stays instant and textual never loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from explorer.core.card import Card, Extension
+    from explorer.core.signatures import SignatureReport
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_UNREADABLE = 3
+MAX_CARD_BYTES = 8 * 1024 * 1024
+
+
+class _Usage(Exception):
+    """A problem with what the user asked for: exit status 2."""
+
+
+class _Unreadable(Exception):
+    """No card could be had from the target: exit status 3. `code` is the finding code."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError("the timeout must be more than 0 and at most 3600 seconds")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", help="card file, card URL, base URL, or a config agent name")
+    parser.add_argument(
+        "--keys",
+        action="append",
+        default=[],
+        metavar="JWKS_FILE_OR_URL",
+        help="trusted public keys for the card signature, looked up by kid (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument(
+        "--timeout", type=_seconds, default=10.0, metavar="SECONDS", help="bound on each request (default 10)"
+    )
+    parser.add_argument(
+        "--home", default=None, metavar="DIR", help="where config lives (or INTERVIEW_EXPLORER_HOME)"
+    )
+
+
+def _err(message: str) -> None:
+    print(f"interview-explorer card: {message}", file=sys.stderr)
+
+
+def _sources(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """The target to fetch and the key sources: config keys, the agent's keys, then --keys."""
+    from explorer.config import ConfigError, load_config
+
+    try:
+        config = load_config(args.home)
+    except ConfigError as exc:
+        raise _Usage(str(exc)) from None
+    target: str = args.target
+    sources = list(config.keys)
+    agent = config.agents.get(target)
+    if agent is not None:
+        _err(f"{target} is the configured agent {agent.url}")
+        target = agent.url
+        sources += list(agent.keys)
+    return target, sources + list(args.keys)
+
+
+def _keys(sources: list[str], timeout: float) -> dict[str, Any]:
+    from explorer.net.http import Limits
+    from explorer.net.keys import KeysError, load_keys_sync
+
+    if not sources:
+        return {"keys": []}
+    try:
+        keys, notes = load_keys_sync(sources, Limits(timeout=timeout, max_bytes=1024 * 1024))
+    except KeysError as exc:
+        raise _Usage(f"--keys: {exc}") from None
+    for note in notes:
+        _err(f"note: {note}")
+    return keys
+
+
+async def _discover(target: str, timeout: float) -> tuple[Any, str, list[Any]]:
+    """The card exchange, how it was found, and the earlier discovery tries that failed."""
+    from explorer.net.discovery import discover_card
+    from explorer.net.http import Fetcher, Limits
+
+    async with Fetcher(Limits(timeout=timeout, max_bytes=MAX_CARD_BYTES)) as fetcher:
+        exchange, via = await discover_card(fetcher, target)
+        earlier = [e for e in fetcher.exchanges if e.purpose == "card-discovery"]
+    return exchange, via, earlier
+
+
+def _load(target: str, timeout: float) -> tuple[Any, str, str]:
+    """(parsed card document, where it came from, how it was found); raises _Unreadable."""
+    import asyncio
+
+    from explorer.core.strict_json import StrictJsonError, describe_type
+    from explorer.core.strict_json import parse as strict_parse
+    from explorer.core.text import safe_text
+
+    exchange, via, earlier = asyncio.run(_discover(target, timeout))
+    where = safe_text(exchange.url, limit=300)
+    also = "".join(f"; {safe_text(e.url, limit=300)} answered HTTP {e.status}" for e in earlier)
+    if exchange.error is not None:
+        why = safe_text(exchange.error, limit=300)
+        raise _Unreadable("card_unreachable", f"no card at {where}: {why}{also}")
+    if exchange.method != "FILE" and (exchange.status is None or not 200 <= exchange.status < 300):
+        raise _Unreadable("card_unreachable", f"no card at {where}: HTTP {exchange.status}{also}")
+    try:
+        doc = strict_parse(exchange.response_body, max_bytes=MAX_CARD_BYTES)
+    except StrictJsonError as exc:
+        raise _Unreadable("card_malformed", f"the card at {where} is not usable JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        what = describe_type(doc)
+        raise _Unreadable("card_malformed", f"the card at {where} is a JSON {what}, not an object")
+    return doc, exchange.url, via
+
+
+def run(args: argparse.Namespace) -> int:
+    from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
+    from explorer.core.card import parse_card, summary_json
+    from explorer.core.signatures import jku_urls, verify_card
+    from explorer.core.strict_json import lossy_integers
+
+    try:
+        target, sources = _sources(args)
+        keys = _keys(sources, args.timeout)
+        doc, url, via = _load(target, args.timeout)
+    except _Usage as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except _Unreadable as exc:
+        _err(exc.detail)
+        if args.json:
+            print(json.dumps({"target": args.target, "error": {"code": exc.code, "detail": exc.detail}}))
+        return EXIT_UNREADABLE
+
+    card = parse_card(doc)
+    report = verify_card(doc, keys)
+    try:
+        digest: str | None = sha256_hex(canonicalize(doc))
+    except CanonicalError:
+        digest = None
+    lossy = lossy_integers(doc)
+    jku = jku_urls(doc)
+    if args.json:
+        out = {
+            "target": args.target,
+            "url": url,
+            "discovered_via": via,
+            "sha256": digest,
+            "card": summary_json(card),
+            "signature": report.to_json(),
+            "jku": jku,
+            "lossy_integers": lossy,
+            "keys": {"sources": sources, "count": len(keys["keys"])},
+        }
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    for line in _text(card, report, url=url, via=via, digest=digest, lossy=lossy, jku=jku, keys=sources):
+        print(line)
+    return EXIT_OK
+
+
+# --- the human form ----------------------------------------------------------------------------
+
+
+def _s(value: Any, limit: int = 200) -> str:
+    from explorer.core.text import safe_text
+
+    return safe_text(value, limit=limit)
+
+
+def _ext_line(label: str, ext: Extension | None) -> str:
+    if ext is None:
+        return f"  {label:<11} not declared"
+    required = "unset" if ext.required is None else str(ext.required).lower()
+    return f"  {label:<11} declared at {ext.pointer} (required: {required})"
+
+
+def _extension_lines(card: Card) -> list[str]:
+    from explorer.core.card import INTERVIEW_URI, REPUTATION_URI, TERMS_URI
+
+    lines = ["Extensions", _ext_line("interview", card.interview)]
+    if card.interview is not None and card.interview.required is True:
+        lines.append("              ! required must not be true (seed section 3 rule 1)")
+    terms = card.terms
+    if not terms:
+        lines.append(f"  {'terms':<11} not declared")
+    for entry in terms:
+        spec = _s(entry.sow_spec, 60) if entry.sow_spec is not None else "missing"
+        lines.append(f"  {'terms':<11} declared at {entry.extension.pointer} (sow_spec {spec}, "
+                     f"{len(entry.proposals)} proposal{'s' if len(entry.proposals) != 1 else ''})")
+        lines.extend(f"              ! {_s(p, 300)}" for p in entry.problems)
+        for proposal in entry.proposals:
+            lines.append(f"      {_s(proposal.url or '(no url)', 300)}")
+            lines.append(f"        digest {_s(proposal.digest or '(none)', 100)}")
+            if proposal.sow is not None or proposal.offering is not None:
+                offering = _s(proposal.offering or "-", 100)
+                if proposal.offering is not None and proposal.offering not in card.skill_ids:
+                    offering += " (not a declared skill id)"
+                lines.append(f"        sow {_s(proposal.sow or '-', 100)}, offering {offering}")
+            lines.extend(f"        ! {_s(p, 300)}" for p in proposal.problems)
+    reputation = card.reputation
+    lines.append(_ext_line("reputation", reputation))
+    if reputation is not None:
+        lines.append(f"              params {_s(reputation.params, 300)} (shown, never fetched; an "
+                     "interview measures consistency, not conduct)")
+    openclasp = card.openclasp
+    lines.append(_ext_line("openclasp", openclasp))
+    if openclasp is not None:
+        lines.append(f"              uri {_s(openclasp.uri, 200)}, params {_s(openclasp.params, 300)}")
+    known = {INTERVIEW_URI, TERMS_URI, REPUTATION_URI}
+    for ext in card.extensions:
+        if ext.uri not in known and (openclasp is None or ext.pointer != openclasp.pointer):
+            lines.append(f"  {'other':<11} {_s(ext.uri, 200)} at {ext.pointer}")
+    return lines
+
+
+def _signature_lines(report: SignatureReport, jku: list[str], keys: list[str]) -> list[str]:
+    lines = [f"Signature  {report.status}" + (f" (payload form {report.form})" if report.form else "")]
+    for check in report.checks:
+        head = f"  #{check.index} {_s(check.alg or '?', 20)} kid {_s(check.kid or '?', 80)}: {check.status}"
+        lines.append(head + (f" [{check.form}]" if check.form else ""))
+        lines.append(f"      {_s(check.detail, 400)}")
+    if report.status == "unsigned":
+        lines.append("  the card carries no signatures; nothing in it is signed")
+    elif report.status != "verified" and not keys:
+        lines.append("  no trusted keys were given: pass --keys JWKS_FILE_OR_URL")
+    for url in jku:
+        lines.append(f"  the card names jku {_s(url, 300)} (not fetched here; `verify --allow-jku` does)")
+    if report.status == "verified":
+        if report.unsigned_members:
+            lines.append(f"Not covered by the {report.form} payload ({len(report.unsigned_members)})")
+            lines.extend(f"  {_s(m, 300)}" for m in report.unsigned_members)
+        else:
+            lines.append(f"Every served member is covered by the {report.form} payload")
+    return lines
+
+
+def _text(
+    card: Card,
+    report: SignatureReport,
+    *,
+    url: str,
+    via: str,
+    digest: str | None,
+    lossy: list[str],
+    jku: list[str],
+    keys: list[str],
+) -> list[str]:
+    provider = card.provider
+    lines = [
+        f"Card       {_s(url, 300)} (via {_s(via, 60)})",
+        f"sha256     {digest or 'n/a (no canonical form)'}",
+        f"Layout     {card.layout}",
+        f"Name       {_s(card.name) if card.name is not None else '(none)'}",
+        f"Version    {_s(card.version, 60) if card.version is not None else '(none)'}",
+    ]
+    if isinstance(provider, Mapping):
+        org, home = provider.get("organization", "?"), provider.get("url", "")
+        lines.append(f"Provider   {_s(org, 100)} {_s(home, 200)}")
+    lines.append(f"Interfaces ({len(card.interfaces)})")
+    for iface in card.interfaces:
+        mark = "*" if iface == card.jsonrpc else " "
+        version = _s(iface.protocol_version, 20) if iface.protocol_version else "-"
+        lines.append(f"  {mark} {_s(iface.binding, 30)} {version} {_s(iface.url, 300)}  {iface.pointer}")
+    if card.jsonrpc is not None:
+        lines.append(f"  * the interview is asked here (JSON-RPC, A2A-Version {card.jsonrpc.family})")
+    else:
+        lines.append("  no JSON-RPC interface: the interview cannot be asked over this card")
+    lines.append(f"Skills ({len(card.skills)})")
+    for skill in card.skills:
+        name = f" ({_s(skill.name, 80)})" if skill.name else ""
+        lines.append(f"  {_s(skill.id, 100)}{name}: {_s(skill.description or '', 200)}")
+    lines.extend(_extension_lines(card))
+    lines.extend(_signature_lines(report, jku, keys))
+    if lossy:
+        lines.append(f"Integers beyond +-(2^53-1), compared only approximately by JCS ({len(lossy)})")
+        lines.extend(f"  {_s(p, 300)}" for p in lossy[:50])
+    if card.problems:
+        lines.append(f"Problems ({len(card.problems)})")
+        lines.extend(f"  {_s(p, 300)}" for p in card.problems[:100])
+    return lines

@@ -1,0 +1,465 @@
+"""Agent Card signatures (A2A v1.0 section 8.4): verify every entry under every payload form; sign.
+
+Each `signatures[]` entry is a JWS with a detached payload. Which bytes that payload is depends
+on who signed (see `explorer.core.card_forms`), so every entry is tried against each form and
+the report names the form that matched, plus the served members that form leaves unsigned.
+
+Verification refuses by construction what JWS verifiers get wrong: the algorithm allow-list is
+explicit (never `none`, never HMAC, so a public key can never double as a MAC secret), symmetric
+`oct` keys are never used, keys are looked up by `kid` only among keys the caller supplied (or a
+jku set the caller chose to fetch, reported as such), sizes are capped before decoding, headers
+are parsed strictly (duplicate members are refused, not last-wins), and every failure becomes a
+status with a readable detail, never an exception. An unknown key or algorithm is
+`unverifiable`; only a known key that does not verify under any form is `invalid`.
+
+joserfc does the cryptography, always with an explicit `JWSRegistry`: its default one silently
+allows HS256 and refuses EdDSA.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from joserfc import jws
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, JWKRegistry, OKPKey, RSAKey
+from joserfc.jws import JWSRegistry
+from joserfc.registry import JWS_HEADER_REGISTRY, HeaderParameter
+
+from explorer.core.card_forms import FORMS, FormError, member_is_signed, payload_bytes, unsigned_members
+from explorer.core.strict_json import StrictJsonError, describe_type
+from explorer.core.strict_json import parse as strict_parse
+
+__all__ = [
+    "ALLOWED_ALGS",
+    "FORMS",
+    "FormError",
+    "SignatureCheck",
+    "SignatureReport",
+    "generate_key",
+    "jku_urls",
+    "member_is_signed",
+    "payload_bytes",
+    "public_jwks",
+    "sign_card",
+    "unsigned_members",
+    "verify_card",
+]
+
+ALLOWED_ALGS: tuple[str, ...] = (
+    "ES256", "ES384", "ES512", "EdDSA", "Ed25519",
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
+)
+MAX_PROTECTED_CHARS = 8 * 1024
+MAX_SIGNATURE_CHARS = 4 * 1024
+MAX_KEYS = 256
+
+Status = Literal["verified", "invalid", "unverifiable", "unsigned"]
+CheckStatus = Literal["verified", "invalid", "unverifiable"]
+KeySource = Literal["user", "jku"]
+
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+_KEY_TYPES = frozenset({"EC", "OKP", "RSA"})
+
+
+# --------------------------------------------------------------------------------------------
+# Keys.
+
+
+def _import_key(data: Any) -> tuple[Any | None, str]:
+    """A public-key-capable JWK from untrusted JSON, or None and why not."""
+    if not isinstance(data, Mapping):
+        return None, f"a key entry is {describe_type(data)}, not an object"
+    kty = data.get("kty")
+    if kty == "oct":
+        return None, "a symmetric (oct) key is never used to verify a card"
+    if kty not in _KEY_TYPES:
+        return None, f"key type {kty!r} is not EC, OKP or RSA"
+    if data.get("use") not in (None, "sig"):
+        return None, "a key whose use is not 'sig' is not used for signatures"
+    try:
+        return JWKRegistry.import_key(dict(data)), ""
+    except (JoseError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        return None, f"a key could not be imported: {exc}"
+
+
+class _KeyStore:
+    """Keys by kid, with where each came from. Bad entries are skipped, never fatal."""
+
+    def __init__(self) -> None:
+        self.by_kid: dict[str, list[tuple[Any, KeySource]]] = {}
+        self.skipped: list[str] = []
+
+    def add_set(self, jwks: Any, source: KeySource) -> None:
+        keys = jwks.get("keys") if isinstance(jwks, Mapping) else None
+        if not isinstance(keys, list):
+            self.skipped.append("a key set is not a JWKS object with a keys array")
+            return
+        for entry in keys[:MAX_KEYS]:
+            key, why = _import_key(entry)
+            if key is None:
+                self.skipped.append(why)
+                continue
+            kid = entry.get("kid")
+            if isinstance(kid, str):
+                self.by_kid.setdefault(kid, []).append((key, source))
+
+    def find(self, kid: str) -> list[tuple[Any, KeySource]]:
+        return list(self.by_kid.get(kid, ()))
+
+
+def _registry() -> JWSRegistry:
+    # The header was already parsed and checked strictly; optional members only need to be
+    # tolerated (PyJWT, under a2a-sdk, writes "jku": null when the signer passes None).
+    lenient = {
+        name: HeaderParameter(param.description, lambda _v: None)
+        for name, param in JWS_HEADER_REGISTRY.items()
+        if name not in ("alg", "crit", "b64")
+    }
+    registry = JWSRegistry(header_registry=lenient, algorithms=list(ALLOWED_ALGS), strict_check_header=False)
+    registry.max_header_length = MAX_PROTECTED_CHARS
+    registry.max_payload_length = 1 << 30
+    registry.max_signature_length = MAX_SIGNATURE_CHARS
+    return registry
+
+
+_REGISTRY = _registry()
+
+
+def _b64decode(text: str) -> bytes:
+    if _B64URL.fullmatch(text) is None:
+        raise ValueError("it is not base64url (only A-Z a-z 0-9 - _ and no padding)")
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"it is not valid base64url ({exc})") from None
+
+
+def _verify(protected: str, signature: str, payload: bytes, key: Any) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # joserfc warns that EdDSA is deprecated by RFC 9864
+        jws.deserialize_compact(f"{protected}..{signature}", key, payload=payload, registry=_REGISTRY)
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Verification.
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    """The outcome of one `signatures[]` entry."""
+
+    index: int
+    alg: str | None
+    kid: str | None
+    status: CheckStatus
+    form: str | None
+    detail: str
+    key_source: KeySource | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "alg": self.alg,
+            "kid": self.kid,
+            "status": self.status,
+            "form": self.form,
+            "detail": self.detail,
+            "key_source": self.key_source,
+        }
+
+
+@dataclass(frozen=True)
+class SignatureReport:
+    """The card's signature status: the best of its entries (verified > invalid > unverifiable)."""
+
+    status: Status
+    form: str | None
+    alg: str | None
+    kid: str | None
+    key_source: KeySource | None
+    checks: tuple[SignatureCheck, ...]
+    unsigned_members: tuple[str, ...] = ()
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's `card.signature` object (docs/ARCHITECTURE.md)."""
+        return {
+            "status": self.status,
+            "form": self.form,
+            "alg": self.alg,
+            "kid": self.kid,
+            "key_source": self.key_source,
+            "detail": self.detail,
+            "signatures": [c.to_json() for c in self.checks],
+            "unsigned_members": list(self.unsigned_members),
+        }
+
+
+class _Bad(Exception):
+    """One entry is unusable; `status` says whether that is its fault or ours."""
+
+    def __init__(self, status: CheckStatus, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+
+
+def _header(protected: Any) -> dict[str, Any]:
+    if not isinstance(protected, str):
+        raise _Bad("invalid", f"protected is {describe_type(protected)}, not a base64url string")
+    if len(protected) > MAX_PROTECTED_CHARS:
+        raise _Bad("invalid", f"the protected header is {len(protected)} characters, over the "
+                              f"{MAX_PROTECTED_CHARS} accepted")
+    try:
+        raw = _b64decode(protected)
+    except ValueError as exc:
+        raise _Bad("invalid", f"the protected header: {exc}") from None
+    try:
+        header = strict_parse(raw, max_bytes=MAX_PROTECTED_CHARS, max_depth=8)
+    except StrictJsonError as exc:
+        raise _Bad("invalid", f"the protected header is not valid JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise _Bad("invalid", f"the protected header is {describe_type(header)}, not an object")
+    return header
+
+
+def _alg_refusal(alg: str) -> str:
+    if alg.lower() == "none":
+        return "alg 'none' is never accepted"
+    if alg.upper().startswith("HS"):
+        return f"HMAC algorithm {alg} is never accepted for a card (a public key is not a secret)"
+    return f"algorithm {alg!r} is not in the allow-list ({', '.join(ALLOWED_ALGS)})"
+
+
+class _Payloads:
+    """Payload bytes per form, computed on first use; None where the form cannot apply."""
+
+    def __init__(self, card: Mapping[str, Any]) -> None:
+        self.card = card
+        self._cache: dict[str, bytes | None] = {}
+        self.why_not: dict[str, str] = {}
+
+    def get(self, form: str) -> bytes | None:
+        if form not in self._cache:
+            try:
+                self._cache[form] = payload_bytes(self.card, form)
+            except FormError as exc:
+                self._cache[form] = None
+                self.why_not[form] = str(exc)
+            except Exception as exc:  # a normalizer bug must cost one form, never the whole check
+                self._cache[form] = None
+                self.why_not[form] = f"internal error building this form: {type(exc).__name__}: {exc}"
+        return self._cache[form]
+
+
+def _check(
+    index: int,
+    entry: Any,
+    payloads: _Payloads,
+    store: _KeyStore,
+    jku_store: Callable[[str], _KeyStore | None],
+) -> SignatureCheck:
+    alg: str | None = None
+    kid: str | None = None
+    try:
+        if not isinstance(entry, Mapping):
+            raise _Bad("invalid", f"the entry is {describe_type(entry)}, not an object")
+        header = _header(entry.get("protected"))
+        alg = header.get("alg") if isinstance(header.get("alg"), str) else None
+        kid = header.get("kid") if isinstance(header.get("kid"), str) else None
+        signature = entry.get("signature")
+        if not isinstance(signature, str) or not signature:
+            raise _Bad("invalid", f"signature is {describe_type(signature)}, not a base64url string")
+        if len(signature) > MAX_SIGNATURE_CHARS or _B64URL.fullmatch(signature) is None:
+            raise _Bad("invalid", "signature is not base64url of a plausible length")
+        if alg is None:
+            raise _Bad("invalid", "the protected header has no alg string")
+        if alg not in ALLOWED_ALGS:
+            raise _Bad("unverifiable", _alg_refusal(alg))
+        if "crit" in header or "b64" in header:
+            raise _Bad("unverifiable", "the protected header uses crit or b64, not used by card signatures")
+        if "kid" not in header:
+            raise _Bad("unverifiable", "the protected header has no kid, so no key can be chosen")
+        if kid is None:
+            raise _Bad("unverifiable", f"kid is {describe_type(header['kid'])}, not a string")
+        candidates = store.find(kid)
+        jku = header.get("jku")
+        if isinstance(jku, str):
+            fetched = jku_store(jku)
+            if fetched is not None:
+                candidates += fetched.find(kid)
+        if not candidates:
+            where = f"; the card points to jku {jku}" if isinstance(jku, str) else ""
+            raise _Bad("unverifiable", f"no trusted key has kid {kid!r}{where}")
+        return _try_keys(index, alg, kid, entry["protected"], signature, candidates, payloads)
+    except _Bad as bad:
+        return SignatureCheck(index, alg, kid, bad.status, None, bad.detail)
+
+
+def _try_keys(
+    index: int,
+    alg: str,
+    kid: str,
+    protected: str,
+    signature: str,
+    candidates: list[tuple[Any, KeySource]],
+    payloads: _Payloads,
+) -> SignatureCheck:
+    reasons: list[str] = []
+    for key, source in candidates:
+        key_alg = key.get("alg")
+        if isinstance(key_alg, str) and key_alg != alg:
+            reasons.append(f"the key with kid {kid!r} is for {key_alg}, the signature says {alg}")
+            continue
+        for form in FORMS:
+            payload = payloads.get(form)
+            if payload is None:
+                continue
+            try:
+                if _verify(protected, signature, payload, key):
+                    origin = "a key you supplied" if source == "user" else "the key from the card's own jku"
+                    return SignatureCheck(index, alg, kid, "verified", form,
+                                          f"verified with {origin} over the {form} payload", source)
+            except JoseError as exc:
+                if exc.error != "bad_signature":
+                    reasons.append(f"{exc.error}: {exc.description or exc}")
+                    break
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+                reasons.append(f"cannot verify: {exc}")
+                break
+    tried = ", ".join(f for f in FORMS if payloads.get(f) is not None)
+    detail = f"does not verify with the key for kid {kid!r} under any payload form ({tried})"
+    if reasons:
+        detail += "; " + "; ".join(dict.fromkeys(reasons))
+    if payloads.why_not:
+        detail += "; not applicable: " + "; ".join(f"{f} ({why})" for f, why in payloads.why_not.items())
+    return SignatureCheck(index, alg, kid, "invalid", None, detail[:2000], candidates[0][1])
+
+
+def verify_card(
+    card_doc: Mapping[str, Any],
+    keys: Mapping[str, Any] | None = None,
+    *,
+    jku_keys: Mapping[str, Mapping[str, Any]] | None = None,
+) -> SignatureReport:
+    """Check every signature of a card against the supplied keys, under every payload form.
+
+    `keys` is the user's JWKS ({"keys": [...]}); `jku_keys` maps a jku URL to the JWKS the caller
+    fetched from it. Never raises for anything inside the card or the key sets."""
+    if not isinstance(card_doc, Mapping):
+        return SignatureReport("unsigned", None, None, None, None, (), (), "not a card object")
+    sigs = card_doc.get("signatures")
+    if sigs is None or sigs == []:
+        return SignatureReport("unsigned", None, None, None, None, (), (), "the card carries no signatures")
+    if not isinstance(sigs, list):
+        return SignatureReport("invalid", None, None, None, None, (), (),
+                               f"signatures is {describe_type(sigs)}, not an array")
+    store = _KeyStore()
+    if keys is not None:
+        store.add_set(keys, "user")
+    jku_stores: dict[str, _KeyStore] = {}
+
+    def jku_store(url: str) -> _KeyStore | None:
+        if jku_keys is None or url not in jku_keys:
+            return None
+        if url not in jku_stores:
+            jku_stores[url] = _KeyStore()
+            jku_stores[url].add_set(jku_keys[url], "jku")
+        return jku_stores[url]
+
+    payloads = _Payloads(card_doc)
+    checks = tuple(_check(i, entry, payloads, store, jku_store) for i, entry in enumerate(sigs))
+    for status in ("verified", "invalid", "unverifiable"):
+        best = next((c for c in checks if c.status == status), None)
+        if best is None:
+            continue
+        unsigned: tuple[str, ...] = ()
+        if best.form is not None:
+            unsigned = unsigned_members(card_doc, best.form)
+        detail = f"signature {best.index}: {best.detail}"
+        return SignatureReport(
+            best.status, best.form, best.alg, best.kid, best.key_source, checks, unsigned, detail
+        )
+    raise AssertionError("unreachable: every check has a status")
+
+
+def jku_urls(card_doc: Mapping[str, Any]) -> list[str]:
+    """The distinct `jku` URLs named by the card's protected headers, in order."""
+    sigs = card_doc.get("signatures") if isinstance(card_doc, Mapping) else None
+    if not isinstance(sigs, list):
+        return []
+    urls: list[str] = []
+    for entry in sigs:
+        if not isinstance(entry, Mapping):
+            continue
+        try:
+            header = _header(entry.get("protected"))
+        except _Bad:
+            continue
+        jku = header.get("jku")
+        if isinstance(jku, str) and jku not in urls:
+            urls.append(jku)
+    return urls
+
+
+# --------------------------------------------------------------------------------------------
+# Signing (the demo agents and the tests).
+
+_CURVES = {"ES256": "P-256", "ES384": "P-384", "ES512": "P-521"}
+
+
+def generate_key(alg: str = "ES256", *, kid: str | None = None) -> Any:
+    """A new private key for `alg`, with `alg`, `use: sig` and `kid` (default: its thumbprint)."""
+    if alg not in ALLOWED_ALGS:
+        raise ValueError(f"cannot generate a key for {alg!r}; choose one of {', '.join(ALLOWED_ALGS)}")
+    params: dict[str, Any] = {"alg": alg, "use": "sig"}
+    if kid is not None:
+        params["kid"] = kid
+    key: Any
+    if alg in _CURVES:
+        key = ECKey.generate_key(_CURVES[alg], parameters=params, private=True)
+    elif alg in ("EdDSA", "Ed25519"):
+        key = OKPKey.generate_key("Ed25519", parameters=params, private=True)
+    else:
+        key = RSAKey.generate_key(2048, parameters=params, private=True)
+    key.ensure_kid()
+    return key
+
+
+def public_jwks(*keys: Any) -> dict[str, Any]:
+    """A JWKS with the public halves of the given keys."""
+    return {"keys": [key.as_dict(private=False) for key in keys]}
+
+
+def sign_card(
+    card_doc: Mapping[str, Any],
+    key: Any,
+    *,
+    kid: str,
+    alg: str = "ES256",
+    jku: str | None = None,
+    form: str = "served",
+) -> dict[str, Any]:
+    """A copy of the card with one more signature over its `form` payload."""
+    header: dict[str, Any] = {"alg": alg, "kid": kid, "typ": "JOSE"}
+    if jku is not None:
+        header["jku"] = jku
+    payload = payload_bytes(card_doc, form)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        token = jws.serialize_compact(header, payload, key, registry=_REGISTRY)
+    protected, _, signature = token.split(".")
+    signed = copy.deepcopy(dict(card_doc))
+    existing = signed.get("signatures")
+    signed["signatures"] = [*(existing if isinstance(existing, list) else []),
+                            {"protected": protected, "signature": signature}]
+    return signed
