@@ -217,8 +217,9 @@ def _header(protected: Any) -> dict[str, Any]:
     if not isinstance(protected, str):
         raise _Bad("invalid", f"protected is {describe_type(protected)}, not a base64url string")
     if len(protected) > MAX_PROTECTED_CHARS:
-        raise _Bad("invalid", f"the protected header is {len(protected)} characters, over the "
-                              f"{MAX_PROTECTED_CHARS} accepted")
+        # Refusing to read it is a limit of ours, not proof of tampering: no key was tried.
+        raise _Bad("unverifiable", f"the protected header is {len(protected)} characters, over the "
+                                   f"{MAX_PROTECTED_CHARS} accepted, so it was not checked")
     try:
         raw = _b64decode(protected)
     except ValueError as exc:
@@ -276,15 +277,18 @@ def _check(
         header = _header(entry.get("protected"))
         alg = header.get("alg") if isinstance(header.get("alg"), str) else None
         kid = header.get("kid") if isinstance(header.get("kid"), str) else None
-        signature = entry.get("signature")
-        if not isinstance(signature, str) or not signature:
-            raise _Bad("invalid", f"signature is {describe_type(signature)}, not a base64url string")
-        if len(signature) > MAX_SIGNATURE_CHARS or _B64URL.fullmatch(signature) is None:
-            raise _Bad("invalid", "signature is not base64url of a plausible length")
+        # The allow-list comes first: an algorithm we refuse (alg none, HMAC) is unverifiable,
+        # whatever its signature member looks like, never "tampered".
         if alg is None:
             raise _Bad("invalid", "the protected header has no alg string")
         if alg not in ALLOWED_ALGS:
             raise _Bad("unverifiable", _alg_refusal(alg))
+        signature = entry.get("signature")
+        if not isinstance(signature, str) or not signature:
+            what = "empty" if signature == "" else describe_type(signature)
+            raise _Bad("invalid", f"signature is {what}, not a base64url string")
+        if len(signature) > MAX_SIGNATURE_CHARS or _B64URL.fullmatch(signature) is None:
+            raise _Bad("invalid", "signature is not base64url of a plausible length")
         if "crit" in header or "b64" in header:
             raise _Bad("unverifiable", "the protected header uses crit or b64, not used by card signatures")
         if "kid" not in header:
