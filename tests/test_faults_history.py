@@ -204,18 +204,6 @@ def test_a_full_tiny_filesystem_gives_a_clear_error_and_keeps_earlier_runs(
         assert history.record(runs[1]) > max(earlier)
 
 
-_OPEN_FULL = (
-    "explorer/store/history.py History.open_file: on a full disk SQLite cannot create the -shm file a "
-    "WAL database needs, and the resulting 'disk I/O error' is reported as '<path> is not a usable "
-    "history database (disk I/O error); it was left untouched', which sends the user after a "
-    "database that is fine; verify prints it as its 'not recorded' warning and `history` cannot "
-    "list anything until space is freed. Suggested: check free space (shutil.disk_usage) when open "
-    "fails with an I/O error and say the disk is full; optionally read through a read-only, "
-    "immutable URI so earlier runs stay listable"
-)
-
-
-@pytest.mark.xfail(reason=_OPEN_FULL, strict=True)
 def test_opening_the_history_on_a_full_disk_lists_earlier_runs_or_says_the_disk_is_full(
     tiny_fs: Path, runs: list[Run]
 ) -> None:

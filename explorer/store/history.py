@@ -336,6 +336,12 @@ class History:
             raise
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if _disk_is_full(path, exc):
+                raise HistoryError(
+                    f"the disk holding {path} is full, so the history cannot be opened (SQLite needs "
+                    "room for its write-ahead files); free some space and try again. Earlier runs are "
+                    "intact."
+                ) from None
             raise HistoryError(
                 f"{path} is not a usable history database ({exc}); it was left untouched"
             ) from None
@@ -755,3 +761,18 @@ def _rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
         except sqlite3.Error:
             pass  # the original error is the one worth reporting
+
+
+def _disk_is_full(path: Path, exc: sqlite3.DatabaseError) -> bool:
+    """An I/O error while opening is most often a full disk (no room for the -wal/-shm files)."""
+    text = str(exc).lower()
+    if "disk is full" in text:
+        return True
+    if "disk i/o error" not in text:
+        return False
+    try:
+        import shutil
+
+        return shutil.disk_usage(path.parent).free < 256 * 1024
+    except OSError:
+        return False
