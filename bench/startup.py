@@ -1,0 +1,124 @@
+"""Startup benchmark: launch to the first painted interview screen, versus a bare Textual app.
+
+Whole-process wall time, measured from spawning `python` to its exit, for two children run
+alternately in one go (so both see the same machine load):
+
+- explorer: `explorer.tui.launch.build_app` on a history run id, headless, quitting right
+  after the interview screen's first refresh (the path `interview-explorer 1` takes);
+- baseline: a minimal Textual app with five tabs and a footer, quitting after its first refresh.
+
+The ratio of the medians is printed; the target is at most 1.3. The run opened by the explorer
+is recorded first by interviewing the `steady` reference agent on loopback, in a temporary
+home, so the benchmark touches neither the network nor the user's history.
+
+    python bench/startup.py [--runs 7] [--target 1.3] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SIZE = (120, 40)
+
+EXPLORER_CHILD = f"""
+import argparse, sys
+from explorer.tui.launch import build_app
+args = argparse.Namespace(target=sys.argv[1], home=None, keys=[], allow_jku=False, header=[],
+                          role=None, runner=None, openclasp=None)
+build_app(args, exit_when_ready=True).run(headless=True, size={SIZE!r})
+"""
+
+BASELINE_CHILD = f"""
+from textual.app import App
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+class FiveTabs(App):
+    def compose(self):
+        with TabbedContent():
+            for name in ("identity", "capabilities", "usage", "terms", "refusals"):
+                with TabPane(name):
+                    yield Static(name)
+        yield Footer()
+
+    def on_mount(self):
+        self.call_after_refresh(self.exit)
+
+FiveTabs().run(headless=True, size={SIZE!r})
+"""
+
+
+def record_steady_run(home: Path) -> int:
+    """Interview the steady reference agent once and record it; returns the run id."""
+    from explorer.demo.fleet import Fleet
+    from explorer.procedure import Options, run_interview_sync
+    from explorer.store.history import History
+
+    with Fleet(names=["steady"]) as fleet:
+        run = run_interview_sync(fleet.agents["steady"].base_url, Options(allow_jku=True, runner="bench"))
+    with History.open(home) as history:
+        return history.record(run)
+
+
+def timed(code: str, *argv: str, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], env=env, cwd=REPO, capture_output=True, timeout=120
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"child failed ({done.returncode}):\n{done.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="timed launches of each app (default 7)")
+    parser.add_argument("--target", type=float, default=1.3, help="the ratio to stay under (default 1.3)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="ie-bench-") as tmp:
+        home = Path(tmp)
+        env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "PYTHONPATH": str(REPO)}
+        run_id = str(record_steady_run(home))
+        timed(BASELINE_CHILD, env=env)  # warm the bytecode caches of both before timing
+        timed(EXPLORER_CHILD, run_id, env=env)
+        baseline, explorer = [], []
+        for _ in range(args.runs):
+            baseline.append(timed(BASELINE_CHILD, env=env))
+            explorer.append(timed(EXPLORER_CHILD, run_id, env=env))
+
+    b, e = statistics.median(baseline), statistics.median(explorer)
+    ratio = e / b
+    ok = ratio <= args.target
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "baseline_s": b,
+                    "explorer_s": e,
+                    "ratio": ratio,
+                    "target": args.target,
+                    "runs": args.runs,
+                    "ok": ok,
+                }
+            )
+        )
+    else:
+        print(f"baseline: five-tab Textual app     median {b:.3f} s  ({args.runs} runs)")
+        print(f"explorer: first interview screen   median {e:.3f} s")
+        print(f"ratio {ratio:.2f} (target <= {args.target}): {'OK' if ok else 'OVER'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""The Textual application: navigation between screens, app-wide keys, help, copy, keymap.
+
+Kept deliberately small: each screen owns its layout, bindings and commands, and everything
+outside the terminal goes through `AppContext`. The app only knows how to get from one screen
+to the next (load -> progress -> interview -> history/compare/watch), the keys that work
+everywhere (F1 help, quit, history, palette), and the two cross-cutting services, copy and
+notifications. Bindings carry ids (`app.help`, `interview.findings`, ...) so the `[keymap]` table
+of the config file can rebind any of them; ctrl+m/i/h/j are never bound because terminals send
+them as Enter, Tab, Backspace and newline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from explorer.tui import safe
+from explorer.tui.commands import ExplorerCommands, PaletteCommand
+from explorer.tui.context import AppContext, DemoAgent, ExplorerError
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
+
+
+@dataclass(frozen=True)
+class Start:
+    """What the first screen shows: the load screen, a live interview, or a stored run."""
+
+    target: str | None = None
+    run_id: int | None = None
+
+
+class ExplorerApp(App[int]):
+    """Interview Explorer."""
+
+    TITLE = "Interview Explorer"
+    # Textual does not load the CSS_PATH of the default screen, and either of these two can be it.
+    CSS_PATH = ["app.tcss", "screens/load.tcss", "screens/interview.tcss"]
+    COMMANDS: ClassVar[set[Any]] = {ExplorerCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1", "toggle_help", "Help", id="app.help"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, show=False),
+        Binding("f2", "history", "History", id="app.history"),
+    ]
+
+    def __init__(self, context: AppContext | None = None, start: Start | None = None) -> None:
+        super().__init__()
+        self.context = context or AppContext()
+        self.start = start or Start()
+        self.actions_run: list[str] = []  # actions triggered through `run_action`, for audits
+        self.last_progress: Any = None  # the progress screen of the latest interview (its log and steps)
+
+    # ---- startup -------------------------------------------------------------------------------
+    def get_default_screen(self) -> Screen:
+        """The interview itself when started on a stored run (nothing else to draw first)."""
+        from explorer.tui.screens.load import LoadScreen
+
+        if self.start.run_id is not None:
+            try:
+                run = self.context.load(self.start.run_id)
+            except ExplorerError as exc:
+                self.context.warnings.append(str(exc))
+            else:
+                from explorer.tui.screens.interview import InterviewScreen
+
+                return InterviewScreen(run, run_id=self.start.run_id, origin="from history (offline)")
+        return LoadScreen()
+
+    def on_mount(self) -> None:
+        self._apply_keymap()
+        for warning in self.context.warnings:
+            self.notify(safe.visible(warning), severity="warning", markup=False)
+        self.context.warnings.clear()
+        if self.start.target and self.start.run_id is None:
+            self.start_interview(self.start.target)
+
+    def _apply_keymap(self) -> None:
+        keymap = dict(self.context.keymap)
+        if not keymap:
+            return
+        known = self._binding_ids()
+        unknown = sorted(k for k in keymap if k not in known)
+        if unknown:
+            self.notify(
+                "keymap: unknown binding ids ignored: " + ", ".join(safe.visible(u, 60) for u in unknown),
+                severity="warning",
+                markup=False,
+            )
+        self.set_keymap({k: v for k, v in keymap.items() if k in known})
+
+    def _binding_ids(self) -> set[str]:
+        from explorer.tui.screens import all_screens
+
+        ids: set[str] = set()
+        for owner in (type(self), *all_screens()):
+            for binding in getattr(owner, "BINDINGS", []):
+                if isinstance(binding, Binding) and binding.id:
+                    ids.add(binding.id)
+        return ids
+
+    # ---- navigation ------------------------------------------------------------------------------
+    def start_interview(self, target: str, *, previous: tuple[Run, int | None] | None = None) -> None:
+        """Run an interview in a worker behind a progress screen, then show it."""
+        from explorer.tui.screens.progress import Outcome, ProgressScreen
+
+        target = target.strip()
+        if target.isdigit() and previous is None:
+            self.open_stored(int(target))
+            return
+
+        def done(outcome: Outcome | None) -> None:
+            if outcome is None:
+                self.notify("interview cancelled", severity="warning")
+                return
+            load = self._load_screen()
+            if outcome.error is not None:
+                if load is not None:
+                    load.show_error(outcome.target, outcome.error)
+                    if self.screen is not load:
+                        self.notify(
+                            outcome.error, title="could not interview", severity="error", markup=False
+                        )
+                else:
+                    self.notify(outcome.error, title="could not interview", severity="error", markup=False)
+                return
+            assert outcome.run is not None
+            if load is not None:
+                load.clear_error()
+            self.show_run(outcome.run, outcome.run_id, origin="live")
+            if previous is not None:
+                self._announce_replay(previous, outcome.run)
+
+        self.last_progress = ProgressScreen(target)
+        self.push_screen(self.last_progress, done)
+
+    def _announce_replay(self, previous: tuple[Run, int | None], run: Run) -> None:
+        before, before_id = previous
+        same = before.report.get("answers_sha256") == run.report.get("answers_sha256") and before.report.get(
+            "card", {}
+        ).get("sha256") == run.report.get("card", {}).get("sha256")
+        label = f"run #{before_id}" if before_id is not None else "the previous run"
+        verdicts = f"{before.report.get('verdict')} -> {run.report.get('verdict')}"
+        change = "card and answers unchanged" if same else "card or answers CHANGED"
+        self.notify(f"replayed {label}: {verdicts}; {change}", title="replay", markup=False)
+
+    def show_run(self, run: Run, run_id: int | None, origin: str = "") -> None:
+        from explorer.tui.screens.interview import InterviewScreen
+
+        self.push_screen(InterviewScreen(run, run_id=run_id, origin=origin))
+
+    def open_stored(self, run_id: int) -> None:
+        try:
+            run = self.context.load(run_id)
+        except ExplorerError as exc:
+            load = self._load_screen()
+            if load is not None:
+                load.show_error(str(run_id), str(exc))
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        self.show_run(run, run_id, origin="from history (offline)")
+
+    def _load_screen(self) -> Any:
+        from explorer.tui.screens.load import LoadScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, LoadScreen):
+                return screen
+        return None
+
+    def action_history(self) -> None:
+        from explorer.tui.screens.history import HistoryScreen
+
+        if isinstance(self.screen, HistoryScreen):
+            return
+        self.push_screen(HistoryScreen())
+
+    def action_toggle_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def go_home(self) -> None:
+        """Back to the load screen (installing it if the app started on a stored run)."""
+        from explorer.tui.screens.load import LoadScreen
+
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, LoadScreen):
+            self.pop_screen()
+        if not isinstance(self.screen, LoadScreen):
+            self.push_screen(LoadScreen())
+
+    # ---- services --------------------------------------------------------------------------------
+    def copy_text(self, text: str, what: str) -> None:
+        """OSC 52 plus a fallback; a toast says where the text went either way."""
+        from explorer.config import home_dir
+        from explorer.tui.clipboard import fallback_copy
+
+        self.copy_to_clipboard(text)
+        try:
+            home = home_dir(self.context.home)
+        except OSError:
+            home = Path.cwd()
+        how = fallback_copy(text, home)
+        self.notify(
+            f"copied {what} (OSC 52; also {how})\n{safe.visible(text, 120)}",
+            title="copy",
+            markup=False,
+        )
+
+    # ---- palette -----------------------------------------------------------------------------------
+    def palette_commands(self, screen: Screen) -> Iterable[PaletteCommand]:
+        for agent in self.context.demo:
+            yield PaletteCommand(
+                f"open: {agent.name}",
+                f"interview the reference agent {agent.name} (expected {agent.expected_verdict})",
+                self._opener(agent),
+            )
+        yield PaletteCommand("show: history", "list recorded runs per agent", self.action_history)
+        yield PaletteCommand("show: load screen", "type a target or pick an agent", self.go_home)
+        yield PaletteCommand(
+            "show: help", "help for the focused widget and the keys", self.action_toggle_help
+        )
+
+    def _opener(self, agent: DemoAgent) -> Any:
+        return lambda: self.start_interview(agent.url)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield SystemCommand("theme: change", "pick a Textual theme", self.action_change_theme)
+        yield SystemCommand("app: quit", "quit Interview Explorer", self.action_quit)
+        yield SystemCommand("screenshot: save SVG", "save an SVG of this screen", lambda: self._screenshot())
+
+    def _screenshot(self) -> None:
+        path = self.save_screenshot(path=str(self.context.export_dir))
+        self.notify(f"screenshot saved to {path}", markup=False)
+
+    # ---- audit: the hostile-agent test checks no action runs from agent text ----------------------
+    async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
+        self.actions_run.append(str(action))
+        return await super().run_action(action, default_namespace)

@@ -1,0 +1,59 @@
+"""Copy a pointer or a value: OSC 52 to the terminal, plus a fallback that does not need it.
+
+OSC 52 works over SSH and in most terminals but is silently dropped by some (and by tmux
+without `set-clipboard on`), and the app cannot tell. So every copy also goes to a local
+clipboard tool when one is installed (wl-copy, xclip, xsel, pbcopy, clip.exe), and otherwise
+to a file in the explorer's home; the toast says which, so the user always knows where the
+text went.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+_TOOLS: tuple[tuple[str, ...], ...] = (
+    ("wl-copy",),
+    ("xclip", "-selection", "clipboard"),
+    ("xsel", "--clipboard", "--input"),
+    ("pbcopy",),
+    ("clip.exe",),
+)
+
+
+def _tool_copy(text: str) -> str | None:
+    for command in _TOOLS:
+        if command[0] in ("wl-copy",) and not os.environ.get("WAYLAND_DISPLAY"):
+            continue
+        if command[0] in ("xclip", "xsel") and not os.environ.get("DISPLAY"):
+            continue
+        if shutil.which(command[0]) is None:
+            continue
+        try:
+            subprocess.run(
+                command,
+                input=text.encode("utf-8"),
+                timeout=2,
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        return command[0]
+    return None
+
+
+def fallback_copy(text: str, home: Path) -> str:
+    """Copy without the terminal; returns how (a tool name or the file written)."""
+    tool = _tool_copy(text)
+    if tool is not None:
+        return tool
+    path = home / "clipboard.txt"
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return f"nothing else ({exc.strerror or exc})"
+    return str(path)

@@ -1,0 +1,214 @@
+"""Everything the screens need from outside the terminal, behind one small object.
+
+Screens never import the procedure, the history or the exporters themselves: they ask the
+`AppContext`, which imports those modules on first use (startup pays only for what the first
+screen draws), turns their failures into readable messages, and carries what must be injected
+for deterministic tests and snapshots: the clock, the home directory, the export directory and
+the watch interval. `launch.py` builds it from the command line and the config file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
+
+Clock = Callable[[], datetime]
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class DemoAgent:
+    """A reference agent as the load screen lists it."""
+
+    name: str
+    description: str
+    expected_verdict: str
+    url: str
+    expected_codes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One history row as the screens use it (a stable shape over `RunSummary`)."""
+
+    run_id: int
+    agent: str  # the card URL (the history's key for an agent)
+    name: str
+    target: str
+    started_at: str
+    verdict: str
+    card_sha256: str | None
+    answers_sha256: str | None
+    changed: bool = False  # card or answers differ from this agent's previous run
+    standing: str = ""
+    runner: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "verdict": self.verdict,
+            "card_sha256": self.card_sha256,
+            "answers_sha256": self.answers_sha256,
+        }
+
+
+class ExplorerError(Exception):
+    """A failure the user should read in place (never a traceback)."""
+
+
+@dataclass
+class AppContext:
+    """The explorer's services and settings for one TUI session."""
+
+    home: Path | None = None
+    keys: tuple[str, ...] = ()
+    allow_jku: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
+    role: str | None = None
+    runner: str | None = None
+    openclasp: str | None = None
+    keymap: Mapping[str, str] = field(default_factory=dict)
+    clock: Clock = system_clock
+    demo: Sequence[DemoAgent] = ()
+    export_dir: Path = field(default_factory=Path.cwd)
+    watch_interval: float = 30.0
+    use_history: bool = True
+    cursor_blink: bool = True  # off for snapshots and screenshots
+    exit_when_ready: bool = False  # the startup benchmark: quit once the first interview is painted
+    warnings: list[str] = field(default_factory=list)
+    _history: Any = None
+
+    # ---- the interview -------------------------------------------------------------------
+    def options(self) -> Any:
+        from explorer.procedure import Options
+
+        return Options(
+            keys=tuple(self.keys),
+            allow_jku=self.allow_jku,
+            headers=tuple(self.headers),
+            role=self.role or "self",
+            runner=self.runner,
+            openclasp_base=self.openclasp,
+        )
+
+    async def interview(self, target: str, progress: Callable[[Any], None] | None = None) -> Run:
+        from explorer.procedure import run_interview
+
+        return await run_interview(target, self.options(), progress)
+
+    # ---- history ---------------------------------------------------------------------------
+    def history(self) -> Any:
+        """The History store, opened on first use; raises ExplorerError with the reason."""
+        if self._history is None:
+            from explorer.store.history import History
+
+            try:
+                self._history = History.open(self.home)
+            except Exception as exc:  # a broken database must read as a message, not a crash
+                raise ExplorerError(f"cannot open history: {exc}") from None
+        return self._history
+
+    def record(self, run: Run) -> int | None:
+        if not self.use_history:
+            return None
+        try:
+            return int(self.history().record(run))
+        except ExplorerError as exc:
+            self.warnings.append(str(exc))
+        except Exception as exc:
+            self.warnings.append(f"could not record the run: {exc}")
+        return None
+
+    def rows(self, agent: str | None = None, limit: int = 200) -> list[RunRow]:
+        return [_row(summary) for summary in self.history().runs(agent=agent, limit=limit)]
+
+    def load(self, run_id: int) -> Run:
+        try:
+            return self.history().load(run_id)
+        except ExplorerError:
+            raise
+        except Exception as exc:
+            raise ExplorerError(f"cannot load run {run_id}: {exc}") from None
+
+    def forget(self, run_id: int) -> None:
+        self.history().forget_run(run_id)
+
+    def recent_targets(self, limit: int = 8) -> list[RunRow]:
+        """The latest run of each recently interviewed agent, newest first."""
+        try:
+            rows = self.rows(limit=200)
+        except Exception:
+            return []
+        seen: set[str] = set()
+        out: list[RunRow] = []
+        for row in rows:
+            if row.target and row.target not in seen:
+                seen.add(row.target)
+                out.append(row)
+        return out[:limit]
+
+    # ---- export and compare ----------------------------------------------------------------
+    def export(self, run: Run, fmt: str, run_id: int | None = None, directory: Path | None = None) -> Path:
+        """Write the run in `fmt` (a key of EXPORT_FORMATS) into `directory`; returns the path."""
+        from explorer.store.export import EXPORT_FORMATS, ExportError, write_export
+        from explorer.tui.model import agent_name
+
+        spec = EXPORT_FORMATS.get(fmt)
+        if spec is None:
+            raise ExplorerError(f"unknown export format {fmt!r}")
+        folder = directory or self.export_dir
+        stem = _slug(agent_name(run.report)) or "agent"
+        tail = f"run{run_id}" if run_id is not None else self.clock().strftime("%Y%m%dT%H%M%SZ")
+        try:
+            return write_export(run, fmt, folder / f"{stem}-{tail}{spec.suffix}")
+        except ExportError as exc:
+            raise ExplorerError(str(exc)) from None
+
+    def export_formats(self) -> list[tuple[str, str]]:
+        """(key, label) of every export format, in the store's order."""
+        from explorer.store.export import EXPORT_FORMATS
+
+        return [(key, spec.label) for key, spec in EXPORT_FORMATS.items()]
+
+    def compare(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> Any:
+        from explorer.core.compare import compare_reports
+
+        return compare_reports(dict(a), dict(b))
+
+
+def _row(summary: Any) -> RunRow:
+    """A history `RunSummary` (or a dict with its fields) as the screens' `RunRow`."""
+
+    def get(name: str, default: Any = None) -> Any:
+        if isinstance(summary, Mapping):
+            return summary.get(name, default)
+        return getattr(summary, name, default)
+
+    agent = str(get("agent", "") or "")
+    return RunRow(
+        run_id=int(get("id", 0) or 0),
+        agent=agent,
+        name=str(get("name", "") or ""),
+        target=agent,
+        started_at=str(get("recorded_at", "") or ""),
+        verdict=str(get("verdict", "") or ""),
+        card_sha256=get("card_sha256"),
+        answers_sha256=get("answers_sha256"),
+        changed=bool(get("changed", False)),
+        standing=str(get("standing", "") or ""),
+        runner=str(get("runner", "") or ""),
+    )
+
+
+def _slug(text: str) -> str:
+    out = "".join(ch.lower() if ch.isascii() and ch.isalnum() else "-" for ch in text)
+    return "-".join(part for part in out.split("-") if part)[:40]

@@ -1,0 +1,127 @@
+"""From the command line to a running TUI: `run_tui(args)` and `run_demo(fleet, args)`.
+
+The CLI imports this module only on the TUI path, and this module imports textual only inside
+`build_app`, after the arguments and the config file have been checked: a bad `--header` or a
+broken config prints one line and exits 2 without paying for the TUI. A TARGET made of digits
+is a history run id (opened offline); anything else is interviewed live.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from explorer.tui.context import AppContext, DemoAgent
+
+if TYPE_CHECKING:
+    from explorer.tui.app import ExplorerApp
+
+
+class LaunchError(Exception):
+    """The arguments or the config cannot be used; the message says why."""
+
+
+def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> AppContext:
+    """Settings from the command line over the config file; raises LaunchError."""
+    from explorer.config import ConfigError, load_config, parse_header_option
+
+    home = getattr(args, "home", None)
+    try:
+        config = load_config(home)
+    except ConfigError as exc:
+        raise LaunchError(str(exc)) from None
+    headers: list[tuple[str, str]] = []
+    for text in getattr(args, "header", None) or []:
+        try:
+            headers.append(parse_header_option(text))
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from None
+    keys = tuple(config.keys) + tuple(getattr(args, "keys", None) or [])
+    return AppContext(
+        home=Path(home).expanduser() if home else None,
+        keys=keys,
+        allow_jku=bool(getattr(args, "allow_jku", False)),
+        headers=tuple(headers),
+        role=getattr(args, "role", None) or config.role,
+        runner=getattr(args, "runner", None) or config.runner,
+        openclasp=getattr(args, "openclasp", None),
+        keymap=dict(config.keymap),
+        demo=tuple(demo),
+    )
+
+
+def build_app(
+    args: argparse.Namespace, demo: Sequence[DemoAgent] = (), **context_overrides: Any
+) -> ExplorerApp:
+    """The app for these arguments (not running yet); raises LaunchError."""
+    context = build_context(args, demo)
+    for name, value in context_overrides.items():
+        setattr(context, name, value)
+    from explorer.tui.app import ExplorerApp, Start
+
+    target = (getattr(args, "target", None) or "").strip()
+    start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)
+    return ExplorerApp(context, start)
+
+
+def demo_agents(fleet: Any) -> list[DemoAgent]:
+    """The fleet's agents, in the variants' display order, with their expected verdicts."""
+    from explorer.demo.variants import VARIANTS
+
+    agents = getattr(fleet, "agents", {})
+    out = []
+    for name, variant in VARIANTS.items():
+        agent = agents.get(name) if isinstance(agents, dict) else None
+        if agent is None:
+            continue
+        url = getattr(agent, "card_url", None) or getattr(agent, "base_url", "")
+        out.append(
+            DemoAgent(
+                name=name,
+                description=variant.description,
+                expected_verdict=variant.expected_verdict,
+                url=str(url),
+                expected_codes=tuple(sorted(variant.expected_codes)),
+            )
+        )
+    return out
+
+
+def demo_keys(fleet: Any) -> tuple[Any, ...]:
+    """The public key sets the reference agents sign with (in memory), so the demo verifies their
+    cards with keys the user was given rather than keys the cards point at."""
+    keys: list[Any] = []
+    for agent in getattr(fleet, "agents", {}).values():
+        jwks = getattr(agent, "jwks", None)
+        if getattr(agent, "jwks_url", None) and isinstance(jwks, dict) and jwks.get("keys"):
+            keys.append(jwks)
+    return tuple(keys)
+
+
+def _run(app: ExplorerApp) -> int:
+    result = app.run()
+    return int(result or 0)
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """`interview-explorer [TARGET]`: open the explorer; exit status 2 on a usage error."""
+    try:
+        app = build_app(args)
+    except LaunchError as exc:
+        print(f"interview-explorer: {exc}", file=sys.stderr)
+        return 2
+    return _run(app)
+
+
+def run_demo(fleet: Any, args: argparse.Namespace) -> int:
+    """`interview-explorer demo`: the explorer on the started reference agents."""
+    try:
+        app = build_app(args, demo_agents(fleet))
+    except LaunchError as exc:
+        print(f"interview-explorer: {exc}", file=sys.stderr)
+        return 2
+    app.context.keys = tuple(app.context.keys) + demo_keys(fleet)
+    return _run(app)

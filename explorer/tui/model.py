@@ -1,0 +1,324 @@
+"""What the screens say about a report, as plain data: labels, badges, states, spans.
+
+The report (docs/ARCHITECTURE.md, "The report") is JSON that may come from an old history row
+or a hand-edited transcript, so every accessor here is defensive: a missing or mistyped member
+gives a neutral answer, never an exception. Keeping these rules out of the widgets means the
+wording a user relies on ("usage (1 mismatch)", "claim, self-run by ...") is decided in one
+place, tested without a terminal, and shared by every screen that shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+QUESTIONS: tuple[str, ...] = ("identity", "capabilities", "usage", "terms", "refusals")
+
+# Symbol + word for each state, so nothing is told by colour alone.
+PROJECTION_MARK: dict[str, str] = {
+    "match": "✓",
+    "mismatch": "✗",
+    "unresolved": "?",
+    "unverifiable": "~",
+}
+
+VERDICT_MARK: dict[str, str] = {
+    "conformant": "✓",
+    "nonconformant": "✗",
+    "churn": "≈",
+    "not_offered": "–",
+    "unreachable": "!",
+}
+
+SEVERITY_MARK: dict[str, str] = {"error": "✗", "warning": "!", "info": "·"}
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+def card(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _map(report.get("card"))
+
+
+def question(report: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    return _map(_map(report.get("questions")).get(name))
+
+
+def projections(report: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
+    return [p for p in _list(question(report, name).get("projections")) if isinstance(p, Mapping)]
+
+
+def findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [f for f in _list(report.get("findings")) if isinstance(f, Mapping)]
+
+
+def extension_findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [f for f in _list(report.get("extensions")) if isinstance(f, Mapping)]
+
+
+def probes(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [p for p in _list(report.get("probes")) if isinstance(p, Mapping)]
+
+
+def agent_name(report: Mapping[str, Any]) -> str:
+    return _str(card(report).get("name")) or _str(report.get("target"), "(unnamed agent)")
+
+
+def plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word}es" if word.endswith(("ch", "sh", "s", "x")) else f"{n} {word}s"
+
+
+@dataclass(frozen=True)
+class QuestionState:
+    """How one question went, in words: the tab label and whether it needs attention."""
+
+    name: str
+    summary: str  # "all match", "1 mismatch", "not declared", ...
+    problem: bool  # True when something is wrong (drives a marker, never only a colour)
+
+    @property
+    def label(self) -> str:
+        mark = "✗ " if self.problem else ""
+        return f"{mark}{self.name} ({self.summary})"
+
+
+def question_state(report: Mapping[str, Any], name: str) -> QuestionState:
+    q = question(report, name)
+    status = _str(q.get("status"), "not_asked")
+    if status == "not_asked" or not q:
+        return QuestionState(name, "not asked", False)
+    if status == "error":
+        return QuestionState(name, "error", True)
+    if status == "refused":
+        return QuestionState(name, "refused", True)
+    if name == "terms" and q.get("declared") is False and not projections(report, name):
+        problem = _question_errors(report, name) > 0
+        return QuestionState(name, "not declared", problem)
+    counts: dict[str, int] = {}
+    for p in projections(report, name):
+        key = _str(p.get("status"), "unverifiable")
+        counts[key] = counts.get(key, 0) + 1
+    parts = []
+    if counts.get("mismatch"):
+        parts.append(plural(counts["mismatch"], "mismatch"))
+    if counts.get("unresolved"):
+        parts.append(f"{counts['unresolved']} unresolved")
+    if counts.get("unverifiable"):
+        parts.append(f"{counts['unverifiable']} unverifiable")
+    errors = _question_errors(report, name)
+    if parts:
+        return QuestionState(name, ", ".join(parts), True)
+    if errors:
+        return QuestionState(name, plural(errors, "error"), True)
+    if not counts:
+        return QuestionState(name, "no projections", False)
+    return QuestionState(name, "all match", False)
+
+
+def _question_errors(report: Mapping[str, Any], name: str) -> int:
+    return sum(1 for f in findings(report) if f.get("question") == name and f.get("severity") == "error")
+
+
+def verdict_text(report: Mapping[str, Any]) -> str:
+    verdict = _str(report.get("verdict"), "unknown")
+    return f"{VERDICT_MARK.get(verdict, '?')} {verdict}"
+
+
+def standing_text(report: Mapping[str, Any]) -> str:
+    """Seed sections 8 and 9: a self-run result is a claim and must never read as evidence."""
+    ran_by = _map(report.get("ran_by"))
+    role = _str(ran_by.get("role"), "self")
+    name = _str(ran_by.get("name")) or "unnamed runner"
+    standing = _str(report.get("standing")) or ("claim" if role == "self" else "evidence")
+    if role == "self":
+        return f"claim: self-run by {name} (not evidence)"
+    return f"{standing}: recorded by {name} ({role})"
+
+
+def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:
+    """`("✓ verified · sdk-normalized · kid demo-1", ok)`: the words carry the state."""
+    sig = _map(card(report).get("signature"))
+    status = _str(sig.get("status"), "unknown")
+    mark = {"verified": "✓", "unsigned": "–", "invalid": "✗", "unverifiable": "?"}.get(status, "?")
+    parts = [f"{mark} {status}"]
+    if sig.get("form"):
+        parts.append(f"form {sig['form']}")
+    if sig.get("alg"):
+        parts.append(str(sig["alg"]))
+    if sig.get("kid"):
+        parts.append(f"kid {sig['kid']}")
+    if sig.get("key_source") == "jku":
+        parts.append("key from the card's own jku")
+    return " · ".join(parts), status == "verified"
+
+
+def layout_text(report: Mapping[str, Any]) -> str:
+    c = card(report)
+    layout = _str(c.get("layout")) or "unknown layout"
+    version = _str(c.get("protocol_version"))
+    return f"{layout}" + (f" (JSON-RPC {version})" if version else "")
+
+
+def short_digest(value: Any, width: int = 12) -> str:
+    text = _str(value)
+    if text.startswith("sha256:"):
+        text = text[7:]
+    return text[:width] if text else "–"
+
+
+def signed_text(report: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, bool]:
+    """Whether the projection's source member is covered by a signature, in words."""
+    signed = projection.get("signed")
+    if projection.get("document") == "proposal":
+        proposal = proposal_for(report, projection)
+        status = _str(_map(proposal).get("status"), "unknown")
+        if status == "verified":
+            return "yes: covered by the proposal's provider signature", True
+        return f"no: the proposal is {status.replace('_', ' ')}", False
+    form = _str(_map(card(report).get("signature")).get("form"))
+    if signed is True:
+        return "yes: covered by the card signature" + (f" ({form} payload)" if form else ""), True
+    if signed is False:
+        status = _str(_map(card(report).get("signature")).get("status"), "unknown")
+        if status == "verified":
+            return f"NO: this member is outside the signed payload ({form or 'matched form'})", False
+        return f"NO: the card signature is {status}", False
+    return "unknown", False
+
+
+def proposal_for(report: Mapping[str, Any], projection: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    url, digest = projection.get("url"), projection.get("digest")
+    for proposal in _list(_map(card(report).get("terms")).get("proposals")):
+        if isinstance(proposal, Mapping) and proposal.get("url") == url and proposal.get("digest") == digest:
+            return proposal
+    return None
+
+
+def proposal_label(report: Mapping[str, Any], projection: Mapping[str, Any]) -> str:
+    """A short name for the proposal a projection cites: its offering, else its file name."""
+    proposal = proposal_for(report, projection) or {}
+    offering = proposal.get("offering")
+    if isinstance(offering, str) and offering:
+        return offering
+    url = _str(projection.get("url"))
+    return url.rstrip("/").rsplit("/", 1)[-1] if url else ""
+
+
+def clause_grade(report: Mapping[str, Any], projection: Mapping[str, Any]) -> str | None:
+    """The grade of the clause a terms projection shows: from the proposal, else from the value."""
+    proposal = proposal_for(report, projection)
+    member = projection.get("member")
+    if proposal is not None:
+        for clause in _list(proposal.get("clauses")):
+            if isinstance(clause, Mapping) and clause.get("member") == member and clause.get("grade"):
+                return str(clause["grade"])
+    for value in (projection.get("source_value"), projection.get("value")):
+        if isinstance(value, Mapping) and isinstance(value.get("grade"), str):
+            return value["grade"]
+    return None
+
+
+def finding_target(report: Mapping[str, Any], item: Mapping[str, Any]) -> tuple[str, int | None] | None:
+    """Where selecting a finding should jump: (question, projection position or None)."""
+    name = item.get("question")
+    if item.get("probe"):
+        return ("refusals", None)
+    if name not in QUESTIONS:
+        return None
+    member = item.get("member")
+    for position, projection in enumerate(projections(report, name)):
+        if member is not None and projection.get("member") == member:
+            return (name, position)
+    return (name, None)
+
+
+def first_problem(report: Mapping[str, Any]) -> tuple[str, int] | None:
+    """The first mismatching (else unresolved) projection, in question order."""
+    for wanted in ("mismatch", "unresolved"):
+        for name in QUESTIONS:
+            for position, projection in enumerate(projections(report, name)):
+                if projection.get("status") == wanted:
+                    return (name, position)
+    return None
+
+
+def diff_spans(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The differing span of each string: after the common prefix, before the common suffix."""
+    limit = min(len(a), len(b))
+    start = 0
+    while start < limit and a[start] == b[start]:
+        start += 1
+    tail = 0
+    while tail < limit - start and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    return (start, len(a) - tail), (start, len(b) - tail)
+
+
+def refusal_boundary(report: Mapping[str, Any]) -> list[str]:
+    """The skill ids the refusals answer states as the boundary (its /skills/N/id projections)."""
+    out = []
+    for projection in projections(report, "refusals"):
+        member = _str(projection.get("member"))
+        if member.startswith("/skills/") and member.endswith("/id"):
+            value = projection.get("value")
+            out.append(value if isinstance(value, str) else repr(value))
+    return out
+
+
+def probe_text(probe: Mapping[str, Any]) -> tuple[str, bool]:
+    """A probe's outcome in words; a correct refusal is a good answer (seed 9 rule 3)."""
+    name = _str(probe.get("name"), "probe")
+    outcome = _str(probe.get("outcome"), "unknown")
+    expected = "method_not_found" if name == "unactivated_call" else "refused"
+    ok = outcome == expected
+    mark = "✓" if ok else "✗"
+    words = {
+        "refused": "got the standard refusal",
+        "method_not_found": "got -32601 method not found",
+        "not_refused": "was NOT refused",
+        "answered": "was answered",
+        "error": "failed",
+    }.get(outcome, outcome)
+    return f"{mark} {name.replace('_', ' ')}: {words}", ok
+
+
+def churn_markers(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per run (newest first), what changed since the previous run of the same agent.
+
+    `summaries` are dicts with at least agent, verdict, card_sha256, answers_sha256, in the
+    order shown. The marker says it in words: "card+answers changed", "answers changed", ...
+    """
+    markers = [""] * len(summaries)
+    last_seen: dict[str, int] = {}
+    for position in range(len(summaries) - 1, -1, -1):  # oldest first
+        row = summaries[position]
+        agent = _str(row.get("agent"))
+        previous = last_seen.get(agent)
+        if previous is None:
+            markers[position] = "first"
+        else:
+            before = summaries[previous]
+            changed = [
+                word
+                for word, key in (
+                    ("card", "card_sha256"),
+                    ("answers", "answers_sha256"),
+                    ("verdict", "verdict"),
+                )
+                if row.get(key) != before.get(key)
+            ]
+            markers[position] = ("≠ " + "+".join(changed) + " changed") if changed else "= same"
+        last_seen[agent] = position
+    return markers

@@ -1,0 +1,124 @@
+"""Deterministic runs and apps for the snapshot tests and `scripts/screenshots.py`.
+
+A live interview of a reference agent is the honest thing to draw, but three of its details change
+on every fleet start: the loopback ports, the keys (so every signature, digest and card hash),
+and the clock. `normalise_report` replaces each port by a fixed one of the same length, each
+long token (hex digests, base64url signatures, nkeys) by a placeholder of the same length chosen
+by order of first appearance, and the timestamps by a fixed instant. Lengths are kept so the
+diff spans in the report stay valid. Everything else on screen is the agent's real answer.
+
+`frozen_history_clock` pins the time the history stores with each recorded run, so the history
+screen draws the same times on every machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from explorer.core.run import Run
+from explorer.tui.context import AppContext, DemoAgent
+
+FIXED_NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+FIXED_STAMP = "2026-01-01T12:00:00.000Z"
+SIZE = (140, 42)
+RUNNER = "demo-user"
+
+_PORT = re.compile(r"127\.0\.0\.1:(\d+)")
+_TOKEN = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{40,}(?![A-Za-z0-9_-])")
+
+
+def fixed_clock() -> datetime:
+    return FIXED_NOW
+
+
+def _placeholder(index: int, length: int) -> str:
+    seed = hashlib.sha256(f"placeholder-{index}".encode()).hexdigest()
+    return (seed * (length // len(seed) + 1))[:length]
+
+
+class Normaliser:
+    """Replaces ports and long random tokens consistently across several texts."""
+
+    def __init__(self) -> None:
+        self.ports: dict[str, str] = {}
+        self.tokens: dict[str, str] = {}
+
+    def port(self, match: re.Match[str]) -> str:
+        port = match.group(1)
+        if port not in self.ports:
+            base = 4 * 10 ** (len(port) - 1) if len(port) > 1 else 4
+            self.ports[port] = str(base + len(self.ports))[: len(port)]
+        return f"127.0.0.1:{self.ports[port]}"
+
+    def token(self, match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token not in self.tokens:
+            self.tokens[token] = _placeholder(len(self.tokens), len(token))
+        return self.tokens[token]
+
+    def text(self, text: str) -> str:
+        return _TOKEN.sub(self.token, _PORT.sub(self.port, text))
+
+    def report(self, report: Mapping[str, Any]) -> dict[str, Any]:
+        data = json.loads(self.text(json.dumps(report, ensure_ascii=False)))
+        for key in ("started_at", "finished_at"):
+            if key in data:
+                data[key] = FIXED_STAMP
+        return data
+
+
+def normalise_report(report: Mapping[str, Any], normaliser: Normaliser | None = None) -> dict[str, Any]:
+    return (normaliser or Normaliser()).report(report)
+
+
+async def picture_run(fleet: Any, name: str, normaliser: Normaliser | None = None, **options: Any) -> Run:
+    """Interview one reference agent now and return the run with its volatile details fixed."""
+    from explorer.procedure import Options, run_interview
+    from explorer.tui.launch import demo_keys
+
+    opts = Options(keys=demo_keys(fleet), runner=RUNNER, **options)
+    run = await run_interview(fleet.agents[name].card_url, opts)
+    return Run(report=normalise_report(run.report, normaliser))
+
+
+def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None) -> AppContext:
+    """An AppContext for pictures: fixed clock, the fleet's agents, no cursor blink."""
+    from explorer.tui.launch import demo_agents, demo_keys
+
+    norm = normaliser or Normaliser()
+    agents = [
+        DemoAgent(a.name, a.description, a.expected_verdict, norm.text(a.url), a.expected_codes)
+        for a in demo_agents(fleet)
+    ]
+    return AppContext(
+        home=home,
+        keys=demo_keys(fleet),
+        runner=RUNNER,
+        clock=fixed_clock,
+        demo=tuple(agents),
+        export_dir=home / "exports",
+        cursor_blink=False,
+    )
+
+
+@contextlib.contextmanager
+def frozen_history_clock() -> Iterator[None]:
+    """Record runs with a fixed `recorded_at` (the history's clock is module-level)."""
+    from explorer.store import history
+
+    original = getattr(history, "_now", None)
+    if original is None:
+        yield
+        return
+    history._now = lambda: FIXED_STAMP  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        history._now = original  # type: ignore[attr-defined]

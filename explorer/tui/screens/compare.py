@@ -1,0 +1,262 @@
+"""Two runs side by side, per question, aligned by pointer, differences marked.
+
+The rules of what counts as a change belong to `explorer.core.compare.compare_reports`
+(projections aligned by (document, url, member), values compared as canonical text, timings
+ignored); this screen only lays its result out. Every pointer of either run gets a row with a
+mark in words and symbol (`= same`, `≠ changed`, `+ added`, `- removed`) and both canonical
+values; the selected row shows the two values in full below, with the differing span marked
+by « », carets and underline. Above the table, the report-level facts that changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from explorer.tui import diffmarks, model, safe
+from explorer.tui.commands import PaletteCommand
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
+
+MARKS = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "- removed"}
+CELL = 48
+
+
+@dataclass(frozen=True)
+class Row:
+    question: str
+    kind: str  # same | changed | added | removed
+    document: str
+    url: str | None
+    member: str
+    before: str | None
+    after: str | None
+    before_status: str | None
+    after_status: str | None
+
+
+def _canonical(projection: Mapping[str, Any]) -> str:
+    text = projection.get("value_canonical")
+    return text if isinstance(text, str) else safe.visible(projection.get("value"), 10_000)
+
+
+def aligned_rows(before: Mapping[str, Any], after: Mapping[str, Any], comparison: Any) -> list[Row]:
+    """Every projection of either run, in question order, marked from the comparison."""
+    rows: list[Row] = []
+    for name in model.QUESTIONS:
+        q = comparison.question(name)
+        changes = {}
+        for change in (*q.changed, *q.added, *q.removed):
+            changes.setdefault((change.document, change.url, change.member), change)
+        seen: set[tuple[str, str | None, str]] = set()
+        ordered = [*model.projections(before, name), *model.projections(after, name)]
+        for projection in ordered:
+            url = projection.get("url")
+            key = (
+                str(projection.get("document")),
+                url if isinstance(url, str) else None,
+                str(projection.get("member")),
+            )
+            if key in seen:
+                continue
+            seen.add(key)
+            change = changes.get(key)
+            if change is None:
+                rows.append(
+                    Row(
+                        name,
+                        "same",
+                        *key,
+                        _canonical(projection),
+                        _canonical(projection),
+                        projection.get("status"),
+                        projection.get("status"),
+                    )
+                )
+            else:
+                rows.append(
+                    Row(
+                        name,
+                        change.kind,
+                        *key,
+                        change.before_canonical,
+                        change.after_canonical,
+                        change.before_status,
+                        change.after_status,
+                    )
+                )
+    return rows
+
+
+def _cell(text: str | None) -> Text:
+    if text is None:
+        return Text("(absent)", style="italic")
+    return Text(safe.visible(text, CELL))
+
+
+class CompareTable(DataTable):
+    HELP = """
+## Compare
+
+One row per pointer of either run, per question. **= same**, **≠ changed**, **+ added**
+(only in the later run), **- removed** (only in the earlier run). The selected row's values are
+shown in full below, with the differing span in « » and marked by ^ carets.
+"""
+
+
+class CompareScreen(Screen[None]):
+    """Run A (earlier) and run B (later), per question and pointer."""
+
+    CSS_PATH = "compare.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="compare.back"),
+        Binding("n", "next_change", "Next change", id="compare.next_change"),
+    ]
+
+    def __init__(self, before: Run, before_id: int | None, after: Run, after_id: int | None) -> None:
+        super().__init__()
+        self.before, self.after = before, after
+        self.before_id, self.after_id = before_id, after_id
+        self.rows: list[Row] = []
+        self.comparison: Any = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compare"):
+            yield Static(id="compare-title")
+            yield Static(id="compare-facts")
+            yield CompareTable(id="compare-table", cursor_type="row")
+            with VerticalScroll(id="compare-detail"):
+                yield Static(id="compare-values")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+        self.comparison = context.compare(self.before.report, self.after.report)
+        self.rows = aligned_rows(self.before.report, self.after.report, self.comparison)
+        a, b = self._label(self.before_id, "A"), self._label(self.after_id, "B")
+        self.query_one("#compare-title", Static).update(
+            Content.assemble(
+                ("Compare  ", "bold"),
+                safe.text(model.agent_name(self.after.report), 80, "bold"),
+                (f"   {a} (earlier)  vs  {b} (later)   ", "dim"),
+                ("identical" if self.comparison.identical else "differences marked", "bold"),
+            )
+        )
+        self.query_one("#compare-facts", Static).update(self._facts())
+        table = self.query_one(CompareTable)
+        table.add_columns("change", "question", "pointer", a, b)
+        for index, row in enumerate(self.rows):
+            mark = MARKS.get(row.kind, row.kind)
+            if row.kind == "changed" and row.before_status != row.after_status:
+                mark += f" ({row.before_status}→{row.after_status})"
+            table.add_row(
+                Text(mark, style="bold" if row.kind != "same" else ""),
+                Text(row.question),
+                Text(safe.visible(row.member, 60)),
+                _cell(row.before),
+                _cell(row.after),
+                key=str(index),
+            )
+        first_change = next((i for i, r in enumerate(self.rows) if r.kind != "same"), 0)
+        if self.rows:
+            table.move_cursor(row=first_change)
+            self._show(first_change)
+        table.focus()
+
+    @staticmethod
+    def _label(run_id: int | None, letter: str) -> str:
+        return f"{letter} run #{run_id}" if run_id is not None else f"{letter} (unrecorded)"
+
+    def _facts(self) -> Content:
+        comparison = self.comparison
+        lines: list[Content] = []
+        for fact in comparison.facts:
+            lines.append(
+                Content.assemble(
+                    ("≠ ", "bold"),
+                    safe.text(fact.what, 100, "bold"),
+                    ": ",
+                    safe.text(model.short_digest(fact.before, 16) if "sha" in fact.what else fact.before, 80),
+                    " → ",
+                    safe.text(model.short_digest(fact.after, 16) if "sha" in fact.what else fact.after, 80),
+                )
+            )
+        for sign, items in (("+", comparison.findings_added), ("-", comparison.findings_removed)):
+            for item in items:
+                where = " ".join(str(item[k]) for k in ("question", "member", "probe") if item.get(k))
+                lines.append(
+                    Content.assemble(
+                        (f"{sign} finding ", "bold"),
+                        safe.text(item.get("code", ""), 60),
+                        " ",
+                        safe.text(where, 120),
+                    )
+                )
+        if not lines:
+            lines.append(
+                Content.styled("= verdict, card, proposals, answers and findings are the same", "dim")
+            )
+        return Content("\n").join(lines)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show(event.cursor_row)
+
+    def _show(self, index: int) -> None:
+        if not (0 <= index < len(self.rows)):
+            return
+        row = self.rows[index]
+        values = self.query_one("#compare-values", Static)
+        head = Content.assemble(
+            (MARKS.get(row.kind, row.kind) + "  ", "bold"),
+            (f"{row.question}  ", "dim"),
+            safe.text(row.member, 200, "bold"),
+            ("  ", ""),
+            safe.text(row.document + (f" {row.url}" if row.url else ""), 200, "dim"),
+        )
+        width = max(24, (values.size.width or 100) - 12)
+        before = row.before if row.before is not None else ""
+        after = row.after if row.after is not None else ""
+        span_a, span_b = model.diff_spans(before, after) if row.kind != "same" else ((0, 0), (0, 0))
+        body = [head]
+        if row.kind == "same":
+            body.append(Content.assemble(("both     ", "bold"), safe.text(before, 2000)))
+        else:
+            body.append(
+                diffmarks.marked_lines(f"{self._label(self.before_id, 'A')}  ", before, span_a, width=width)
+                if row.before is not None
+                else Content.styled("A: (absent)", "italic")
+            )
+            body.append(
+                diffmarks.marked_lines(f"{self._label(self.after_id, 'B')}  ", after, span_b, width=width)
+                if row.after is not None
+                else Content.styled("B: (absent)", "italic")
+            )
+        values.update(Content("\n").join(body))
+
+    def action_next_change(self) -> None:
+        table = self.query_one(CompareTable)
+        start = table.cursor_row if table.cursor_row is not None else -1
+        changes = [i for i, r in enumerate(self.rows) if r.kind != "same"]
+        if not changes:
+            self.notify("the two runs do not differ")
+            return
+        after = [i for i in changes if i > start]
+        table.move_cursor(row=(after or changes)[0])
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        return [
+            PaletteCommand("show: next change", "select the next differing pointer", self.action_next_change)
+        ]

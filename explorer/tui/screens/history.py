@@ -1,0 +1,294 @@
+"""The history: runs per agent, newest first, with what changed since the previous run.
+
+Left, the agents that have runs (pick one to narrow the list, or all). Right, the runs with
+time, verdict, standing, short card and answers digests and a churn marker in words ("≠ answers
+changed"), so churn is visible in the list itself. From here a run opens offline (enter), is
+replayed live (r), watched (w), exported (x) or deleted after a confirmation (d); two runs
+marked with space are compared side by side (c). Agent names and URLs are untrusted: cells are
+`rich.text.Text`, never markup strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from explorer.tui import model, safe
+from explorer.tui.commands import PaletteCommand
+from explorer.tui.context import ExplorerError, RunRow
+
+COLUMNS = ("mark", "run", "time", "agent", "verdict", "standing", "card", "answers", "since previous")
+
+
+def churn_words(row: RunRow, marker: str) -> str:
+    if marker == "first" and row.changed:
+        return "≠ changed"
+    return marker
+
+
+class RunTable(DataTable):
+    HELP = """
+## Runs
+
+Newest first. **since previous** says what changed from this agent's previous run
+(card, answers, verdict), so churn shows in the list itself.
+
+- **enter** open the run offline, **space** mark it (mark two, then **c** to compare)
+- **r** replay it live now, **w** watch the agent, **x** export, **d** delete
+"""
+
+
+class AgentFilter(OptionList):
+    HELP = """
+## Agents
+
+Every agent with recorded runs, most recent first. **enter** shows only its runs.
+"""
+
+
+class HistoryScreen(Screen[None]):
+    """Recorded runs: open, replay, watch, export, compare two, delete."""
+
+    CSS_PATH = "history.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="history.back"),
+        Binding("space", "mark", "Mark", id="history.mark"),
+        Binding("c", "compare", "Compare marked", id="history.compare"),
+        Binding("r", "replay", "Replay", id="history.replay"),
+        Binding("w", "watch", "Watch", id="history.watch"),
+        Binding("x", "export", "Export", id="history.export"),
+        Binding("d", "delete", "Delete", id="history.delete"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[RunRow] = []
+        self.marked: list[int] = []
+        self.agent: str | None = None
+        self.agents: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="history"):
+            yield Static(id="history-title")
+            with Horizontal(id="history-body"):
+                yield AgentFilter(id="agents")
+                table = RunTable(id="runs", cursor_type="row", zebra_stripes=True)
+                yield table
+            yield Static(id="history-error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(RunTable)
+        table.add_columns(*COLUMNS)
+        self.reload()
+        table.focus()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    # ---- data ------------------------------------------------------------------------------------
+    def reload(self) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+        error = self.query_one("#history-error", Static)
+        try:
+            self.agents = list(context.history().agents())
+            self.rows = context.rows(agent=self.agent)
+        except ExplorerError as exc:
+            self.rows, self.agents = [], []
+            error.update(Content.assemble(("✗ ", "bold"), safe.text(str(exc), 500)))
+            error.display = True
+        except Exception as exc:
+            self.rows, self.agents = [], []
+            error.update(Content.assemble(("✗ cannot read the history: ", "bold"), safe.text(str(exc), 500)))
+            error.display = True
+        else:
+            error.display = False
+        self.marked = [m for m in self.marked if any(r.run_id == m for r in self.rows)]
+        self._fill_agents()
+        self._fill_runs()
+
+    def _fill_agents(self) -> None:
+        options = [Option(Content.styled(f"all agents ({len(self.agents)})", "bold"), id="all")]
+        for i, agent in enumerate(self.agents):
+            name = getattr(agent, "name", None) or getattr(agent, "agent", "")
+            options.append(
+                Option(
+                    Content.assemble(
+                        safe.text(name, 40, "bold"),
+                        (f"  {getattr(agent, 'runs', '?')} runs", "dim"),
+                        (f" · last {getattr(agent, 'last_verdict', '?')}", "dim"),
+                        "\n  ",
+                        safe.text(getattr(agent, "agent", ""), 80, "dim"),
+                    ),
+                    id=f"agent-{i}",
+                )
+            )
+        self.query_one(AgentFilter).set_options(options)
+
+    def _fill_runs(self) -> None:
+        table = self.query_one(RunTable)
+        cursor = table.cursor_row
+        table.clear()
+        markers = model.churn_markers([r.as_dict() for r in self.rows])
+        for row, marker in zip(self.rows, markers, strict=True):
+            mark = "● marked" if row.run_id in self.marked else ""
+            table.add_row(
+                Text(mark),
+                Text(f"#{row.run_id}"),
+                Text(safe.visible(row.started_at, 30)),
+                Text(safe.visible(row.name or row.agent, 40)),
+                Text(f"{model.VERDICT_MARK.get(row.verdict, '?')} {row.verdict}"),
+                Text(safe.visible(row.standing or "?", 12)),
+                Text(model.short_digest(row.card_sha256)),
+                Text(model.short_digest(row.answers_sha256)),
+                Text(churn_words(row, marker)),
+                key=str(row.run_id),
+            )
+        if self.rows:
+            table.move_cursor(row=min(cursor, len(self.rows) - 1))
+        title = "all agents" if self.agent is None else self.agent
+        self.query_one("#history-title", Static).update(
+            Content.assemble(
+                ("History  ", "bold"),
+                (f"{len(self.rows)} runs of ", "dim"),
+                safe.text(title, 120, "dim"),
+                (f"   marked: {', '.join('#' + str(m) for m in self.marked) or 'none'}", "dim"),
+            )
+        )
+
+    def current(self) -> RunRow | None:
+        table = self.query_one(RunTable)
+        if not self.rows or table.cursor_row is None or not (0 <= table.cursor_row < len(self.rows)):
+            return None
+        return self.rows[table.cursor_row]
+
+    # ---- events and actions ---------------------------------------------------------------------------
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        option_id = event.option.id or ""
+        self.agent = None if option_id == "all" else getattr(self.agents[int(option_id[6:])], "agent", None)
+        self.reload()
+        self.query_one(RunTable).focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        row = self.current()
+        if row is not None:
+            self.app.open_stored(row.run_id)  # type: ignore[attr-defined]
+
+    def action_mark(self) -> None:
+        row = self.current()
+        if row is None:
+            return
+        if row.run_id in self.marked:
+            self.marked.remove(row.run_id)
+        else:
+            self.marked.append(row.run_id)
+            self.marked = self.marked[-2:]
+        self._fill_runs()
+
+    def action_compare(self) -> None:
+        from explorer.tui.screens.compare import CompareScreen
+
+        if len(self.marked) != 2:
+            self.notify("mark two runs with space, then press c", severity="warning")
+            return
+        context = self.app.context  # type: ignore[attr-defined]
+        first, second = sorted(self.marked)
+        try:
+            before, after = context.load(first), context.load(second)
+        except ExplorerError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        self.app.push_screen(CompareScreen(before, first, after, second))
+
+    def _load_current(self) -> tuple[Any, RunRow] | None:
+        row = self.current()
+        if row is None:
+            self.notify("no run selected", severity="warning")
+            return None
+        try:
+            return self.app.context.load(row.run_id), row  # type: ignore[attr-defined]
+        except ExplorerError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return None
+
+    def action_replay(self) -> None:
+        loaded = self._load_current()
+        if loaded is not None:
+            run, row = loaded
+            target = run.report.get("target") or row.target
+            self.app.start_interview(str(target), previous=(run, row.run_id))  # type: ignore[attr-defined]
+
+    def action_watch(self) -> None:
+        from explorer.tui.screens.watch import WatchScreen
+
+        loaded = self._load_current()
+        if loaded is not None:
+            run, row = loaded
+            self.app.push_screen(WatchScreen(str(run.report.get("target") or row.target), first=run))
+
+    def action_export(self) -> None:
+        from explorer.tui.screens.export import ExportScreen
+
+        loaded = self._load_current()
+        if loaded is not None:
+            self.app.push_screen(ExportScreen(loaded[0], loaded[1].run_id))
+
+    def action_delete(self) -> None:
+        from explorer.tui.screens.confirm import ConfirmScreen
+
+        row = self.current()
+        if row is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                self.notify("nothing deleted")
+                return
+            try:
+                self.app.context.forget(row.run_id)  # type: ignore[attr-defined]
+            except Exception as exc:
+                self.notify(f"could not delete run #{row.run_id}: {exc}", severity="error", markup=False)
+                return
+            self.notify(f"deleted run #{row.run_id}", markup=False)
+            self.reload()
+
+        question = Content.assemble(
+            ("Delete run ", "bold"),
+            (f"#{row.run_id}", "bold"),
+            " of ",
+            safe.text(row.name or row.agent, 80),
+            (f" ({row.started_at})?", "dim"),
+            "\nIts transcript is removed from the history; this cannot be undone.",
+        )
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        return [
+            PaletteCommand("open: selected run", "open the selected run offline", self._open_current),
+            PaletteCommand("mark: selected run", "mark it for comparison (two at most)", self.action_mark),
+            PaletteCommand("compare: marked runs", "the two marked runs side by side", self.action_compare),
+            PaletteCommand("replay: selected run", "interview its target again now", self.action_replay),
+            PaletteCommand(
+                "watch: selected agent", "replay on an interval with a timeline", self.action_watch
+            ),
+            PaletteCommand("export: selected run", "write it as JSON, Markdown or HTML", self.action_export),
+            PaletteCommand(
+                "delete: selected run", "remove it from the history (asks first)", self.action_delete
+            ),
+        ]
+
+    def _open_current(self) -> None:
+        row = self.current()
+        if row is not None:
+            self.app.open_stored(row.run_id)  # type: ignore[attr-defined]

@@ -1,0 +1,276 @@
+"""The interview screen: one run, five questions, every projection and finding.
+
+Layout: the header (agent, card, layout, signature badge, verdict, standing), then tabs for
+the five questions plus findings. Each question tab label carries its state in words
+("usage (1 mismatch)"). The screen opens on the first problem, already selected, so a user who
+opens a drifting agent sees the conflicting member and both canonical strings without a
+keystroke; `n` walks to the next problem, `f` lists every finding, and selecting a finding
+jumps to its projection. Copy, whole-value view, export, replay, watch and history are keys
+here and "verb: object" commands in the palette.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, TabbedContent, TabPane
+
+from explorer.tui import model
+from explorer.tui.commands import PaletteCommand
+from explorer.tui.context import ExplorerError
+from explorer.tui.widgets.findings import FindingsList
+from explorer.tui.widgets.header import InterviewHeader
+from explorer.tui.widgets.question import QuestionPane
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
+
+
+class InterviewScreen(Screen[None]):
+    """One run, drawn from its report; works the same live and offline."""
+
+    CSS_PATH = "interview.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", id="interview.back"),
+        Binding("n", "next_problem", "Next problem", id="interview.next_problem"),
+        Binding("f", "findings", "Findings", id="interview.findings"),
+        Binding("p", "probes", "Probes", show=False, id="interview.probes"),
+        Binding("1", "tab('identity')", "identity", show=False, id="interview.tab_identity"),
+        Binding("2", "tab('capabilities')", "capabilities", show=False, id="interview.tab_capabilities"),
+        Binding("3", "tab('usage')", "usage", show=False, id="interview.tab_usage"),
+        Binding("4", "tab('terms')", "terms", show=False, id="interview.tab_terms"),
+        Binding("5", "tab('refusals')", "refusals", show=False, id="interview.tab_refusals"),
+        Binding("c", "copy_pointer", "Copy pointer", id="interview.copy_pointer"),
+        Binding("y", "copy_value", "Copy value", id="interview.copy_value"),
+        Binding("v", "view_whole", "Whole value", id="interview.view_whole"),
+        Binding("x", "export", "Export", id="interview.export"),
+        Binding("r", "replay", "Replay", id="interview.replay"),
+        Binding("w", "watch", "Watch", id="interview.watch"),
+        Binding("h", "app.history", "History", show=False, id="interview.history"),
+    ]
+
+    def __init__(self, run: Run, *, run_id: int | None = None, origin: str = "") -> None:
+        super().__init__()
+        self.run = run
+        self.report = run.report
+        self.run_id = run_id
+        self.origin = origin
+
+    def compose(self) -> ComposeResult:
+        yield InterviewHeader(self.report, run_id=self.run_id, origin=self.origin, id="header")
+        problem = model.first_problem(self.report)
+        self.initial = problem[0] if problem else "identity"
+        with TabbedContent(initial=f"tab-{self.initial}", id="tabs"):
+            for name in model.QUESTIONS:
+                state = model.question_state(self.report, name)
+                with TabPane(Content(state.label), id=f"tab-{name}"):
+                    if name == self.initial:  # the other tabs are built when first shown
+                        yield QuestionPane(self.report, name, id=f"pane-{name}")
+            count = len(model.findings(self.report))
+            with TabPane(Content(f"findings ({count})"), id="tab-findings"):
+                yield FindingsList(id="findings")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(FindingsList).show(model.findings(self.report), model.extension_findings(self.report))
+        self.call_after_refresh(self._focus_question, self.initial)
+        if self.app.context.exit_when_ready:  # type: ignore[attr-defined]
+            self.call_after_refresh(self.app.exit)
+
+    def _focus_question(self, name: str) -> None:
+        self.query_one(f"#pane-{name}", QuestionPane).select(None)
+
+    async def pane(self, name: str) -> QuestionPane:
+        """The question's pane, built on first use (lazy tabs keep the first paint cheap)."""
+        found = self.query(f"#pane-{name}").results(QuestionPane)
+        for pane in found:
+            return pane
+        pane = QuestionPane(self.report, name, id=f"pane-{name}")
+        await self.query_one(f"#tab-{name}", TabPane).mount(pane)
+        return pane
+
+    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        name = (event.pane.id or "").removeprefix("tab-")
+        if name in model.QUESTIONS:
+            await self.pane(name)
+
+    # ---- what is selected -------------------------------------------------------------------------
+    @property
+    def active_question(self) -> str | None:
+        active = self.query_one(TabbedContent).active
+        name = active.removeprefix("tab-")
+        return name if name in model.QUESTIONS else None
+
+    def selected_projection(self) -> dict[str, Any] | None:
+        name = self.active_question
+        if name is None:
+            return None
+        panes = list(self.query(f"#pane-{name}").results(QuestionPane))
+        selected = panes[0].selected if panes else None
+        return dict(selected) if selected is not None else None
+
+    # ---- navigation -------------------------------------------------------------------------------
+    async def show_projection(self, name: str, position: int | None) -> None:
+        self.query_one(TabbedContent).active = f"tab-{name}"
+        (await self.pane(name)).select(position)
+
+    async def action_tab(self, name: str) -> None:
+        await self.show_projection(name, None)
+
+    def action_findings(self) -> None:
+        self.query_one(TabbedContent).active = "tab-findings"
+        self.query_one(FindingsList).focus()
+
+    async def action_probes(self) -> None:
+        await self.show_projection("refusals", None)
+
+    async def action_next_problem(self) -> None:
+        problems = [
+            (name, position)
+            for name in model.QUESTIONS
+            for position, p in enumerate(model.projections(self.report, name))
+            if p.get("status") != "match"
+        ]
+        if not problems:
+            self.notify("every projection matches its signed member")
+            return
+        current = self.active_question
+        here = -1
+        if current is not None:
+            highlighted = (await self.pane(current)).query_one(OptionList).highlighted
+            here = model.QUESTIONS.index(current) * 10_000 + (highlighted if highlighted is not None else -1)
+        after = [p for p in problems if model.QUESTIONS.index(p[0]) * 10_000 + p[1] > here]
+        await self.show_projection(*(after or problems)[0])
+
+    async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if not isinstance(event.option_list, FindingsList):
+            return
+        option_id = event.option.id or ""
+        if not option_id.startswith("f"):
+            return
+        item = model.findings(self.report)[int(option_id[1:])]
+        target = model.finding_target(self.report, item)
+        if target is None:
+            self.notify("this finding is about the card as a whole; see the header", markup=False)
+            return
+        await self.show_projection(*target)
+
+    def action_back(self) -> None:
+        if len(self.app.screen_stack) > 1:
+            self.dismiss()
+        else:
+            self.app.go_home()  # type: ignore[attr-defined]
+
+    # ---- copy and view ------------------------------------------------------------------------------
+    def action_copy_pointer(self) -> None:
+        projection = self.selected_projection()
+        if projection is None:
+            self.notify("select a projection first", severity="warning")
+            return
+        self.app.copy_text(str(projection.get("member", "")), "pointer")  # type: ignore[attr-defined]
+
+    def action_copy_value(self) -> None:
+        projection = self.selected_projection()
+        if projection is None:
+            self.notify("select a projection first", severity="warning")
+            return
+        text = projection.get("value_canonical")
+        if not isinstance(text, str):
+            text = json.dumps(projection.get("value"), ensure_ascii=False)
+        self.app.copy_text(text, "value")  # type: ignore[attr-defined]
+
+    def action_view_whole(self) -> None:
+        from explorer.tui.screens.value import ValueScreen, whole_text
+
+        projection = self.selected_projection()
+        if projection is None:
+            self.notify("select a projection first", severity="warning")
+            return
+        self.app.push_screen(ValueScreen(str(projection.get("member", "")), whole_text(projection)))
+
+    # ---- export, replay, watch -----------------------------------------------------------------------
+    def action_export(self, fmt: str | None = None) -> None:
+        if fmt is None:
+            from explorer.tui.screens.export import ExportScreen
+
+            self.app.push_screen(ExportScreen(self.run, self.run_id))
+            return
+        context = self.app.context  # type: ignore[attr-defined]
+        try:
+            path = context.export(self.run, fmt, self.run_id)
+        except ExplorerError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        except Exception as exc:
+            self.notify(f"export failed: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"exported to {path}", title="export", markup=False)
+
+    def _target(self) -> str | None:
+        target = self.report.get("target") or model.card(self.report).get("url")
+        if not isinstance(target, str) or not target:
+            self.notify("this run does not say which target it interviewed", severity="error")
+            return None
+        return target
+
+    def action_replay(self) -> None:
+        target = self._target()
+        if target is not None:
+            self.app.start_interview(target, previous=(self.run, self.run_id))  # type: ignore[attr-defined]
+
+    def action_watch(self) -> None:
+        from explorer.tui.screens.watch import WatchScreen
+
+        target = self._target()
+        if target is not None:
+            self.app.push_screen(WatchScreen(target, first=self.run))
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        commands = [
+            PaletteCommand(
+                "show: findings", "list every finding; enter jumps to its projection", self.action_findings
+            ),
+            PaletteCommand(
+                "show: next problem", "select the next mismatching projection", self.action_next_problem
+            ),
+            PaletteCommand(
+                "show: probes", "the refusals boundary and the closure probes", self.action_probes
+            ),
+        ]
+        for name in model.QUESTIONS:
+            commands.append(
+                PaletteCommand(f"show: {name}", f"the {name} answer", _bind(self.action_tab, name))
+            )
+        commands += [
+            PaletteCommand(
+                "copy: pointer", "copy the selected projection's pointer", self.action_copy_pointer
+            ),
+            PaletteCommand("copy: value", "copy the selected value (canonical JSON)", self.action_copy_value),
+            PaletteCommand(
+                "view: whole value", "show the selected value and source in full", self.action_view_whole
+            ),
+        ]
+        for fmt, label in self.app.context.export_formats():  # type: ignore[attr-defined]
+            commands.append(
+                PaletteCommand(
+                    f"export: run as {label}",
+                    f"write this run as {label} to a file",
+                    _bind(self.action_export, fmt),
+                )
+            )
+        commands += [
+            PaletteCommand("replay: this run", "interview the same target again now", self.action_replay),
+            PaletteCommand(
+                "watch: this agent", "replay on an interval and show a timeline", self.action_watch
+            ),
+        ]
+        return commands
+
+
+def _bind(method: Any, argument: str) -> Any:
+    return lambda: method(argument)

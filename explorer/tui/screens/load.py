@@ -1,0 +1,195 @@
+"""The first screen: type a target, or pick a reference agent or a recent one.
+
+A target is a base URL, a card URL, a card file, an OpenClasp reference, or a history run id.
+The input suggests from history and the demo agents. The reference agents are listed with the
+verdict each is expected to get, so a newcomer knows what "drifting" should show before opening
+it. When a target cannot be interviewed (unreachable, not JSON, not a card), the reason is shown
+here, under the input, where the user is already looking; it never escapes as a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.suggester import SuggestFromList
+from textual.widgets import Button, Footer, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from explorer.tui import safe
+from explorer.tui.commands import PaletteCommand
+from explorer.tui.context import DemoAgent, RunRow
+
+
+def demo_prompt(agent: DemoAgent) -> Content:
+    return Content.assemble(
+        safe.text(agent.name, 40, "bold"),
+        ("  expected: ", "dim"),
+        (agent.expected_verdict, "bold"),
+        "\n  ",
+        safe.text(agent.description, 200, "italic"),
+    )
+
+
+def recent_prompt(row: RunRow) -> Content:
+    return Content.assemble(
+        safe.text(row.agent or row.target, 60, "bold"),
+        ("  last: ", "dim"),
+        (row.verdict or "?", "bold"),
+        ("  ", ""),
+        safe.text(row.started_at, 40, "dim"),
+        ("  run #", "dim"),
+        (str(row.run_id), "dim"),
+        "\n  ",
+        safe.text(row.target, 200, "dim"),
+    )
+
+
+class TargetInput(Input):
+    HELP = """
+## Target
+
+Type what to interview and press **enter**:
+
+- a base URL (`https://agent.example`): the card is looked up at `/.well-known/agent-card.json`,
+  then `/.well-known/agent.json`;
+- a card URL or a local card file;
+- an OpenClasp reference (profile URL, card URL, slug or agent id);
+- a history run id (digits) to open a recorded run offline.
+
+Suggestions come from history and the reference agents (**right** accepts one).
+"""
+
+
+class AgentList(OptionList):
+    HELP = """
+## Agents
+
+**enter** interviews the highlighted agent. Reference agents run on 127.0.0.1 and each is
+listed with the verdict it is built to get.
+"""
+
+
+class LoadScreen(Screen[None]):
+    """Target input, demo agents with expected verdicts, recent agents, errors in place."""
+
+    CSS_PATH = "load.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+l", "focus_target", "Target", id="load.target"),
+        Binding("f2", "app.history", "History", id="load.history"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.recent: list[RunRow] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="load"):
+            yield Static(Content.styled("Interview Explorer", "bold"), id="title")
+            yield Static(
+                Content.styled(
+                    "Ask an A2A agent the five interview questions and diff every answer against its "
+                    "signed card and terms.",
+                    "dim",
+                ),
+                id="tagline",
+            )
+            with Horizontal(id="target-row"):
+                yield TargetInput(
+                    placeholder="URL, card file, OpenClasp reference or run id",
+                    id="target",
+                )
+                yield Button("Interview", id="go", variant="primary")
+            yield Static(id="load-error")
+            yield Static(Content.styled("Reference agents", "bold"), classes="section", id="demo-title")
+            yield AgentList(id="demo")
+            yield Static(Content.styled("Recent agents", "bold"), classes="section", id="recent-title")
+            yield AgentList(id="recent")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+        demo = list(context.demo)
+        self.query_one("#target", Input).cursor_blink = context.cursor_blink
+        self.query_one("#demo", OptionList).set_options(
+            [Option(demo_prompt(agent), id=f"demo-{i}") for i, agent in enumerate(demo)]
+        )
+        self.query_one("#demo").display = bool(demo)
+        self.query_one("#demo-title").display = bool(demo)
+        self.refresh_recent()
+        self.query_one("#load-error").display = False
+        if demo:
+            self.query_one("#demo").focus()
+        else:
+            self.query_one("#target").focus()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_recent()
+
+    def refresh_recent(self) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+        self.recent = context.recent_targets() if context.use_history else []
+        recent = self.query_one("#recent", OptionList)
+        recent.set_options(
+            [Option(recent_prompt(row), id=f"recent-{i}") for i, row in enumerate(self.recent)]
+        )
+        recent.display = bool(self.recent)
+        self.query_one("#recent-title").display = bool(self.recent)
+        words = [row.target for row in self.recent] + [agent.url for agent in context.demo]
+        self.query_one("#target", Input).suggester = SuggestFromList(words, case_sensitive=False)
+
+    # ---- errors in place -----------------------------------------------------------------------
+    def show_error(self, target: str, message: str) -> None:
+        error = self.query_one("#load-error", Static)
+        error.update(
+            Content.assemble(
+                ("✗ could not interview ", "bold"),
+                safe.text(target, 200, "bold"),
+                "\n  ",
+                safe.text(message, 1500, single_line=False),
+            )
+        )
+        error.display = True
+
+    def clear_error(self) -> None:
+        self.query_one("#load-error", Static).display = False
+
+    # ---- actions -------------------------------------------------------------------------------
+    def _go(self, target: str) -> None:
+        target = target.strip()
+        if not target:
+            self.show_error("(nothing)", "type a URL, a card file, an OpenClasp reference or a run id")
+            return
+        self.clear_error()
+        self.app.start_interview(target)  # type: ignore[attr-defined]
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._go(event.value)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "go":
+            self._go(self.query_one("#target", Input).value)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+        option_id = event.option.id or ""
+        if option_id.startswith("demo-"):
+            agent = context.demo[int(option_id[5:])]
+            self.query_one("#target", Input).value = agent.url
+            self._go(agent.url)
+        elif option_id.startswith("recent-"):
+            row = self.recent[int(option_id[7:])]
+            self.query_one("#target", Input).value = row.target
+            self._go(row.target)
+
+    def action_focus_target(self) -> None:
+        self.query_one("#target").focus()
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        return [
+            PaletteCommand("open: target…", "type a URL, card file or reference", self.action_focus_target)
+        ]

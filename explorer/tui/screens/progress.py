@@ -1,0 +1,168 @@
+"""The interview in progress: which step, which question, and a way to cancel.
+
+The procedure runs as an async worker of this screen, so the event loop keeps drawing and
+taking keys while the network is slow; cancelling the worker cancels the asyncio task (the
+procedure is cancellable), and dismissing the screen takes the worker with it. The outcome is
+handed back to the app as an `Outcome`: a run (recorded in history when history is on), or a
+readable error for the load screen. Progress messages are agent-influenced (URLs) and are drawn
+through `safe.text`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Log, ProgressBar, Static
+
+from explorer.tui import model, safe
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
+
+# Findings that mean "there is no card to show": the load screen explains them in place.
+NO_CARD_CODES = (
+    "card_unreachable",
+    "card_malformed",
+    "timeout",
+    "transport_error",
+    "body_too_large",
+    "address_blocked",
+    "redirect_refused",
+    "http_status",
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    target: str
+    run: Run | None = None
+    run_id: int | None = None
+    error: str | None = None
+
+
+def no_card_reason(report: Mapping[str, Any]) -> str | None:
+    """Why a run produced no card (so there is nothing to show but the reason), else None."""
+    card = model.card(report)
+    problems = [p for p in card.get("problems") or [] if isinstance(p, str)]
+    if card.get("sha256") and not card.get("name") and problems and report.get("verdict") != "nonconformant":
+        return "not an A2A Agent Card: " + "; ".join(problems)
+    if card.get("url") and card.get("sha256"):
+        return None
+    details = [
+        f"{f.get('code')}: {f.get('detail')}"
+        for f in model.findings(report)
+        if f.get("severity") == "error" and not f.get("question") and not f.get("probe")
+    ]
+    preferred = [d for d in details if d.split(":", 1)[0] in NO_CARD_CODES]
+    lines = preferred or details
+    if not lines and report.get("verdict") != "unreachable":
+        return None
+    return "\n".join(lines) or "no usable card at this target"
+
+
+class ProgressUpdate(Message):
+    def __init__(self, progress: Any) -> None:
+        super().__init__()
+        self.progress = progress
+
+
+class ProgressScreen(ModalScreen[Outcome | None]):
+    """A modal that runs one interview and reports every step."""
+
+    CSS_PATH = "progress.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="progress.cancel"),
+    ]
+    STEPS_ESTIMATE = 16  # card, keys, proposals, 5 questions x 2, 3 probes
+
+    def __init__(self, target: str) -> None:
+        super().__init__()
+        self.target = target
+        self.asked: set[str] = set()
+        self.events = 0
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="progress-box"):
+            yield Static(Content.assemble(("Interviewing ", "bold"), safe.text(self.target, 200)), id="what")
+            yield Static(id="step")
+            yield Static(self._questions_line(), id="questions")
+            yield ProgressBar(total=self.STEPS_ESTIMATE, show_eta=False, id="bar")
+            yield Log(id="log", max_lines=200)
+            with Horizontal(id="progress-buttons"):
+                yield Button("Cancel (esc)", id="cancel", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#step", Static).update(Content.styled("starting…", "italic"))
+        self.run_worker(self._interview(), exclusive=True, group="interview", name="interview")
+
+    async def _interview(self) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+
+        def report(progress: Any) -> None:
+            self.post_message(ProgressUpdate(progress))
+
+        try:
+            run = await context.interview(self.target, report)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the procedure should not raise; if it does, say so in place
+            self.dismiss(Outcome(self.target, error=f"the interview failed: {type(exc).__name__}: {exc}"))
+            return
+        reason = no_card_reason(run.report)
+        if reason is not None:
+            self.dismiss(Outcome(self.target, error=reason))
+            return
+        run_id = context.record(run)
+        self.dismiss(Outcome(self.target, run=run, run_id=run_id))
+
+    def on_progress_update(self, message: ProgressUpdate) -> None:
+        progress = message.progress
+        step = str(getattr(progress, "step", "") or "")
+        question = getattr(progress, "question", None)
+        attempt = getattr(progress, "attempt", 1)
+        text = str(getattr(progress, "message", "") or "")
+        if question:
+            self.asked.add(str(question))
+            self.query_one("#questions", Static).update(self._questions_line(str(question)))
+        self.events += 1
+        bar = self.query_one("#bar", ProgressBar)
+        if self.events >= (bar.total or 0):
+            bar.total = self.events + 2
+        bar.progress = self.events
+        self.query_one("#step", Static).update(
+            Content.assemble(
+                ("step ", "dim"),
+                safe.text(step, 40, "bold"),
+                (f"   question {question}" if question else "", "bold"),
+                (f"   attempt {attempt}", "dim"),
+            )
+        )
+        self.query_one("#log", Log).write_line(safe.visible(f"[{step}] {text}", 300))
+
+    def _questions_line(self, current: str | None = None) -> Content:
+        parts: list[tuple[str, str] | str] = [("questions ", "dim")]
+        for name in model.QUESTIONS:
+            if name == current:
+                parts.append((f"▶ {name}  ", "bold reverse"))
+            elif name in self.asked:
+                parts.append((f"✓ {name}  ", ""))
+            else:
+                parts.append((f"· {name}  ", "dim"))
+        return Content.assemble(*parts)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "cancel":
+            self.action_cancel()
+
+    def action_cancel(self) -> None:
+        self.workers.cancel_group(self, "interview")
+        self.dismiss(None)

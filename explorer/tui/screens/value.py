@@ -1,0 +1,82 @@
+"""The whole of a value, for the ones too long to show in the detail panel.
+
+A read-only TextArea is virtualised (only visible lines are drawn), so a megabyte of JSON
+scrolls smoothly. It draws plain text, never markup; the text is neutralised first so that
+terminal control characters from the agent cannot reach the terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static, TextArea
+
+from explorer.tui import safe
+from explorer.tui.jsonview import neutralise, pretty
+
+WRAP = 160
+
+
+def hard_wrap(text: str, width: int = WRAP) -> str:
+    """Cut every line longer than `width` into continuation lines (a 1 MB one-line string stays
+    cheap to scroll; soft wrapping it would measure the whole line on every redraw)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+        else:
+            out.extend(line[i : i + width] for i in range(0, len(line), width))
+    return "\n".join(out)
+
+
+def whole_text(projection: Mapping[str, Any]) -> str:
+    """Both values in full, then both canonical strings, as plain text."""
+    sections = [
+        "answer value",
+        pretty(projection.get("value")),
+        "",
+        "signed source member",
+        pretty(projection.get("source_value")) if projection.get("status") != "unresolved" else "(nothing)",
+    ]
+    for label, key in (
+        ("answer canonical (RFC 8785)", "value_canonical"),
+        ("source canonical (RFC 8785)", "source_canonical"),
+    ):
+        if isinstance(projection.get(key), str):
+            sections += ["", label, projection[key]]
+    return hard_wrap(neutralise("\n".join(sections)))
+
+
+class ValueScreen(ModalScreen[None]):
+    """A full-screen, scrollable, read-only view of a long value."""
+
+    CSS_PATH = "value.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close", id="value.close"),
+        Binding("q", "close", "Close", show=False, id="value.close_q"),
+    ]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="value-box"):
+            yield Static(Content.assemble(("whole value  ", "bold"), safe.text(self.title_text, 200)))
+            yield TextArea(self.text, read_only=True, soft_wrap=False, show_line_numbers=True, id="whole")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        whole = self.query_one("#whole", TextArea)
+        whole.cursor_blink = self.app.context.cursor_blink  # type: ignore[attr-defined]
+        whole.focus()
+
+    def action_close(self) -> None:
+        self.dismiss()

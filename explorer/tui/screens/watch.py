@@ -1,0 +1,165 @@
+"""Watch an agent: replay the interview every N seconds and keep a timeline of changes.
+
+Each tick is an async worker (the screen keeps drawing), skipped if the previous one is still
+running, so a slow agent never piles up interviews. Every run is recorded in history and
+compared with the one before it by `compare_reports`; the timeline line says the time (from the
+injected clock), the verdict, and what changed in words ("no change" or the comparison
+summary). Space pauses, r runs now, escape stops.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from explorer.tui import model, safe
+from explorer.tui.commands import PaletteCommand
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
+
+
+class Timeline(OptionList):
+    HELP = """
+## Timeline
+
+One line per replay: when, the verdict, and what changed since the previous replay.
+**enter** opens that run.
+"""
+
+
+class WatchScreen(Screen[None]):
+    """Replays one target on an interval."""
+
+    CSS_PATH = "watch.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Stop", id="watch.back"),
+        Binding("space", "pause", "Pause/resume", id="watch.pause"),
+        Binding("r", "now", "Run now", id="watch.now"),
+    ]
+
+    def __init__(self, target: str, *, first: Run | None = None, interval: float | None = None) -> None:
+        super().__init__()
+        self.target = target
+        self.previous: Run | None = first
+        self.interval = interval
+        self.ticks = 0
+        self.changes = 0
+        self.paused = False
+        self.busy = False
+        self.runs: list[tuple[Run, int | None]] = []
+        self.timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="watch"):
+            yield Static(id="watch-title")
+            yield Static(id="watch-status")
+            yield Timeline(id="timeline")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+        every = self.interval if self.interval is not None else context.watch_interval
+        self.interval = every
+        self.query_one("#watch-title", Static).update(
+            Content.assemble(
+                ("Watching ", "bold"), safe.text(self.target, 200, "bold"), (f"  every {every:g}s", "dim")
+            )
+        )
+        self.timer = self.set_interval(every, self.action_now)
+        self._status()
+        self.action_now()
+        self.query_one(Timeline).focus()
+
+    def _status(self, note: str = "") -> None:
+        state = "paused" if self.paused else ("asking…" if self.busy else "waiting")
+        self.query_one("#watch-status", Static).update(
+            Content.styled(
+                f"{self.ticks} replays · {self.changes} with changes · {state}"
+                + (f" · {note}" if note else ""),
+                "dim",
+            )
+        )
+
+    def action_now(self) -> None:
+        if self.paused or self.busy:
+            return
+        self.busy = True
+        self._status()
+        self.run_worker(self._tick(), group="watch", exclusive=False, name="watch-tick")
+
+    async def _tick(self) -> None:
+        context = self.app.context  # type: ignore[attr-defined]
+        try:
+            run = await context.interview(self.target)
+        except Exception as exc:
+            self._add(
+                Content.assemble((self._now() + "  ! ", "bold"), safe.text(f"replay failed: {exc}", 300))
+            )
+            self.busy = False
+            self._status()
+            return
+        run_id = context.record(run)
+        self.ticks += 1
+        self.runs.append((run, run_id))
+        verdict = model.verdict_text(run.report)
+        if self.previous is None:
+            what, changed = "baseline", False
+        else:
+            comparison = context.compare(self.previous.report, run.report)
+            changed = not comparison.identical
+            what = comparison.summary() if changed else "no change"
+        self.changes += int(changed)
+        self._add(
+            Content.assemble(
+                (self._now() + "  ", "dim"),
+                ("≠ " if changed else "= ", "bold"),
+                (f"{verdict:<16}", "bold" if changed else ""),
+                (f"run #{run_id}  " if run_id is not None else "", "dim"),
+                safe.text(what, 400, "bold" if changed else ""),
+            ),
+            option_id=f"run-{len(self.runs) - 1}",
+        )
+        self.previous = run
+        self.busy = False
+        self._status()
+
+    def _now(self) -> str:
+        clock = self.app.context.clock  # type: ignore[attr-defined]
+        return clock().strftime("%H:%M:%S")
+
+    def _add(self, line: Content, option_id: str | None = None) -> None:
+        timeline = self.query_one(Timeline)
+        timeline.add_option(Option(line, id=option_id))
+        timeline.highlighted = timeline.option_count - 1
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        option_id = event.option.id or ""
+        if option_id.startswith("run-"):
+            run, run_id = self.runs[int(option_id[4:])]
+            self.app.show_run(run, run_id, origin="from watch")  # type: ignore[attr-defined]
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self._status()
+
+    def action_back(self) -> None:
+        if self.timer is not None:
+            self.timer.stop()
+        self.workers.cancel_group(self, "watch")
+        self.dismiss()
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        return [
+            PaletteCommand("watch: pause or resume", "stop or restart the replays", self.action_pause),
+            PaletteCommand("watch: replay now", "replay without waiting for the next tick", self.action_now),
+            PaletteCommand("watch: stop", "stop watching and go back", self.action_back),
+        ]

@@ -1,0 +1,58 @@
+"""Every finding of a run, one row each; selecting one jumps to the projection it is about.
+
+Rows carry the severity as a word and a symbol (`✗ error`), the code, the question and member,
+and the detail. Details often quote agent text, so they go through `safe.text` like the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from textual.content import Content
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from explorer.tui import model, safe
+
+
+def finding_prompt(item: Mapping[str, Any]) -> Content:
+    severity = str(item.get("severity", "info"))
+    where = " ".join(str(item[k]) for k in ("question", "probe") if item.get(k))
+    return Content.assemble(
+        (f"{model.SEVERITY_MARK.get(severity, '·')} {severity:<7} ", "bold" if severity == "error" else ""),
+        safe.text(item.get("code", ""), 60, "bold"),
+        (f"  {where}" if where else "", "dim"),
+        ("  ", ""),
+        safe.text(item.get("member") or "", 80),
+        "\n    ",
+        safe.text(item.get("detail", ""), 400, "italic"),
+    )
+
+
+class FindingsList(OptionList):
+    """All findings (and the other-extension findings after them), in the CONTRACT order."""
+
+    HELP = """
+## Findings
+
+Everything the verifier noticed, errors first within each question, in the report's order.
+Press **enter** on a finding to jump to the projection (or the probes) it is about.
+Findings about other extensions (OpenClasp, reputation) are listed last and never change
+the verdict.
+"""
+
+    def show(self, items: Sequence[Mapping[str, Any]], extensions: Sequence[Mapping[str, Any]] = ()) -> None:
+        options: list[Option | None] = [Option(finding_prompt(f), id=f"f{i}") for i, f in enumerate(items)]
+        if not items:
+            options.append(Option(Content("no findings"), id="none", disabled=True))
+        if extensions:
+            options.append(
+                Option(
+                    Content.styled("other extensions (never change the verdict)", "bold"),
+                    id="ext-title",
+                    disabled=True,
+                )
+            )
+            options.extend(Option(finding_prompt(f), id=f"x{i}") for i, f in enumerate(extensions))
+        self.set_options([o for o in options if o is not None])

@@ -1,0 +1,215 @@
+"""What goes wrong, drawn right: errors in place, cancelling, and the hostile agent.
+
+A target that is unreachable, not JSON, or JSON that is not a card gets its reason under the
+input on the load screen, never a traceback. An interview against an agent that never answers
+can be cancelled and leaves nothing running. The hostile reference agent (markup, ANSI escapes,
+bidi overrides, a 1 MB description) renders as inert text: clicking all over it runs no action
+and the terminal never receives its control characters. The mouse selects projections.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from textual.content import Content
+from textual.widgets import Input, OptionList, Static
+
+from explorer.tui.app import ExplorerApp
+from explorer.tui.context import AppContext
+from explorer.tui.launch import demo_agents, demo_keys
+from explorer.tui.pictures import fixed_clock
+from explorer.tui.screens.interview import InterviewScreen
+from explorer.tui.screens.load import LoadScreen
+from explorer.tui.screens.progress import ProgressScreen
+from explorer.tui.widgets.question import QuestionPane
+
+SIZE = (150, 50)
+
+
+def make_app(fleet: Any | None, tmp_path: Path) -> ExplorerApp:
+    return ExplorerApp(
+        AppContext(
+            demo=tuple(demo_agents(fleet)) if fleet is not None else (),
+            keys=demo_keys(fleet) if fleet is not None else (),
+            runner="tester",
+            clock=fixed_clock,
+            export_dir=tmp_path / "exports",
+            cursor_blink=False,
+        )
+    )
+
+
+def plain(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Content) else str(content)
+
+
+def screen_text(app: ExplorerApp) -> str:
+    """Exactly what the terminal would be sent for the current screen, as text."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text(styles=False)
+
+
+async def wait_for(pilot: Any, predicate: Any, timeout: float = 60.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out waiting for the screen")
+
+
+async def submit(pilot: Any, target: str) -> None:
+    app = pilot.app
+    field = app.screen.query_one("#target", Input)
+    field.focus()
+    field.value = target
+    await pilot.press("enter")
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A loopback port that accepts connections and never answers."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+def closed_port() -> int:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("unreachable", "card_unreachable: no card at http://127.0.0.1:"),
+        ("not json", "card_malformed: the card at"),
+        ("not a card", "not an A2A Agent Card: /name is missing"),
+        ("nonsense", "is not a URL, an existing card file or a known agent"),
+    ],
+)
+async def test_errors_are_shown_in_place_on_the_load_screen(tmp_path: Path, kind: str, expected: str) -> None:
+    targets = {
+        "unreachable": f"http://127.0.0.1:{closed_port()}/",
+        "not json": str(tmp_path / "broken.json"),
+        "not a card": str(tmp_path / "hello.json"),
+        "nonsense": "no such thing",
+    }
+    (tmp_path / "broken.json").write_text("{ not json")
+    (tmp_path / "hello.json").write_text('{"hello": "[b]world[/b]"}')
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await submit(pilot, targets[kind])
+        error = app.screen.query_one("#load-error", Static)
+        await wait_for(pilot, lambda: error.display and isinstance(app.screen, LoadScreen))
+        text = plain(error)
+        assert text.startswith("✗ could not interview " + targets[kind])
+        assert expected in text
+        assert app.is_running and isinstance(app.screen, LoadScreen)
+        await submit(pilot, "")
+        assert "type a URL, a card file, an OpenClasp reference or a run id" in plain(error)
+
+
+async def test_a_silent_agent_can_be_cancelled(tmp_path: Path, silent_port: int) -> None:
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await submit(pilot, f"http://127.0.0.1:{silent_port}/")
+        progress = app.screen
+        assert isinstance(progress, ProgressScreen)
+        await wait_for(pilot, lambda: progress.events >= 1)
+        assert "step " in plain(progress.query_one("#step", Static))
+        await pilot.pause(0.3)
+        assert app.screen is progress, "still waiting on the agent, and the screen still answers"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, LoadScreen)
+        assert any(n.message == "interview cancelled" for n in app._notifications)
+        await pilot.pause(0.2)
+        assert not [w for w in app.workers if w.group == "interview" and w.is_running]
+        assert not any(isinstance(s, InterviewScreen) for s in app.screen_stack)
+
+
+def clickable_cells(app: ExplorerApp) -> list[tuple[int, int, str]]:
+    """Every cell of the screen whose style carries a click action (what markup would create)."""
+    width, height = app.size
+    found = []
+    for y in range(height - 1):  # the footer's keys are our own bindings
+        for x in range(width):
+            meta = app.screen.get_style_at(x, y).meta
+            if meta and "@click" in meta:
+                found.append((x, y, str(meta["@click"])))
+    return found
+
+
+async def test_hostile_agent_renders_as_text_and_clicks_trigger_nothing(fleet: Any, tmp_path: Path) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        names = [agent.name for agent in app.context.demo]
+        await pilot.press("home", *["down"] * names.index("hostile"), "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await pilot.pause()
+        screen = app.screen
+        header = plain(screen.query_one("#header", Static))
+        assert header.startswith("[@click=app.quit]Hostile[/] [bold red]Agent[/]")
+        assert "\\x1b" in header and "<U+202E>" in header
+        drawn = screen_text(app)
+        for raw in ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\x00"):
+            assert raw not in drawn
+        assert "[@click=app.quit]" in drawn
+
+        for tab in ("1", "2", "3", "4", "5", "f"):  # every tab, every cell: no click action anywhere
+            await pilot.press(tab)
+            await pilot.pause()
+            assert clickable_cells(app) == [], tab
+
+        # And real clicks where the hostile text is: the name, its rows, the detail, the findings.
+        await pilot.press("1")
+        before = list(app.actions_run)
+        for x in range(1, 60, 4):
+            await pilot.click(offset=(x, 0))
+        listing = screen.query_one("#list-identity", OptionList)
+        for row in range(listing.option_count):
+            await pilot.click(listing, offset=(6, row))
+        await pilot.click("#detail-identity .where", offset=(12, 0))
+        await pilot.click("#detail-identity .answer", offset=(4, 2))
+        await pilot.pause()
+        assert app.actions_run == before, app.actions_run[len(before) :]
+        await pilot.press("f")
+        before = list(app.actions_run)
+        for row in range(0, 6, 2):
+            await pilot.click("#findings", offset=(10, row))
+        await pilot.pause()
+        assert app.actions_run == before, app.actions_run[len(before) :]
+        assert app.is_running and any(isinstance(s, InterviewScreen) for s in app.screen_stack)
+
+
+async def test_the_mouse_selects_projections(fleet: Any, tmp_path: Path) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        names = [agent.name for agent in app.context.demo]
+        await pilot.press("home", *["down"] * names.index("drifting"), "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await pilot.pause()
+        pane = app.screen.query_one("#pane-usage", QuestionPane)
+        listing = pane.query_one(OptionList)
+        await pilot.click(listing, offset=(4, 0))
+        await pilot.pause()
+        assert pane.selected is not None and pane.selected["member"] == "/supportedInterfaces"
+        assert "pointer  /supportedInterfaces   ✓ MATCH" in plain(pane.query_one(".where", Static))

@@ -1,0 +1,407 @@
+"""The TUI's main flows against the reference agents, driven the way a user drives them.
+
+The first test is the README's promise: `interview-explorer demo` lists the reference agents
+with their expected verdicts, the user picks drifting, the interview runs in a worker with
+visible progress, and the interview screen opens on the conflicting member with both values and
+both canonical strings, the differing span marked with brackets and carets (not only colour).
+The others walk each tab, the findings jump, copy, the whole-value view, export (key and
+palette), F1 help, the user keymap, and the launcher's usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.content import Content
+from textual.widgets import OptionList, Static, TabbedContent
+
+from explorer.tui.app import ExplorerApp
+from explorer.tui.context import AppContext
+from explorer.tui.launch import build_app, demo_agents, demo_keys, run_tui
+from explorer.tui.pictures import fixed_clock
+from explorer.tui.screens.interview import InterviewScreen
+from explorer.tui.screens.load import LoadScreen
+from explorer.tui.screens.progress import ProgressScreen
+from explorer.tui.widgets.question import QuestionPane
+
+SIZE = (150, 50)
+
+
+@pytest.fixture(scope="module")
+def runs(fleet: Any) -> dict[str, Any]:
+    """One live interview per agent these tests draw, shared: most tests are about the screens,
+    not the network, and open these runs directly (the live path has its own tests)."""
+    import asyncio
+
+    from explorer.procedure import Options, run_interview
+
+    async def interview(name: str) -> Any:
+        return await run_interview(
+            fleet.agents[name].card_url, Options(keys=demo_keys(fleet), runner="tester")
+        )
+
+    return {name: asyncio.run(interview(name)) for name in ("steady", "drifting", "hostile")}
+
+
+async def show(pilot: Any, run: Any, run_id: int | None = 1) -> InterviewScreen:
+    pilot.app.show_run(run, run_id)
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, InterviewScreen))
+    await pilot.pause()
+    return pilot.app.screen
+
+
+def make_app(fleet: Any, tmp_path: Path, **overrides: Any) -> ExplorerApp:
+    context = AppContext(
+        demo=tuple(demo_agents(fleet)),
+        keys=demo_keys(fleet),
+        runner="tester",
+        clock=fixed_clock,
+        export_dir=tmp_path / "exports",
+        cursor_blink=False,
+    )
+    for name, value in overrides.items():
+        setattr(context, name, value)
+    return ExplorerApp(context)
+
+
+def plain(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Content) else str(content)
+
+
+async def wait_for(pilot: Any, predicate: Any, timeout: float = 30.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out waiting for the screen")
+
+
+async def open_demo_agent(pilot: Any, name: str) -> ProgressScreen:
+    """Pick a reference agent on the load screen with the keyboard, as a user would."""
+    app = pilot.app
+    names = [agent.name for agent in app.context.demo]
+    demo = app.screen.query_one("#demo", OptionList)
+    assert app.focused is demo
+    await pilot.press("home", *["down"] * names.index(name), "enter")
+    progress = app.last_progress
+    assert isinstance(progress, ProgressScreen) and progress.target == app.context.demo[names.index(name)].url
+    await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+    await pilot.pause()
+    return progress
+
+
+def tab_labels(screen: InterviewScreen) -> dict[str, str]:
+    tabs = screen.query_one(TabbedContent)
+    return {pane.id.removeprefix("tab-"): tabs.get_tab(pane.id).label.plain for pane in tabs.query("TabPane")}
+
+
+def detail_text(screen: InterviewScreen, question: str) -> dict[str, str]:
+    detail = screen.query_one(f"#detail-{question}")
+    return {
+        name: plain(detail.query_one(f".{name}", Static))
+        for name in ("where", "document", "terms", "canonical", "json")
+        if detail.query(f".{name}")
+    } | {
+        "answer": plain(detail.query_one(".answer .json", Static)),
+        "source": plain(detail.query_one(".source .json", Static)),
+    }
+
+
+async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(fleet: Any, tmp_path: Path) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        load = app.screen
+        assert isinstance(load, LoadScreen)
+        demo = load.query_one("#demo", OptionList)
+        rows = [demo.get_option_at_index(i).prompt.plain for i in range(demo.option_count)]
+        assert any(r.startswith("steady  expected: conformant") for r in rows)
+        assert any(r.startswith("drifting  expected: nonconformant") for r in rows)
+        assert any(r.startswith("silent  expected: not_offered") for r in rows)
+
+        progress = await open_demo_agent(pilot, "drifting")
+        assert progress.events > 3, "progress was reported while the interview ran"
+        assert progress.asked == {"identity", "capabilities", "usage", "terms", "refusals"}
+
+        screen = app.screen
+        assert isinstance(screen, InterviewScreen)
+        header = plain(screen.query_one("#header", Static))
+        assert "Drifting" in header and "verdict ✗ NONCONFORMANT" in header
+        assert "signature ✓ verified · form served · ES256 · kid drifting-card-1" in header
+        assert "claim: self-run by tester (not evidence)" in header
+        assert "run #1" in header
+
+        labels = tab_labels(screen)
+        assert labels["usage"] == "✗ usage (1 mismatch)"
+        assert labels["terms"] == "✗ terms (1 mismatch)"
+        assert labels["identity"] == "identity (all match)"
+        assert labels["refusals"] == "refusals (all match)"
+
+        # The screen opened on the conflict: usage tab, mismatching row highlighted and focused.
+        assert screen.query_one(TabbedContent).active == "tab-usage"
+        assert isinstance(app.focused, OptionList) and app.focused.id == "list-usage"
+        shown = detail_text(screen, "usage")
+        assert "pointer  /defaultOutputModes   ✗ MISMATCH" in shown["where"]
+        assert "document card http://127.0.0.1:" in shown["document"]
+        assert "signed   yes: covered by the card signature (served payload)" in shown["document"]
+        assert '"text/html"' in shown["answer"] and '"text/html"' not in shown["source"]
+        canonical = shown["canonical"].split("\n")
+        answer_row = next(line for line in canonical if line.startswith("answer  "))
+        source_row = next(line for line in canonical if line.startswith("source  "))
+        assert answer_row == 'answer  ["application/json"«,"text/html"»]'
+        assert source_row == 'source  ["application/json"«»]'
+        caret = canonical[canonical.index(answer_row) + 1]
+        assert caret.index("^") == answer_row.index(",") and caret.count("^") == len(',"text/html"')
+
+        # One key on: the terms conflict, with the clause grade and the proposal's digest.
+        await pilot.press("n")
+        assert screen.query_one(TabbedContent).active == "tab-terms"
+        shown = detail_text(screen, "terms")
+        assert "pointer  /price" in shown["where"]
+        assert "grade    enforced" in shown["terms"] and "proposal verified" in shown["terms"]
+        assert "digest sha256:" in shown["document"]
+        assert "per_task" in shown["canonical"] and "«" in shown["canonical"] and "^" in shown["canonical"]
+
+
+async def test_each_tab_shows_its_answer(fleet: Any, runs: dict[str, Any], tmp_path: Path) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await show(pilot, runs["steady"])
+        screen = app.screen
+        assert screen.query_one(TabbedContent).active == "tab-identity"
+        assert all(
+            label.endswith("(all match)") for label in tab_labels(screen).values() if "findings" not in label
+        )
+        for key, name, first in (
+            ("2", "capabilities", "/skills/0/id"),
+            ("3", "usage", "/supportedInterfaces"),
+            ("4", "terms", "/parties"),
+            ("5", "refusals", "/skills/0/id"),
+            ("1", "identity", "/name"),
+        ):
+            await pilot.press(key)
+            assert screen.query_one(TabbedContent).active == f"tab-{name}"
+            listing = screen.query_one(f"#list-{name}", OptionList)
+            assert listing.get_option_at_index(0).prompt.plain.startswith(f"✓ {first}")
+            assert f"pointer  {first}   ✓ MATCH" in detail_text(screen, name)["where"]
+            assert "canonical bytes (RFC 8785) identical" in detail_text(screen, name)["canonical"]
+        # Terms: each clause row names its proposal and grade; refusals: boundary and probes.
+        terms = screen.query_one("#list-terms", OptionList)
+        assert "proposal reconcile-statement · enforced" in terms.get_option_at_index(2).prompt.plain
+        refusals = plain(screen.query_one("#pane-refusals .summary", Static))
+        assert "boundary: reconcile-statement, flag-exceptions" in refusals
+        assert "✓ undefined method: got the standard refusal" in refusals
+        assert "✓ unmatched selector: got the standard refusal" in refusals
+        assert "✓ unactivated call: got -32601 method not found" in refusals
+
+
+async def test_findings_list_jumps_to_the_projection(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await show(pilot, runs["drifting"])
+        screen = app.screen
+        await pilot.press("f")
+        assert screen.query_one(TabbedContent).active == "tab-findings"
+        findings = screen.query_one("#findings", OptionList)
+        rows = [findings.get_option_at_index(i).prompt.plain for i in range(findings.option_count)]
+        terms_row = next(i for i, row in enumerate(rows) if "projection_mismatch" in row and "terms" in row)
+        assert rows[terms_row].startswith("✗ error")
+        findings.highlighted = terms_row
+        await pilot.press("enter")
+        assert screen.query_one(TabbedContent).active == "tab-terms"
+        pane = screen.query_one("#pane-terms", QuestionPane)
+        assert pane.selected is not None and pane.selected["member"] == "/price"
+        assert pane.selected["status"] == "mismatch"
+        assert app.focused is pane.query_one(OptionList)
+
+
+async def test_copy_pointer_and_value_toast_either_way(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await show(pilot, runs["drifting"])
+        await pilot.press("c")
+        assert app.clipboard == "/defaultOutputModes"
+        await pilot.press("y")
+        assert app.clipboard == '["application/json","text/html"]'
+        messages = [n.message for n in app._notifications]
+        assert any(m.startswith("copied pointer (OSC 52; also ") for m in messages)
+        assert any(m.startswith("copied value (OSC 52; also ") for m in messages)
+
+
+async def test_huge_values_are_cut_and_shown_whole_on_request(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    from textual.widgets import TextArea
+
+    from explorer.tui.screens.value import ValueScreen
+
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await show(pilot, runs["hostile"])
+        screen = app.screen
+        await pilot.press("2")
+        listing = screen.query_one("#list-capabilities", OptionList)
+        rows = [listing.get_option_at_index(i).prompt.plain for i in range(listing.option_count)]
+        huge = max(i for i, row in enumerate(rows) if "/description" in row)
+        listing.highlighted = huge
+        await pilot.pause()
+        answer = detail_text(screen, "capabilities")["answer"]
+        assert "… truncated" in answer and "press v to view the whole value" in answer
+        assert len(answer) < 30_000
+        await pilot.press("v")
+        assert isinstance(app.screen, ValueScreen)
+        whole = app.screen.query_one(TextArea).text
+        assert len(whole) > 1_000_000
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_export_by_key_and_by_palette_writes_files_and_names_them(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    from textual.widgets import Button
+
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await show(pilot, runs["drifting"])
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#export-html", Button).press()
+        await pilot.pause()
+        html = tmp_path / "exports" / "stonework-books-drifting-run1.html"
+        assert html.exists() and "<html" in html.read_text(encoding="utf-8").lower()
+        assert any(str(html) in n.message for n in app._notifications)
+
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"export: run as Markdown")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: (tmp_path / "exports" / "stonework-books-drifting-run1.md").exists())
+        markdown = (tmp_path / "exports" / "stonework-books-drifting-run1.md").read_text(encoding="utf-8")
+        assert "/defaultOutputModes" in markdown
+        assert any(n.message.endswith("stonework-books-drifting-run1.md") for n in app._notifications)
+
+
+async def test_f1_shows_help_for_the_focused_widget(fleet: Any, runs: dict[str, Any], tmp_path: Path) -> None:
+    from textual.widgets import HelpPanel, Markdown
+
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await show(pilot, runs["steady"])
+        await pilot.press("f1")
+        await pilot.pause()
+        panel = app.screen.query_one(HelpPanel)
+        help_text = panel.query_one(Markdown).source
+        assert "Projections" in help_text and "RFC 6901 pointer" in help_text
+        await pilot.press("f1")
+        await pilot.pause()
+        assert not app.screen.query(HelpPanel)
+
+
+async def test_user_keymap_rebinds_by_binding_id(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path, _isolated_home: Path
+) -> None:
+    (_isolated_home / "config.toml").write_text('[keymap]\n"interview.findings" = "g"\n"nope.id" = "z"\n')
+    args = argparse.Namespace(
+        target=None,
+        home=None,
+        keys=[],
+        allow_jku=False,
+        header=[],
+        role=None,
+        runner="tester",
+        openclasp=None,
+    )
+    app = build_app(args, demo_agents(fleet), keys=demo_keys(fleet), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert any("unknown binding ids ignored: nope.id" in n.message for n in app._notifications)
+        await show(pilot, runs["drifting"])
+        await pilot.press("f")
+        assert app.screen.query_one(TabbedContent).active == "tab-usage"
+        await pilot.press("g")
+        assert app.screen.query_one(TabbedContent).active == "tab-findings"
+
+
+async def test_a_history_run_id_as_target_opens_that_run_offline(runs: dict[str, Any]) -> None:
+    from explorer.store.history import History
+
+    with History.open() as history:
+        run_id = history.record(runs["steady"])
+    args = argparse.Namespace(
+        target=str(run_id),
+        home=None,
+        keys=[],
+        allow_jku=False,
+        header=[],
+        role=None,
+        runner=None,
+        openclasp=None,
+    )
+    app = build_app(args, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, InterviewScreen)
+        assert f"run #{run_id} · from history (offline)" in plain(app.screen.query_one("#header", Static))
+        await pilot.press("escape")
+        assert isinstance(app.screen, LoadScreen)
+
+
+def test_no_binding_uses_keys_terminals_cannot_tell_apart() -> None:
+    from textual.binding import Binding
+
+    from explorer.tui.screens import all_screens
+    from explorer.tui.widgets import detail, findings, projections
+
+    owners = [
+        ExplorerApp,
+        *all_screens(),
+        projections.ProjectionList,
+        findings.FindingsList,
+        detail.ProjectionDetail,
+    ]
+    seen_ids: set[str] = set()
+    for owner in owners:
+        for binding in owner.__dict__.get("BINDINGS", []):
+            if not isinstance(binding, Binding):
+                continue
+            for key in binding.key.split(","):
+                assert key.strip() not in {"ctrl+m", "ctrl+i", "ctrl+h", "ctrl+j"}, (owner, key)
+            if owner.__module__.startswith("explorer."):
+                assert binding.id, (owner, binding.key)
+                seen_ids.add(binding.id)
+    assert {"app.help", "interview.findings", "interview.copy_pointer", "history.compare"} <= seen_ids
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["--header", "nocolon"], "--header expects 'Name: value'")],
+)
+def test_launcher_usage_errors_exit_2_with_one_line(argv: list[str], message: str, capsys: Any) -> None:
+    from explorer.cli import _tui_parser
+
+    assert run_tui(_tui_parser().parse_args(argv)) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_broken_config_is_a_usage_error_not_a_traceback(_isolated_home: Path, capsys: Any) -> None:
+    from explorer.cli import _tui_parser
+
+    (_isolated_home / "config.toml").write_text("role = 'boss'\n")
+    assert run_tui(_tui_parser().parse_args([])) == 2
+    assert "role must be self, independent or platform" in capsys.readouterr().err

@@ -1,0 +1,222 @@
+"""History, compare, replay, watch, export and delete, driven through the TUI.
+
+Runs are real interviews of the reference agents, recorded in a real SQLite history in the
+test's own home; the assertions are what a user reads: the rows and their churn markers, the
+aligned compare rows with the differing span marked, the replay toast, the watch timeline, the
+exported file and its toast, and that delete asks first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.content import Content
+from textual.widgets import Button, DataTable, OptionList, Static
+
+from explorer.store.history import History
+from explorer.tui.app import ExplorerApp
+from explorer.tui.context import AppContext
+from explorer.tui.launch import demo_agents, demo_keys
+from explorer.tui.pictures import fixed_clock
+from explorer.tui.screens.compare import CompareScreen
+from explorer.tui.screens.confirm import ConfirmScreen
+from explorer.tui.screens.history import HistoryScreen
+from explorer.tui.screens.interview import InterviewScreen
+from explorer.tui.screens.watch import WatchScreen
+
+SIZE = (160, 50)
+
+
+@pytest.fixture(scope="module")
+def runs(fleet: Any) -> dict[str, Any]:
+    from explorer.procedure import Options, run_interview
+
+    async def interview(name: str) -> Any:
+        return await run_interview(
+            fleet.agents[name].card_url, Options(keys=demo_keys(fleet), runner="tester")
+        )
+
+    return {name: asyncio.run(interview(name)) for name in ("steady", "drifting")}
+
+
+@pytest.fixture
+def recorded(runs: dict[str, Any]) -> list[int]:
+    """steady (#1), drifting (#2), steady again (#3), in this test's own history."""
+    with History.open() as history:
+        return [history.record(runs[name]) for name in ("steady", "drifting", "steady")]
+
+
+def make_app(fleet: Any, tmp_path: Path, **overrides: Any) -> ExplorerApp:
+    context = AppContext(
+        demo=tuple(demo_agents(fleet)),
+        keys=demo_keys(fleet),
+        runner="tester",
+        clock=fixed_clock,
+        export_dir=tmp_path / "exports",
+        cursor_blink=False,
+        **overrides,
+    )
+    return ExplorerApp(context)
+
+
+def plain(widget: Static) -> str:
+    content = widget.content
+    return content.plain if isinstance(content, Content) else str(content)
+
+
+def table_rows(table: DataTable) -> list[list[str]]:
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def wait_for(pilot: Any, predicate: Any, timeout: float = 60.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out waiting for the screen")
+
+
+async def open_history(pilot: Any) -> HistoryScreen:
+    await pilot.press("f2")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen))
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
+    fleet: Any, recorded: list[int], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = await open_history(pilot)
+        rows = table_rows(screen.query_one(DataTable))
+        assert [row[1] for row in rows] == ["#3", "#2", "#1"]
+        assert rows[0][3] == "Stonework Books (Steady)" and rows[0][4] == "✓ conformant"
+        assert rows[1][4] == "✗ nonconformant" and rows[1][5] == "claim"
+        assert [row[8] for row in rows] == ["= same", "first", "first"]
+        assert rows[0][6] == rows[2][6] and len(rows[0][6]) == 12  # short card digest, same card
+        agents = screen.query_one("#agents", OptionList)
+        assert agents.get_option_at_index(0).prompt.plain == "all agents (2)"
+
+        await pilot.press("down", "enter")  # run #2, drifting
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        header = plain(app.screen.query_one("#header", Static))
+        assert "run #2 · from history (offline)" in header and "NONCONFORMANT" in header
+
+
+async def test_marking_two_runs_compares_them_side_by_side(
+    fleet: Any, recorded: list[int], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = await open_history(pilot)
+        await pilot.press("c")
+        assert any("mark two runs" in n.message for n in app._notifications)
+        await pilot.press("down", "space", "down", "space")  # #2 and #1
+        assert table_rows(screen.query_one(DataTable))[1][0] == "● marked"
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
+        await pilot.pause()
+        compare = app.screen
+        assert "A run #1 (earlier)  vs  B run #2 (later)" in plain(
+            compare.query_one("#compare-title", Static)
+        )
+        facts = plain(compare.query_one("#compare-facts", Static))
+        assert "≠ verdict: conformant → nonconformant" in facts
+        rows = table_rows(compare.query_one(DataTable))
+        by_pointer = {(row[1], row[2]): row for row in rows}
+        assert by_pointer[("usage", "/defaultOutputModes")][0] == "≠ changed (match→mismatch)"
+        assert by_pointer[("usage", "/defaultInputModes")][0] == "= same"
+        assert by_pointer[("refusals", "/skills/0/id")][0] == "= same"
+        # The first change is selected and shown whole, the differing span marked.
+        first = next(i for i, row in enumerate(rows) if row[0] != "= same")
+        assert compare.query_one(DataTable).cursor_row == first
+        table = compare.query_one(DataTable)
+        target = next(i for i, row in enumerate(rows) if row[2] == "/defaultOutputModes")
+        table.move_cursor(row=target)
+        await pilot.pause()
+        values = plain(compare.query_one("#compare-values", Static)).split("\n")
+        assert values[0].startswith("≠ changed  usage  /defaultOutputModes")
+        assert 'A run #1  ["application/json"«»]' in values
+        assert 'B run #2  ["application/json"«,"text/html"»]' in values
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_delete_asks_first_and_export_names_the_file(
+    fleet: Any, recorded: list[int], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = await open_history(pilot)
+        await pilot.press("d")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Delete run #3 of Stonework Books (Steady)" in plain(app.screen.query_one("#question", Static))
+        await pilot.press("n")
+        assert app.screen is screen and screen.query_one(DataTable).row_count == 3
+        await pilot.press("d", "y")
+        await pilot.pause()
+        assert [row[1] for row in table_rows(screen.query_one(DataTable))] == ["#2", "#1"]
+        assert any(n.message == "deleted run #3" for n in app._notifications)
+        with History.open() as history:
+            assert [r.id for r in history.runs()] == [2, 1]
+
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#export-json", Button).press()
+        await pilot.pause()
+        path = tmp_path / "exports" / "stonework-books-drifting-run2.json"
+        assert path.exists() and '"transcript_version": 1' in path.read_text(encoding="utf-8")
+        assert any(n.message == f"exported to {path}" for n in app._notifications)
+
+
+async def test_replay_runs_the_interview_again_and_says_what_changed(
+    fleet: Any, recorded: list[int], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await open_history(pilot)
+        await pilot.press("r")  # the newest run: steady #3
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await pilot.pause()
+        assert "run #4 · live" in plain(app.screen.query_one("#header", Static))
+        assert any(
+            n.message == "replayed run #3: conformant -> conformant; card and answers unchanged"
+            for n in app._notifications
+        )
+
+
+async def test_watch_replays_on_an_interval_with_a_timeline(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path, watch_interval=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.show_run(runs["drifting"], None)
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await pilot.press("w")
+        await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen))
+        watch = app.screen
+        await wait_for(pilot, lambda: watch.ticks >= 3)
+        timeline = watch.query_one(OptionList)
+        lines = [timeline.get_option_at_index(i).prompt.plain for i in range(3)]
+        for line in lines:
+            assert line.startswith("12:00:00  = ✗ nonconformant")
+            assert line.endswith("no change")
+        assert "run #1" in lines[0] and "run #3" in lines[2]
+        assert plain(watch.query_one("#watch-status", Static)).startswith(
+            f"{watch.ticks} replays · 0 with changes"
+        )
+        await pilot.press("space")
+        paused_at = watch.ticks
+        await pilot.pause(0.8)
+        assert watch.ticks <= paused_at + 1  # at most the replay already under way
+        await pilot.press("escape")
+        assert isinstance(app.screen, InterviewScreen)

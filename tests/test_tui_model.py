@@ -1,0 +1,240 @@
+"""The words and marks the TUI shows, decided without a terminal: tab labels, badges, standing,
+diff spans, caret lines, JSON highlighting and untrusted-text neutralising.
+
+These are the sentences a user relies on ("usage (1 mismatch)", "claim: self-run by ..."), so
+they are tested as plain data; the pilot tests then check they land in the right place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explorer.tui import diffmarks, jsonview, model, safe
+
+
+def _projection(member: str, status: str, value: Any, source: Any, **extra: Any) -> dict[str, Any]:
+    import json
+
+    return {
+        "index": 0,
+        "question": "usage",
+        "document": extra.pop("document", "card"),
+        "member": member,
+        "url": extra.pop("url", None),
+        "digest": extra.pop("digest", None),
+        "status": status,
+        "value": value,
+        "source_value": source,
+        "value_canonical": json.dumps(value, separators=(",", ":")),
+        "source_canonical": json.dumps(source, separators=(",", ":")),
+        "signed": extra.pop("signed", True),
+        "lossy": False,
+        "diff": None,
+        **extra,
+    }
+
+
+def _report(**questions: Any) -> dict[str, Any]:
+    base = {q: {"status": "answered", "projections": []} for q in model.QUESTIONS}
+    base.update(questions)
+    return {
+        "verdict": "nonconformant",
+        "ran_by": {"name": "alice", "role": "self"},
+        "standing": "claim",
+        "card": {"signature": {"status": "verified", "form": "served", "alg": "ES256", "kid": "k1"}},
+        "questions": base,
+        "findings": [],
+    }
+
+
+def test_tab_label_counts_mismatches_in_words() -> None:
+    report = _report(
+        usage={
+            "status": "answered",
+            "projections": [
+                _projection("/a", "match", 1, 1),
+                _projection("/b", "mismatch", 1, 2),
+            ],
+        }
+    )
+    assert model.question_state(report, "usage").label == "✗ usage (1 mismatch)"
+    assert model.question_state(report, "identity").label == "identity (no projections)"
+    two = _report(usage={"status": "answered", "projections": [_projection("/b", "mismatch", 1, 2)] * 2})
+    assert model.question_state(two, "usage").summary == "2 mismatches"
+
+
+def test_tab_label_states_for_terms_refusal_and_not_asked() -> None:
+    report = _report(
+        terms={"status": "answered", "declared": False, "projections": []},
+        capabilities={"status": "refused", "projections": []},
+        refusals={"status": "not_asked", "projections": []},
+        identity={"status": "answered", "projections": [_projection("/name", "match", "x", "x")]},
+    )
+    assert model.question_state(report, "terms").label == "terms (not declared)"
+    assert model.question_state(report, "capabilities").label == "✗ capabilities (refused)"
+    assert model.question_state(report, "refusals").label == "refusals (not asked)"
+    assert model.question_state(report, "identity").label == "identity (all match)"
+
+
+def test_question_errors_without_projection_problems_still_mark_the_tab() -> None:
+    report = _report(identity={"status": "answered", "projections": [_projection("/name", "match", 1, 1)]})
+    report["findings"] = [{"code": "answer_extra_member", "severity": "error", "question": "identity"}]
+    assert model.question_state(report, "identity").label == "✗ identity (1 error)"
+
+
+def test_standing_never_presents_a_self_run_as_evidence() -> None:
+    assert model.standing_text({"ran_by": {"name": "bob", "role": "self"}, "standing": "evidence"}) == (
+        "claim: self-run by bob (not evidence)"
+    )
+    assert model.standing_text({"ran_by": {"name": "ci", "role": "platform"}, "standing": "evidence"}) == (
+        "evidence: recorded by ci (platform)"
+    )
+    assert model.standing_text({}).startswith("claim")
+
+
+def test_signature_badge_names_status_form_and_key() -> None:
+    badge, ok = model.signature_badge(_report())
+    assert ok and badge == "✓ verified · form served · ES256 · kid k1"
+    badge, ok = model.signature_badge({"card": {"signature": {"status": "unsigned"}}})
+    assert not ok and badge == "– unsigned"
+    jku = {"card": {"signature": {"status": "verified", "form": "served", "key_source": "jku"}}}
+    assert "key from the card's own jku" in model.signature_badge(jku)[0]
+
+
+def test_malformed_reports_give_neutral_answers() -> None:
+    for junk in ({}, {"questions": []}, {"questions": {"usage": "x"}}, {"card": 3, "findings": "no"}):
+        assert model.question_state(junk, "usage").summary == "not asked"
+        assert model.projections(junk, "usage") == []
+        assert model.findings(junk) == []
+        assert model.first_problem(junk) is None
+        model.signature_badge(junk)
+        model.standing_text(junk)
+
+
+def test_first_problem_and_finding_target() -> None:
+    report = _report(
+        usage={
+            "status": "answered",
+            "projections": [_projection("/a", "match", 1, 1), _projection("/b", "mismatch", 1, 2)],
+        }
+    )
+    assert model.first_problem(report) == ("usage", 1)
+    finding = {"code": "projection_mismatch", "question": "usage", "member": "/b"}
+    assert model.finding_target(report, finding) == ("usage", 1)
+    assert model.finding_target(
+        report, {"code": "closure_method_not_refused", "probe": "undefined_method"}
+    ) == (
+        "refusals",
+        None,
+    )
+    assert model.finding_target(report, {"code": "card_unsigned"}) is None
+
+
+def test_clause_grade_comes_from_the_proposal_clause() -> None:
+    projection = _projection(
+        "/price",
+        "match",
+        {"grade": "evidence"},
+        {"grade": "evidence"},
+        document="proposal",
+        url="u",
+        digest="d",
+    )
+    report = _report()
+    report["card"]["terms"] = {
+        "proposals": [
+            {
+                "url": "u",
+                "digest": "d",
+                "status": "verified",
+                "clauses": [{"member": "/price", "grade": "enforced"}],
+            }
+        ]
+    }
+    assert model.clause_grade(report, projection) == "enforced"
+    assert model.signed_text(report, projection) == (
+        "yes: covered by the proposal's provider signature",
+        True,
+    )
+    del report["card"]["terms"]
+    assert model.clause_grade(report, projection) == "evidence"  # from the value itself
+    assert model.signed_text(report, projection)[1] is False
+
+
+def test_unsigned_member_is_said_in_words() -> None:
+    projection = _projection("/url", "match", "x", "x", signed=False)
+    text, ok = model.signed_text(_report(), projection)
+    assert not ok and text.startswith("NO: this member is outside the signed payload")
+
+
+def test_diff_spans_find_the_differing_middle() -> None:
+    assert model.diff_spans('["a","b"]', '["a"]') == ((4, 8), (4, 4))
+    assert model.diff_spans("2500000", "2500001") == ((6, 7), (6, 7))
+    assert model.diff_spans("same", "same") == ((4, 4), (4, 4))
+    assert model.diff_spans("aXa", "aYYa") == ((1, 2), (1, 3))
+
+
+def test_marked_lines_put_brackets_and_carets_under_the_span() -> None:
+    text = '{"per_task":2500001}'
+    span = (18, 19)
+    lines = diffmarks.marked_lines("answer  ", text, span).plain.split("\n")
+    assert lines[0] == 'answer  {"per_task":250000«1»}'
+    caret = lines[1]
+    assert caret.index("^") == lines[0].index("1»")
+    assert caret.strip() == "^"
+
+
+def test_marked_lines_mark_an_insertion_point_and_wrap_with_carets_aligned() -> None:
+    lines = diffmarks.marked_lines("source  ", '["a"]', (4, 4)).plain.split("\n")
+    assert lines[0] == 'source  ["a"«»]'
+    assert lines[1].rstrip() == " " * lines[0].index("«") + "^^"
+    wrapped = diffmarks.marked_lines("x ", "a" * 30 + "BBBB" + "c" * 30, (30, 34), width=20).plain.split("\n")
+    rows = [line for line in wrapped if "^" not in line]
+    carets = [line for line in wrapped if "^" in line]
+    assert carets and all(len(line) <= 22 for line in rows)
+    for row, caret in zip(wrapped, wrapped[1:], strict=False):
+        if "^" in caret:
+            for column, mark in enumerate(caret):
+                if mark == "^":
+                    assert row[column] in "B«»"
+
+
+def test_marked_lines_window_long_strings_and_escape_controls() -> None:
+    text = "x" * 5000 + "\x1b" + "y" * 5000
+    plain = diffmarks.marked_lines("a ", text, (5000, 5001)).plain
+    assert "«\\x1b»" in plain and "\x1b" not in plain
+    assert "showing characters" in plain and len(plain) < 2000
+
+
+def test_json_highlight_is_text_not_markup_and_truncates() -> None:
+    hostile = {"name": "[@click=app.quit]x[/] \x1b[2J \u202e"}
+    shown = jsonview.highlight(hostile)
+    assert "[@click=app.quit]x[/]" in shown.content.plain
+    assert "\x1b" not in shown.content.plain and "\u202e" not in shown.content.plain
+    assert not shown.truncated
+    big = jsonview.highlight(list(range(1000)))
+    assert big.truncated and "press v" in big.content.plain and big.total_lines == 1002
+
+
+def test_safe_text_content_is_never_markup() -> None:
+    content = safe.text("[b]bold[/b] [@click=app.quit]q[/]\nnext")
+    assert content.plain == "[b]bold[/b] [@click=app.quit]q[/]\\nnext"
+    assert not content.spans
+
+
+def test_churn_markers_say_what_changed_since_the_previous_run() -> None:
+    rows = [  # newest first
+        {"agent": "a", "card_sha256": "c2", "answers_sha256": "x2", "verdict": "nonconformant"},
+        {"agent": "b", "card_sha256": "c", "answers_sha256": "x", "verdict": "conformant"},
+        {"agent": "a", "card_sha256": "c", "answers_sha256": "x", "verdict": "conformant"},
+        {"agent": "a", "card_sha256": "c", "answers_sha256": "x", "verdict": "conformant"},
+    ]
+    assert model.churn_markers(rows) == ["≠ card+answers+verdict changed", "first", "= same", "first"]
+
+
+def test_probe_text_counts_a_correct_refusal_as_good() -> None:
+    assert model.probe_text({"name": "undefined_method", "outcome": "refused"}) == (
+        "✓ undefined method: got the standard refusal",
+        True,
+    )
+    assert model.probe_text({"name": "unactivated_call", "outcome": "answered"})[1] is False
