@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from explorer import __version__
+from explorer.commands.common import add_home_argument, add_keys_argument, add_role_arguments
 
 # name -> (module under explorer.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -58,12 +59,11 @@ def _tui_parser() -> argparse.ArgumentParser:
         description="Open the explorer (TUI). Commands: " + ", ".join(COMMANDS) + " (see --help).",
     )
     parser.add_argument("target", nargs="?", help="URL, card file, OpenClasp reference or history run id")
-    parser.add_argument("--home", help="where history and config live (or INTERVIEW_EXPLORER_HOME)")
-    parser.add_argument("--keys", action="append", default=[], help="trusted JWKS file or URL (repeatable)")
+    add_home_argument(parser)
+    add_keys_argument(parser)
     parser.add_argument("--allow-jku", action="store_true", help="fetch keys from the card's own jku")
     parser.add_argument("--header", action="append", default=[], help="'Name: value' for the agent")
-    parser.add_argument("--as", dest="role", choices=["self", "independent", "platform"], default=None)
-    parser.add_argument("--runner", default=None, help="who runs the interview (recorded in the result)")
+    add_role_arguments(parser, "who runs the interview: self (a claim, the default), independent or platform")
     parser.add_argument("--openclasp", default=None, help="OpenClasp base URL to resolve slugs and ids")
     return parser
 

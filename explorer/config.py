@@ -23,6 +23,7 @@ Header values are references (`env:VAR`) resolved at run time and never written 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,19 @@ class Config:
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     keymap: dict[str, str] = field(default_factory=dict)
     path: Path | None = None
+
+    def agent(self, target: str, *, by_url: bool = False) -> AgentConfig | None:
+        """The configured agent a target names: by its name, and with `by_url` also by its URL."""
+        if target in self.agents:
+            return self.agents[target]
+        if not by_url:
+            return None
+        wanted = target.rstrip("/")
+        return next((a for a in self.agents.values() if a.url.rstrip("/") == wanted), None)
+
+    def key_sources(self, agent: AgentConfig | None = None) -> tuple[str, ...]:
+        """The trusted key sources for an interview: the global ones, then the agent's own."""
+        return self.keys + (agent.keys if agent is not None else ())
 
 
 def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -145,6 +159,17 @@ def resolve_header_value(value: str) -> str:
             raise ConfigError(f"environment variable {var} is not set (referenced by a header)")
         return os.environ[var]
     return value
+
+
+def agent_headers(
+    agent: AgentConfig | None, given: Iterable[tuple[str, str]] = ()
+) -> tuple[tuple[str, str], ...]:
+    """The agent's configured headers with their `env:` references resolved, then `given` (the
+    command line's), which win over a configured header of the same name. ConfigError when a
+    referenced variable is unset."""
+    merged = {name: resolve_header_value(ref) for name, ref in (agent.headers if agent else {}).items()}
+    merged.update(given)
+    return tuple(merged.items())
 
 
 def parse_header_option(text: str) -> tuple[str, str]:

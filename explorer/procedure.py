@@ -21,7 +21,6 @@ JSON-RPC endpoint's origin); a jku, proposal or OpenClasp host elsewhere never s
 from __future__ import annotations
 
 import asyncio
-import base64
 import getpass
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from explorer.core.evaluate import UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluat
 from explorer.core.findings import QUESTIONS
 from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.run import Exchange, Run
+from explorer.core.signatures import jku_urls
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.verdict import ROLES
@@ -41,7 +41,7 @@ from explorer.net.discovery import discover_card, is_url
 from explorer.net.http import MIB, Fetcher, Limits, now_rfc3339
 from explorer.net.jsonrpc import call_headers, rpc_body
 from explorer.net.keys import load_keys, merge, public_keys
-from explorer.net.origins import is_loopback_host, origin
+from explorer.net.origins import is_loopback_host, origin, site_of
 
 MAX_PROPOSALS = 16  # a card cannot make the verifier fetch the whole internet
 MAX_JKU = 4
@@ -139,28 +139,6 @@ def _outcome(ex: Exchange) -> str:
 
 
 # --- what a card asks us to fetch ------------------------------------------------------------
-
-
-def _b64url_json(text: Any) -> Any:
-    if not isinstance(text, str) or len(text) > 8192:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        return strict_parse(raw, max_bytes=8192)
-    except (ValueError, StrictJsonError):
-        return None
-
-
-def jku_urls(doc: Mapping[str, Any]) -> list[str]:
-    """Distinct `jku` values of the card's signatures' protected headers, in order."""
-    out: list[str] = []
-    signatures = doc.get("signatures")
-    for entry in signatures if isinstance(signatures, list) else []:
-        header = _b64url_json(entry.get("protected")) if isinstance(entry, Mapping) else None
-        jku = header.get("jku") if isinstance(header, Mapping) else None
-        if isinstance(jku, str) and jku not in out:
-            out.append(jku)
-    return out
 
 
 def jku_refusal(url: str) -> str | None:
@@ -304,7 +282,7 @@ class _Attempt:
         self.tell("openclasp", f"OpenClasp public card {card_url}: {_outcome(ex)}")
         if not _ok(ex):
             return
-        key_url = f"{origin_base(card_url)}{KEY_PATH}"
+        key_url = f"{site_of(card_url)}{KEY_PATH}"
         try:
             public = strict_parse(ex.response_body, max_bytes=self.options.max_bytes)
         except StrictJsonError:
@@ -318,11 +296,6 @@ class _Attempt:
             return
         key_ex = await self.fetcher.get(key_url, purpose="openclasp:key", attempt=self.attempt)
         self.tell("openclasp", f"OpenClasp key {key_url}: {_outcome(key_ex)}")
-
-
-def origin_base(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 # --- the whole run ---------------------------------------------------------------------------

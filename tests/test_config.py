@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from explorer.config import (
+    AgentConfig,
     ConfigError,
+    agent_headers,
     config_path,
     home_dir,
     load_config,
@@ -91,3 +93,32 @@ def test_header_option() -> None:
     for bad in ("no colon", ": value", "Two Words: v"):
         with pytest.raises(ValueError):
             parse_header_option(bad)
+
+
+def test_a_target_names_a_configured_agent_by_name_or_on_request_by_url(_isolated_home: Path) -> None:
+    _write(
+        _isolated_home,
+        'keys = ["global.jwks"]\n[agents.stonework]\nurl = "https://stonework.example/"\nkeys = "own.jwks"\n',
+    )
+    cfg = load_config()
+    agent = cfg.agent("stonework")
+    assert agent is not None and agent.url == "https://stonework.example/"
+    # verify and card match names only; replay and watch also recognise the agent's URL.
+    assert cfg.agent("https://stonework.example") is None
+    assert cfg.agent("https://stonework.example", by_url=True) is agent
+    assert cfg.agent("https://elsewhere.example", by_url=True) is None
+    assert cfg.key_sources(agent) == ("global.jwks", "own.jwks")
+    assert cfg.key_sources() == ("global.jwks",)
+
+
+def test_command_line_headers_win_over_configured_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    headers = {"Authorization": "env:A_TOKEN", "X-Team": "env:A_TEAM"}
+    agent = AgentConfig("a", "https://a.example", headers=headers)
+    monkeypatch.setenv("A_TOKEN", "Bearer from-env")
+    monkeypatch.setenv("A_TEAM", "blue")
+    merged = dict(agent_headers(agent, [("Authorization", "Bearer typed")]))
+    assert merged == {"Authorization": "Bearer typed", "X-Team": "blue"}
+    assert agent_headers(None, [("X-Only", "1")]) == (("X-Only", "1"),)
+    monkeypatch.delenv("A_TEAM")
+    with pytest.raises(ConfigError, match="A_TEAM is not set"):
+        agent_headers(agent)

@@ -9,6 +9,7 @@ re-verifies offline to the same verdict.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -193,6 +194,32 @@ def test_history_commands_never_import_textual(home, recorded) -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_output_survives_a_terminal_that_cannot_encode_the_agents_text(tmp_path) -> None:
+    """An agent's name is the agent's choice; a latin-1 or ASCII terminal must not crash on it."""
+    home = str(tmp_path / "home")
+    with History.open(home) as history:
+        history.record(make_run(name="Stønework ✓ 名前"))
+    argvs = [["history"], ["show", "1"], ["show", "1", "--json"], ["compare", "1", "1"]]
+    probe = (
+        "import json, sys\nfrom explorer.cli import main\n"
+        "codes = [main(argv + ['--home', sys.argv[2]]) for argv in json.loads(sys.argv[1])]\n"
+        "print(json.dumps(codes), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(argvs), home],
+        cwd=REPO,
+        env={**os.environ, "PYTHONIOENCODING": "ascii:strict"},
+        capture_output=True,
+        timeout=60,
+    )
+    err = done.stderr.decode("ascii", errors="replace")
+    assert done.returncode == 0 and "Traceback" not in err, err
+    assert json.loads(err.strip().splitlines()[-1]) == [0, 0, 0, 0]
+    out = done.stdout.decode("ascii")  # every byte written is ASCII
+    assert "St?nework ? ??" in out  # text for people: unencodable characters replaced
+    assert "St\\u00f8nework \\u2713 \\u540d\\u524d" in out  # JSON: escaped, still exact
 
 
 # --- live: replay, watch, and offline re-verification ---------------------------------------------

@@ -17,23 +17,31 @@ Heavy modules are imported inside `run()` so `--help` stays instant and textual 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from explorer.commands.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_home_argument,
+    add_keys_argument,
+    add_timeout_argument,
+    config_of,
+    configured_target,
+    load_trusted_keys,
+    print_json,
+    print_lines,
+    say,
+)
 
 if TYPE_CHECKING:
     from explorer.core.card import Card, Extension
     from explorer.core.signatures import SignatureReport
 
-EXIT_OK = 0
-EXIT_USAGE = 2
+COMMAND = "card"
 EXIT_UNREADABLE = 3
 MAX_CARD_BYTES = 8 * 1024 * 1024
-
-
-class _Usage(Exception):
-    """A problem with what the user asked for: exit status 2."""
 
 
 class _Unreadable(Exception):
@@ -45,69 +53,19 @@ class _Unreadable(Exception):
         self.detail = detail
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError("the timeout must be more than 0 and at most 3600 seconds")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help="card file, card URL, base URL, or a config agent name")
-    parser.add_argument(
-        "--keys",
-        action="append",
-        default=[],
-        metavar="JWKS_FILE_OR_URL",
-        help="trusted public keys for the card signature, looked up by kid (repeatable)",
-    )
+    add_keys_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.add_argument(
-        "--timeout", type=_seconds, default=10.0, metavar="SECONDS", help="bound on each request (default 10)"
-    )
-    parser.add_argument(
-        "--home", default=None, metavar="DIR", help="where config lives (or INTERVIEW_EXPLORER_HOME)"
-    )
-
-
-def _err(message: str) -> None:
-    print(f"interview-explorer card: {message}", file=sys.stderr)
+    add_timeout_argument(parser)
+    add_home_argument(parser, "config lives")
 
 
 def _sources(args: argparse.Namespace) -> tuple[str, list[str]]:
     """The target to fetch and the key sources: config keys, the agent's keys, then --keys."""
-    from explorer.config import ConfigError, load_config
-
-    try:
-        config = load_config(args.home)
-    except ConfigError as exc:
-        raise _Usage(str(exc)) from None
-    target: str = args.target
-    sources = list(config.keys)
-    agent = config.agents.get(target)
-    if agent is not None:
-        _err(f"{target} is the configured agent {agent.url}")
-        target = agent.url
-        sources += list(agent.keys)
-    return target, sources + list(args.keys)
-
-
-def _keys(sources: list[str], timeout: float) -> dict[str, Any]:
-    from explorer.net.http import Limits
-    from explorer.net.keys import KeysError, load_keys_sync
-
-    if not sources:
-        return {"keys": []}
-    try:
-        keys, notes = load_keys_sync(sources, Limits(timeout=timeout, max_bytes=1024 * 1024))
-    except KeysError as exc:
-        raise _Usage(f"--keys: {exc}") from None
-    for note in notes:
-        _err(f"note: {note}")
-    return keys
+    config = config_of(args)
+    target, agent = configured_target(args.target, config, COMMAND)
+    return target, [*config.key_sources(agent), *args.keys]
 
 
 async def _discover(target: str, timeout: float) -> tuple[Any, str, list[Any]]:
@@ -155,15 +113,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         target, sources = _sources(args)
-        keys = _keys(sources, args.timeout)
+        keys = load_trusted_keys(sources, args.timeout, COMMAND)
         doc, url, via = _load(target, args.timeout)
-    except _Usage as exc:
-        _err(str(exc))
+    except UsageError as exc:
+        say(str(exc), COMMAND)
         return EXIT_USAGE
     except _Unreadable as exc:
-        _err(exc.detail)
+        say(exc.detail, COMMAND)
         if args.json:
-            print(json.dumps({"target": args.target, "error": {"code": exc.code, "detail": exc.detail}}))
+            print_json({"target": args.target, "error": {"code": exc.code, "detail": exc.detail}})
         return EXIT_UNREADABLE
 
     card = parse_card(doc)
@@ -186,10 +144,9 @@ def run(args: argparse.Namespace) -> int:
             "lossy_integers": lossy,
             "keys": {"sources": sources, "count": len(keys["keys"])},
         }
-        print(json.dumps(out, indent=2))
+        print_json(out, indent=2)
         return EXIT_OK
-    for line in _text(card, report, url=url, via=via, digest=digest, lossy=lossy, jku=jku, keys=sources):
-        print(line)
+    print_lines(_text(card, report, url=url, via=via, digest=digest, lossy=lossy, jku=jku, keys=sources))
     return EXIT_OK
 
 

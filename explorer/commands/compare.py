@@ -10,12 +10,21 @@ Exit status: 0 identical, 1 different, 2 usage error, 3 unknown run id or unread
 from __future__ import annotations
 
 import argparse
-import json
+
+from explorer.commands.common import (
+    EXIT_DIFFERENT,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    add_home_argument,
+    error,
+    print_json,
+    print_lines,
+    read_runs,
+    run_id_argument,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from explorer.store.access import add_home_argument, run_id_argument
-
     parser.add_argument("run_a", type=run_id_argument, metavar="RUN_A", help="the earlier run id")
     parser.add_argument("run_b", type=run_id_argument, metavar="RUN_B", help="the later run id")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -25,29 +34,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from explorer.core.compare import compare_reports
     from explorer.core.text import safe_text
-    from explorer.store.access import EXIT_DIFFERENT, EXIT_OK, EXIT_UNKNOWN, error, open_history
     from explorer.store.history import HistoryError
 
     try:
-        with open_history(args) as history:
-            a, b = history.summary(args.run_a), history.summary(args.run_b)
-            comparison = compare_reports(history.load(a.id).report, history.load(b.id).report)
+        (a, run_a), (b, run_b) = read_runs(args, args.run_a, args.run_b)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
+    comparison = compare_reports(run_a.report, run_b.report)
     if args.json:
-        print(
-            json.dumps(
-                {"run_a": a.to_json(), "run_b": b.to_json(), **comparison.to_json()},
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+        print_json({"run_a": a.to_json(), "run_b": b.to_json(), **comparison.to_json()}, indent=2)
     else:
-        for label, r in (("a", a), ("b", b)):
-            print(
-                f"run {label}: {r.id}, {r.recorded_at}, {safe_text(r.verdict, limit=20)}, "
-                f"{safe_text(r.agent, limit=200)}"
-            )
-        for line in comparison.lines():
-            print(line)
+        heads = [
+            f"run {label}: {r.id}, {r.recorded_at}, {safe_text(r.verdict, limit=20)}, "
+            f"{safe_text(r.agent, limit=200)}"
+            for label, r in (("a", a), ("b", b))
+        ]
+        print_lines([*heads, *comparison.lines()])
     return EXIT_OK if comparison.identical else EXIT_DIFFERENT

@@ -22,6 +22,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from explorer.commands.common import add_home_argument, say
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--serve", action="store_true",
@@ -33,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="port of the first agent; the others take the following ports "
                         "(default: ephemeral)")
     parser.add_argument("--list", action="store_true", help="list the reference agents and exit")
-    parser.add_argument("--home", help="where history and config live (or INTERVIEW_EXPLORER_HOME)")
+    add_home_argument(parser)
 
 
 def _list() -> int:
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             fleet = Fleet(args.only, port=args.port).start()
         except FleetError as exc:
-            print(f"interview-explorer demo: {exc}", file=sys.stderr)
+            say(str(exc), "demo")
             return 2
         try:
             if args.serve:

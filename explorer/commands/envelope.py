@@ -14,10 +14,10 @@ Exit status: 0 valid (and the hash matches when a contract is given), 1 invalid 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from explorer.commands.common import print_json, print_lines, say
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_NOT_JSON = 0, 1, 2, 3
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             raise _Exit(EXIT_USAGE, "give a message FILE to check, or --hash CONTRACT.json")
         return _check(args)
     except _Exit as exc:
-        print(f"interview-explorer envelope: {exc.message}", file=sys.stderr)
+        say(exc.message, "envelope")
         return exc.code
 
 
@@ -81,7 +81,10 @@ def _print_hash(args: argparse.Namespace) -> int:
         value = terms_hash(contract)
     except CanonicalError as exc:
         raise _Exit(EXIT_INVALID, f"the contract has no canonical form: {exc}") from None
-    print(json.dumps({"terms_hash": value}) if args.json else value)
+    if args.json:
+        print_json({"terms_hash": value})
+    else:
+        print(value)
     return EXIT_OK
 
 
@@ -92,24 +95,23 @@ def _check(args: argparse.Namespace) -> int:
     contract = _load(args.contract, "contract") if args.contract is not None else None
     result = check_envelope(message, contract, uri=args.uri or OPENCLASP_URI)
     if args.json:
-        print(json.dumps(result.to_json()))
+        print_json(result.to_json())
     else:
-        _print_human(result, with_contract=contract is not None)
+        print_lines(_human(result, with_contract=contract is not None))
     return EXIT_OK if result.ok else EXIT_INVALID
 
 
-def _print_human(result: Any, *, with_contract: bool) -> None:
+def _human(result: Any, *, with_contract: bool) -> list[str]:
     from explorer.core.text import safe_text
 
-    print(f"extension URI: {safe_text(result.uri)}")
+    lines = [f"extension URI: {safe_text(result.uri)}"]
     if result.envelope is not None:
         for name, value in result.envelope.items():
-            print(f"  {safe_text(name, limit=80)}: {safe_text(value, limit=200)}")
+            lines.append(f"  {safe_text(name, limit=80)}: {safe_text(value, limit=200)}")
     if with_contract and result.computed_hash is not None:
         verdict = "matches" if result.hash_match else "does NOT match"
-        print(f"contract terms hash: {result.computed_hash} ({verdict} the envelope)")
-    for problem in result.problems:
-        print(f"error: {safe_text(problem)}")
-    for warning in result.warnings:
-        print(f"warning: {safe_text(warning)}")
-    print("valid" if result.ok else "INVALID")
+        lines.append(f"contract terms hash: {result.computed_hash} ({verdict} the envelope)")
+    lines += [f"error: {safe_text(problem)}" for problem in result.problems]
+    lines += [f"warning: {safe_text(warning)}" for warning in result.warnings]
+    lines.append("valid" if result.ok else "INVALID")
+    return lines

@@ -14,9 +14,20 @@ from __future__ import annotations
 import argparse
 import sys
 
+from explorer.commands.common import (
+    EXIT_DIFFERENT,
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    add_home_argument,
+    error,
+    read_runs,
+    run_id_argument,
+    say,
+)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from explorer.store.access import add_home_argument, run_id_argument
     from explorer.store.export import EXPORT_FORMATS
 
     parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
@@ -34,7 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
-    from explorer.store.access import EXIT_DIFFERENT, EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, error, open_history
     from explorer.store.export import ExportError, export, format_for_path, write_export
     from explorer.store.history import HistoryError
 
@@ -42,14 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if fmt is None:
         fmt = (format_for_path(args.output) if args.output else None) or "json"
         if args.output and format_for_path(args.output) is None:
-            print(
-                f"interview-explorer: {safe_text(args.output, limit=200)} has no known suffix; "
-                "writing JSON (use --format to choose)",
-                file=sys.stderr,
-            )
+            shown = safe_text(args.output, limit=200)
+            say(f"{shown} has no known suffix; writing JSON (use --format to choose)")
     try:
-        with open_history(args) as history:
-            stored = history.load(args.run_id)
+        [(_, stored)] = read_runs(args, args.run_id)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
     try:

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import argparse
 
+from explorer.commands.common import EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, add_home_argument, error, open_history
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from explorer.store.access import add_home_argument
-
     parser.add_argument("what", metavar="RUN|AGENT", help="a run id from `history`, or an agent")
     add_home_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
-    from explorer.store.access import EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, error, open_history
     from explorer.store.history import HistoryError
 
     what = args.what.strip()

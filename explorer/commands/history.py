@@ -12,12 +12,24 @@ an unreadable history.
 from __future__ import annotations
 
 import argparse
-import json
+from typing import TYPE_CHECKING
+
+from explorer.commands.common import (
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    add_home_argument,
+    error,
+    open_history,
+    print_json,
+    print_lines,
+)
+
+if TYPE_CHECKING:
+    from explorer.store.history import RunSummary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from explorer.store.access import add_home_argument
-
     parser.add_argument(
         "agent", nargs="?", metavar="AGENT", help="only this agent (card URL, base URL or name)"
     )
@@ -32,7 +44,6 @@ def _short(digest: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
-    from explorer.store.access import EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, error, open_history
     from explorer.store.history import HistoryError
 
     if args.limit <= 0:
@@ -51,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
     if args.json:
-        print(json.dumps([r.to_json() for r in runs], indent=2))
+        print_json([r.to_json() for r in runs], indent=2)
     if args.agent is not None and not runs:
         return error(f"no runs recorded for {safe_text(args.agent, limit=200)}", EXIT_UNKNOWN)
     if args.json:
@@ -59,18 +70,25 @@ def run(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs recorded yet (every `verify` is recorded unless --no-history)")
         return EXIT_OK
-    print(
+    print_lines(_table(runs))
+    return EXIT_OK
+
+
+def _table(runs: list[RunSummary]) -> list[str]:
+    from explorer.core.text import safe_text
+
+    lines = [
         f"{'ID':>6}  {'RECORDED (UTC)':<24}  {'VERDICT':<13}  {'STANDING':<8}  {'CARD':<12}  "
         f"{'ANSWERS':<12}  AGENT"
-    )
+    ]
     for r in runs:
         marker = "*" if r.changed else " "
         name = f"{safe_text(r.name, limit=60)} " if r.name else ""
         digests = f"{_short(r.card_sha256):<12}  {_short(r.answers_sha256):<12}"
-        print(
+        lines.append(
             f"{r.id:>6}{marker} {r.recorded_at:<24}  {safe_text(r.verdict, limit=13):<13}  "
             f"{safe_text(r.standing or '-', limit=8):<8}  {digests}  {name}{safe_text(r.agent, limit=200)}"
         )
     if any(r.changed for r in runs):
-        print("* the card or the answers changed since that agent's previous run")
-    return EXIT_OK
+        lines.append("* the card or the answers changed since that agent's previous run")
+    return lines

@@ -12,13 +12,27 @@ Exit status: like verify for the new run (0 conformant, 1 nonconformant, 3 unrea
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from explorer.commands.common import (
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    UsageError,
+    add_home_argument,
+    add_interview_arguments,
+    config_of,
+    error,
+    interview_settings,
+    open_history,
+    print_json,
+    print_lines,
+    run_id_argument,
+    say,
+    verdict_exit,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from explorer.store.access import add_home_argument, add_interview_arguments, run_id_argument
-
     parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
     parser.add_argument(
         "--json",
@@ -26,44 +40,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print one JSON object: the new report, its run id and the comparison",
     )
     add_interview_arguments(parser)
+    parser.add_argument("--no-history", action="store_true", help="do not record the new run")
     add_home_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.config import ConfigError, load_config
+    from explorer.config import ConfigError
     from explorer.core.report import summary_lines
     from explorer.core.text import safe_text
     from explorer.net.keys import KeysError
-    from explorer.store.access import (
-        EXIT_UNKNOWN,
-        EXIT_USAGE,
-        error,
-        open_history,
-        parse_headers,
-        verdict_exit,
-    )
     from explorer.store.history import HistoryError
     from explorer.store.replay import interview, plan_for_run
 
     try:
-        headers = parse_headers(args.header)
-        config = load_config(args.home)
-    except (ValueError, ConfigError) as exc:
+        settings = interview_settings(args, config_of(args))
+    except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
         with open_history(args) as history:
             before = history.summary(args.run_id)
             old = history.load(args.run_id)
             try:
-                plan = plan_for_run(
-                    old,
-                    headers=headers,
-                    keys=tuple(args.keys),
-                    allow_jku=args.allow_jku,
-                    timeout=args.timeout,
-                    openclasp_base=args.openclasp,
-                    config=config,
-                )
+                plan = plan_for_run(old, **settings)
             except ConfigError as exc:
                 return error(str(exc), EXIT_USAGE)
             print(
@@ -87,13 +85,15 @@ def run(args: argparse.Namespace) -> int:
             "report": dict(step.run.report),
             "comparison": step.comparison.to_json(),
         }
-        print(json.dumps(out, ensure_ascii=False))
+        print_json(out)
     else:
-        for line in summary_lines(step.run.report):
-            print(line)
-        print(f"since run {before.id} ({before.recorded_at}):")
-        for line in step.comparison.lines():
-            print(f"  {line}")
+        print_lines(
+            [
+                *summary_lines(step.run.report),
+                f"since run {before.id} ({before.recorded_at}):",
+                *(f"  {line}" for line in step.comparison.lines()),
+            ]
+        )
     if step.run_id is not None:
-        print(f"interview-explorer: recorded as run {step.run_id}", file=sys.stderr)
+        say(f"recorded as run {step.run_id}")
     return verdict_exit(step.verdict)

@@ -19,20 +19,28 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from explorer.commands.common import (
+    EXIT_USAGE,
+    VERDICT_EXIT,
+    UsageError,
+    add_home_argument,
+    add_interview_arguments,
+    add_role_arguments,
+    config_of,
+    configured_target,
+    load_trusted_keys,
+    open_history,
+    print_json,
+    print_lines,
+    request_headers,
+    say,
+)
+
 if TYPE_CHECKING:
-    from explorer.config import Config
     from explorer.core.run import Run
     from explorer.procedure import Options, Progress
 
-EXIT_CODES: dict[str, int] = {
-    "conformant": 0,
-    "nonconformant": 1,
-    "unreachable": 3,
-    "not_offered": 4,
-    "churn": 5,
-}
-USAGE_ERROR = 2
-
+COMMAND = "verify"
 _COLOURS = {
     "conformant": "32",
     "churn": "33",
@@ -40,20 +48,6 @@ _COLOURS = {
     "unreachable": "31",
     "not_offered": "36",
 }
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for; printed as one line, exit status 2."""
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError("the timeout must be more than 0 and at most 3600 seconds")
-    return value
 
 
 def _reruns(text: str) -> int:
@@ -71,29 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "target", nargs="?", help="base URL, card URL, card file, OpenClasp reference or config agent name"
     )
     parser.add_argument("--json", action="store_true", help="print exactly the JSON report on stdout")
-    parser.add_argument(
-        "--as",
-        dest="role",
-        choices=["self", "independent", "platform"],
-        default=None,
-        help="who runs the interview: self (a claim, the default), independent or platform (evidence)",
+    add_role_arguments(
+        parser, "who runs the interview: self (a claim, the default), independent or platform (evidence)"
     )
-    parser.add_argument("--runner", default=None, help="name recorded as who ran the interview")
-    parser.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'Name: value'",
-        help="header sent only to the agent's origin (repeatable); recorded as <redacted>",
-    )
-    parser.add_argument(
-        "--keys",
-        action="append",
-        default=[],
-        metavar="JWKS_FILE_OR_URL",
-        help="trusted public keys for the card signature, looked up by kid (repeatable)",
-    )
-    parser.add_argument("--allow-jku", action="store_true", help="also fetch keys from the card's own jku")
+    add_interview_arguments(parser)
     parser.add_argument(
         "--reruns",
         type=_reruns,
@@ -102,29 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="re-runs after a conflict before calling it persistent (default 1)",
     )
     parser.add_argument(
-        "--timeout",
-        type=_positive_float,
-        default=10.0,
-        metavar="SECONDS",
-        help="bound on every request, connect plus whole body (default 10)",
-    )
-    parser.add_argument("--no-history", action="store_true", help="do not record this run")
-    parser.add_argument(
-        "--home",
-        default=None,
-        metavar="DIR",
-        help="where history and config live (or INTERVIEW_EXPLORER_HOME)",
-    )
-    parser.add_argument(
         "--public-only",
         action="store_true",
         help="https on port 443 to public addresses only, DNS pinned, no redirects",
-    )
-    parser.add_argument(
-        "--openclasp",
-        default=None,
-        metavar="BASE_URL",
-        help="OpenClasp base URL to resolve slugs and agent ids",
     )
     parser.add_argument(
         "--offline",
@@ -132,10 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TRANSCRIPT.json",
         help="re-evaluate a stored transcript instead of contacting the agent",
     )
-
-
-def _err(message: str) -> None:
-    print(f"interview-explorer verify: {message}", file=sys.stderr)
+    parser.add_argument("--no-history", action="store_true", help="do not record this run")
+    add_home_argument(parser)
 
 
 def _progress_printer(stream: TextIO) -> Any:
@@ -154,45 +107,14 @@ def _progress_printer(stream: TextIO) -> Any:
     return show
 
 
-def _headers(args: argparse.Namespace, agent_headers: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    from explorer.config import ConfigError, parse_header_option, resolve_header_value
-
-    out: dict[str, str] = {}
-    try:
-        for name, ref in agent_headers.items():
-            out[name] = resolve_header_value(ref)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    for text in args.header:
-        try:
-            name, value = parse_header_option(text)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        out[name] = value
-    return tuple(out.items())
-
-
-def _options(args: argparse.Namespace, config: Config) -> tuple[str, Options]:
-    from explorer.net.keys import KeysError, load_keys_sync
+def _options(args: argparse.Namespace) -> tuple[str, Options]:
+    """The target and the interview's options from the command line and the config file."""
     from explorer.procedure import Options
 
-    target: str = args.target
-    agent = config.agents.get(target)
-    key_sources = list(config.keys)
-    agent_headers: dict[str, str] = {}
-    if agent is not None:
-        print(f"interview-explorer verify: {target} is the configured agent {agent.url}", file=sys.stderr)
-        target = agent.url
-        agent_headers = dict(agent.headers)
-        key_sources += list(agent.keys)
-    key_sources += list(args.keys)
-    headers = _headers(args, agent_headers)
-    try:
-        keys, notes = load_keys_sync(key_sources) if key_sources else ({"keys": []}, [])
-    except KeysError as exc:
-        raise UsageError(f"--keys: {exc}") from None
-    for note in notes:
-        _err(f"note: {note}")
+    config = config_of(args)
+    target, agent = configured_target(args.target, config, COMMAND)
+    headers = request_headers(agent, args.header)
+    keys = load_trusted_keys([*config.key_sources(agent), *args.keys], args.timeout, COMMAND)
     options = Options(
         keys=(keys,) if keys["keys"] else (),
         allow_jku=args.allow_jku,
@@ -224,21 +146,14 @@ def _offline(path: str) -> Run:
     return reverify_offline(run)
 
 
-def _record(run: Run, home: str | None) -> None:
+def _record(run: Run, args: argparse.Namespace) -> None:
     try:
-        from explorer.store.history import History
-    except ImportError:
-        return
-    try:
-        history = History.open(Path(home) if home else None)
-        try:
+        with open_history(args) as history:
             run_id = history.record(run)
-        finally:
-            history.close()
     except Exception as exc:  # noqa: BLE001 - history trouble must not change the verdict's exit status
-        _err(f"warning: the run was not recorded in the history: {exc}")
+        say(f"warning: the run was not recorded in the history: {exc}", COMMAND)
         return
-    print(f"interview-explorer verify: recorded as run {run_id}", file=sys.stderr)
+    say(f"recorded as run {run_id}", COMMAND)
 
 
 def _colour_enabled(stream: TextIO) -> bool:
@@ -247,8 +162,7 @@ def _colour_enabled(stream: TextIO) -> bool:
 
 def _print_report(report: Any, as_json: bool) -> None:
     if as_json:
-        # ASCII escapes keep the one JSON object intact whatever the terminal's encoding.
-        sys.stdout.write(json.dumps(report, ensure_ascii=True) + "\n")
+        print_json(report)
         return
     from explorer.core.report import summary_lines
 
@@ -256,15 +170,10 @@ def _print_report(report: Any, as_json: bool) -> None:
     verdict = str(report.get("verdict"))
     if lines and _colour_enabled(sys.stdout) and verdict in _COLOURS:
         lines[0] = lines[0].replace(verdict, f"\x1b[1;{_COLOURS[verdict]}m{verdict}\x1b[0m", 1)
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(errors="replace")  # an agent's name must not crash a latin-1 terminal
-    sys.stdout.write("\n".join(lines) + "\n")
+    print_lines(lines)
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.config import ConfigError, load_config
-
     try:
         if args.offline:
             if args.target:
@@ -275,15 +184,14 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(
                     "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
                 )
-            config = load_config(args.home)
-            target, options = _options(args, config)
+            target, options = _options(args)
             from explorer.procedure import run_interview_sync
 
             result = run_interview_sync(target, options, _progress_printer(sys.stderr))
-    except (UsageError, ConfigError) as exc:
-        _err(str(exc))
-        return USAGE_ERROR
+    except UsageError as exc:
+        say(str(exc), COMMAND)
+        return EXIT_USAGE
     _print_report(result.report, args.json)
     if not args.offline and not args.no_history:
-        _record(result, args.home)
-    return EXIT_CODES.get(str(result.report.get("verdict")), USAGE_ERROR)
+        _record(result, args)
+    return VERDICT_EXIT.get(str(result.report.get("verdict")), EXIT_USAGE)

@@ -21,6 +21,22 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.commands.common import (
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    MAX_INTERVAL,
+    UsageError,
+    add_home_argument,
+    add_interview_arguments,
+    add_role_arguments,
+    config_of,
+    error,
+    interview_settings,
+    open_history,
+    seconds_type,
+    verdict_exit,
+)
+
 
 def _count(text: str) -> int:
     try:
@@ -33,48 +49,35 @@ def _count(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from explorer.store.access import add_home_argument, add_interview_arguments, seconds_argument
-
     parser.add_argument(
         "target", metavar="TARGET", help="a run id, or a URL, card file or configured agent name"
     )
     parser.add_argument(
-        "--every", type=seconds_argument, required=True, metavar="SECONDS", help="start a run every SECONDS"
+        "--every",
+        type=seconds_type(MAX_INTERVAL),
+        required=True,
+        metavar="SECONDS",
+        help="start a run every SECONDS",
     )
     parser.add_argument("--count", type=_count, default=None, metavar="N", help="stop after N runs")
-    parser.add_argument(
-        "--as",
-        dest="role",
-        choices=["self", "independent", "platform"],
-        default=None,
-        help="who runs the interview (for a URL target; a run id keeps its own)",
-    )
-    parser.add_argument("--runner", default=None, help="name recorded as who ran the interview")
+    add_role_arguments(parser, "who runs the interview (for a URL target; a run id keeps its own)")
     add_interview_arguments(parser)
+    parser.add_argument("--no-history", action="store_true", help="do not record the new runs")
     add_home_argument(parser)
 
 
 def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[Any, tuple[int, Any] | None]:
     """The plan and the run to compare the first tick with."""
-    from explorer.store.access import parse_headers
     from explorer.store.replay import plan_for_run, plan_for_target
 
-    headers = parse_headers(args.header)
-    common = {
-        "headers": headers,
-        "keys": tuple(args.keys),
-        "allow_jku": args.allow_jku,
-        "timeout": args.timeout,
-        "openclasp_base": args.openclasp,
-        "config": config,
-    }
+    settings = interview_settings(args, config)
     target = args.target.strip()
     if target.isdigit():
         if history is None:
             raise LookupError("a run id needs the history, which cannot be opened")
         old = history.load(int(target))
-        return plan_for_run(old, **common), (int(target), old.report)
-    plan = plan_for_target(target, role=args.role, runner=args.runner, **common)
+        return plan_for_run(old, **settings), (int(target), old.report)
+    plan = plan_for_target(target, role=args.role, runner=args.runner, **settings)
     previous = None
     if history is not None:
         agents = history.match_agents(plan.target)
@@ -97,7 +100,6 @@ class _Tally:
 async def _loop(args: argparse.Namespace, plan: Any, previous: Any, history: Any, tally: _Tally) -> None:
     """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is."""
     from explorer.net.keys import KeysError
-    from explorer.store.access import EXIT_UNKNOWN, EXIT_USAGE, error
     from explorer.store.history import HistoryError
     from explorer.store.replay import interview_async, tick_line
 
@@ -124,14 +126,13 @@ async def _loop(args: argparse.Namespace, plan: Any, previous: Any, history: Any
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.config import ConfigError, load_config
+    from explorer.config import ConfigError
     from explorer.core.text import safe_text
-    from explorer.store.access import EXIT_UNKNOWN, EXIT_USAGE, error, open_history, verdict_exit
     from explorer.store.history import HistoryError
 
     try:
-        config = load_config(args.home)
-    except ConfigError as exc:
+        config = config_of(args)
+    except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
         history = open_history(args)
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             plan, previous = _start(args, history, config)
-        except (ValueError, ConfigError) as exc:
+        except (UsageError, ValueError, ConfigError) as exc:
             return error(str(exc), EXIT_USAGE)
         except (HistoryError, LookupError) as exc:
             return error(str(exc), EXIT_UNKNOWN)

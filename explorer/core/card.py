@@ -20,7 +20,7 @@ never with this model.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -214,6 +214,17 @@ class _Reader:
         self.note(f"{where}/{key} should be an array, not {describe_type(value)}")
         return []
 
+    def objects(
+        self, obj: Mapping[str, Any], key: str, where: str
+    ) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        """(pointer, entry) for each object in the array `obj[key]`; any other entry is noted."""
+        for i, entry in enumerate(self.array(obj, key, where)):
+            pointer = f"{where}{join(key, i)}"
+            if isinstance(entry, Mapping):
+                yield pointer, entry
+            else:
+                self.note(f"{pointer} should be an object, not {describe_type(entry)}")
+
     def obj(self, parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any] | None:
         if key not in parent or parent[key] is None:
             return None
@@ -244,11 +255,7 @@ def _layout(doc: Mapping[str, Any]) -> Layout:
 def _interfaces(doc: Mapping[str, Any], r: _Reader) -> tuple[list[Interface], Interface | None]:
     """Every declared interface, v1.0 entries first, and the one the interview is asked over."""
     v10: list[Interface] = []
-    for i, entry in enumerate(r.array(doc, "supportedInterfaces", "")):
-        where = join("supportedInterfaces", i)
-        if not isinstance(entry, Mapping):
-            r.note(f"{where} should be an object, not {describe_type(entry)}")
-            continue
+    for where, entry in r.objects(doc, "supportedInterfaces", ""):
         url = r.string(entry, "url", where, required=True)
         binding = r.string(entry, "protocolBinding", where, required=True)
         version = r.string(entry, "protocolVersion", where)
@@ -265,11 +272,7 @@ def _interfaces(doc: Mapping[str, Any], r: _Reader) -> tuple[list[Interface], In
         if url is not None and transport is not None:
             main = Interface(url, transport, top_version, "/url")
     additional: list[Interface] = []
-    for i, entry in enumerate(r.array(doc, "additionalInterfaces", "")):
-        where = join("additionalInterfaces", i)
-        if not isinstance(entry, Mapping):
-            r.note(f"{where} should be an object, not {describe_type(entry)}")
-            continue
+    for where, entry in r.objects(doc, "additionalInterfaces", ""):
         url = r.string(entry, "url", where, required=True)
         transport = r.string(entry, "transport", where, required=True)
         if url is not None and transport is not None:
@@ -289,11 +292,7 @@ def _interfaces(doc: Mapping[str, Any], r: _Reader) -> tuple[list[Interface], In
 def _skills(doc: Mapping[str, Any], r: _Reader) -> list[Skill]:
     skills: list[Skill] = []
     seen: set[str] = set()
-    for i, entry in enumerate(r.array(doc, "skills", "")):
-        where = join("skills", i)
-        if not isinstance(entry, Mapping):
-            r.note(f"{where} should be an object, not {describe_type(entry)}")
-            continue
+    for where, entry in r.objects(doc, "skills", ""):
         skill_id = r.string(entry, "id", where, required=True)
         if skill_id is None:
             continue
@@ -318,11 +317,7 @@ def _extensions(doc: Mapping[str, Any], r: _Reader) -> list[Extension]:
     if caps is None:
         return []
     out: list[Extension] = []
-    for i, entry in enumerate(r.array(caps, "extensions", "/capabilities")):
-        where = join("capabilities", "extensions", i)
-        if not isinstance(entry, Mapping):
-            r.note(f"{where} should be an object, not {describe_type(entry)}")
-            continue
+    for where, entry in r.objects(caps, "extensions", "/capabilities"):
         uri = r.string(entry, "uri", where, required=True)
         if uri is None:
             continue

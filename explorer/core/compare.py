@@ -15,13 +15,12 @@ unchanged agent compare `identical`. Everything here is plain data in and plain 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from explorer.core.canonical import canonical_text
 from explorer.core.findings import QUESTIONS
+from explorer.core.report import lookup, projection_canonical
 from explorer.core.text import safe_text
 
 ChangeKind = Literal["added", "removed", "changed"]
@@ -212,22 +211,8 @@ def _change_lines(c: ProjectionChange) -> list[str]:
 # --- building a Comparison ------------------------------------------------------------------------
 
 
-def _get(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
-
-
 def _canonical(projection: Mapping[str, Any]) -> str:
-    given = projection.get("value_canonical")
-    if isinstance(given, str):
-        return given
-    try:
-        return canonical_text(projection.get("value"))
-    except Exception:  # not canonicalisable (hostile or lossy): still comparable as sorted JSON
-        return json.dumps(projection.get("value"), sort_keys=True, ensure_ascii=False, default=repr)
+    return projection_canonical(projection) or ""
 
 
 def _key(projection: Mapping[str, Any]) -> ProjectionKey:
@@ -254,7 +239,7 @@ def _aligned(projections: Any) -> dict[tuple[ProjectionKey, int], Mapping[str, A
 
 
 def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
-    before, after = _aligned(_get(qa, "projections")), _aligned(_get(qb, "projections"))
+    before, after = _aligned(lookup(qa, "projections")), _aligned(lookup(qb, "projections"))
     added, removed, changed = [], [], []
     unchanged = 0
 
@@ -284,8 +269,8 @@ def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
         else:
             unchanged += 1
     added = [change("added", slot[0], None, pb) for slot, pb in after.items() if slot not in before]
-    status = (_get(qa, "status"), _get(qb, "status"))
-    declared = (_get(qa, "declared"), _get(qb, "declared"))
+    status = (lookup(qa, "status"), lookup(qb, "status"))
+    declared = (lookup(qa, "declared"), lookup(qb, "declared"))
     return QuestionComparison(
         question=name,
         added=tuple(added),
@@ -298,7 +283,7 @@ def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
 
 
 def _proposals(report: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
-    items = _get(report, "card", "terms", "proposals")
+    items = lookup(report, "card", "terms", "proposals")
     out: dict[str, tuple[Any, Any]] = {}
     for p in items if isinstance(items, list) else ():
         if isinstance(p, Mapping):
@@ -318,7 +303,7 @@ def _facts(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[ValueChange]:
         ("card.signature.form", ("card", "signature", "form")),
         ("answers_sha256", ("answers_sha256",)),
     ):
-        before, after = _get(a, *path), _get(b, *path)
+        before, after = lookup(a, *path), lookup(b, *path)
         if before != after:
             facts.append(ValueChange(what, before, after))
     pa, pb = _proposals(a), _proposals(b)
@@ -350,7 +335,7 @@ def compare_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
     a = a if isinstance(a, Mapping) else {}
     b = b if isinstance(b, Mapping) else {}
     questions = tuple(
-        _compare_question(q, _get(a, "questions", q), _get(b, "questions", q)) for q in QUESTIONS
+        _compare_question(q, lookup(a, "questions", q), lookup(b, "questions", q)) for q in QUESTIONS
     )
     fa, fb = _findings(a), _findings(b)
     return Comparison(

@@ -29,7 +29,8 @@ shows, and what this module relies on:
   under the extension URI in `message.metadata` (docs/A2A_EXTENSION.md).
 
 Everything here is pure and tolerant of hostile input: wrong types give a result or a message
-that says what was wrong, never an exception.
+that says what was wrong, never an exception. `cryptography` is imported where a key is used,
+not with the module: a card that declares no OpenClasp entry never pays for it.
 """
 
 from __future__ import annotations
@@ -40,18 +41,17 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, unquote, urlsplit
-
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat, load_der_public_key
 
 from explorer.core.canonical import CanonicalError, canonicalize
 from explorer.core.pointer import escape
 from explorer.core.sow import SowError, decode_b64url
 from explorer.core.strict_json import describe_type
 from explorer.core.text import safe_text
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 OPENCLASP_URI = "https://openclasp.vercel.app/extensions/trust/v0.1"
 KEY_PATH = "/.well-known/openclasp-session-key"
@@ -137,6 +137,10 @@ def _load_key(text: str | None) -> Ed25519PublicKey | str:
         der = decode_b64url(text)
     except SowError as exc:
         return f"publicKey is {exc}"
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import load_der_public_key
+
     try:
         key = load_der_public_key(der)
     except (ValueError, UnsupportedAlgorithm, TypeError):
@@ -176,6 +180,8 @@ def verify_attestation(public_card: Any, key_doc: Any) -> AttestationResult:
         signature = decode_b64url(att["value"])
     except SowError as exc:
         return AttestationResult(False, "invalid", f"value is {exc}", computed, key_id)
+    from cryptography.exceptions import InvalidSignature  # loaded already, with the key
+
     try:
         key.verify(signature, computed.encode("ascii"))
     except InvalidSignature:
@@ -210,6 +216,8 @@ def sign_attestation(
 
 def public_key_document(private_key: Ed25519PrivateKey, key_id: str | None = None) -> dict[str, Any]:
     """What the key endpoint serves: `{algorithm, keyId?, publicKey: base64url DER SPKI}`."""
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
     der = private_key.public_key().public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
     doc: dict[str, Any] = {"algorithm": "Ed25519"}
     if key_id is not None:

@@ -1,6 +1,10 @@
 """Helpers shared by everything that prints or checks a report (the CONTRACT.md JSON object).
 
-`explorer.core.evaluate` builds the report; this module reads it. `summary_lines` is the human
+`explorer.core.evaluate` builds the report; this module reads it. `lookup` and
+`projection_canonical` are the tolerant readers that compare, export and the screens share: a
+report may come from an old or hand-edited transcript, so a missing or mistyped member reads as
+None instead of raising, and a value is shown and compared by its canonical text, recomputed
+when the report does not carry it. `summary_lines` is the human
 summary the headless `verify` prints (and the exports reuse): every agent-supplied string goes
 through `safe_text`, and the standing is spelled out with who ran the interview, because seed
 sections 8 and 9 make the claim/evidence distinction mandatory in any display. `validate_report`
@@ -10,9 +14,11 @@ replays can assert the contract instead of re-describing it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import json
+from collections.abc import Collection, Mapping
+from typing import Any, Literal
 
+from explorer.core.canonical import CanonicalError, canonical_text
 from explorer.core.findings import CODES, QUESTIONS
 from explorer.core.text import safe_text
 
@@ -51,6 +57,39 @@ def _s(value: Any, limit: int = 200) -> str:
     return safe_text(value, limit=limit)
 
 
+def lookup(data: Any, *path: str) -> Any:
+    """`data[path[0]][path[1]]...`, or None as soon as a step is missing or not an object."""
+    for key in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def canonical_or_json(value: Any) -> str:
+    """A value's RFC 8785 text; one JCS cannot encode (an integer beyond a double, say) falls
+    back to sorted JSON, so it can still be shown and compared."""
+    try:
+        return canonical_text(value)
+    except CanonicalError:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def projection_canonical(
+    projection: Mapping[str, Any], which: Literal["value", "source"] = "value"
+) -> str | None:
+    """The canonical text of a projection's answered value, or of its source member's value:
+    the report's own string when present, else recomputed. None for a source that resolved to
+    nothing."""
+    given = projection.get(f"{which}_canonical")
+    if isinstance(given, str):
+        return given
+    value = projection.get("value" if which == "value" else "source_value")
+    if value is None and which == "source":
+        return None
+    return canonical_or_json(value)
+
+
 def standing_words(report: Mapping[str, Any]) -> str:
     """"claim: run by the agent's operator" and the like, with the runner's name when known."""
     ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
@@ -62,12 +101,14 @@ def standing_words(report: Mapping[str, Any]) -> str:
     return f"{words} ({_s(name, 80)})" if name else words
 
 
-def _signature_line(sig: Mapping[str, Any]) -> str:
+def signature_words(sig: Mapping[str, Any]) -> str:
+    """A report's `card.signature` in words: `verified (form served, alg ES256, kid k1)`, naming
+    a key that came from the card's own jku as such."""
     parts = [f"{key} {_s(sig[key], 80)}" for key in ("form", "alg", "kid") if sig.get(key)]
     if sig.get("key_source") == "jku":
         parts.append("key from the card's own jku")
     status = _s(sig.get("status", "unknown"), 40)
-    return f"signature: {status}" + (f" ({', '.join(parts)})" if parts else "")
+    return status + (f" ({', '.join(parts)})" if parts else "")
 
 
 def _question_line(question: str, entry: Mapping[str, Any]) -> str:
@@ -111,7 +152,7 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append(f"card: {_s(card['url'], 300)}" + (f" ({', '.join(facts)})" if facts else ""))
     sig = card.get("signature")
     if isinstance(sig, Mapping):
-        lines.append(_signature_line(sig))
+        lines.append(f"signature: {signature_words(sig)}")
     questions = report.get("questions") if isinstance(report.get("questions"), Mapping) else {}
     if any(isinstance(questions.get(q), Mapping) and questions[q].get("status") != "not_asked"
            for q in QUESTIONS):
@@ -135,13 +176,19 @@ def _require(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> list
     return [f"{where}{name} is missing" for name in names if name not in obj]
 
 
+def _one_of(obj: Mapping[str, Any], key: str, allowed: Collection[Any], where: str, words: str) -> list[str]:
+    """A present member whose value is outside `allowed` ("... is not <words>"); [] otherwise."""
+    if key in obj and obj[key] not in allowed:
+        return [f"{where}{key} {obj[key]!r} is not {words}"]
+    return []
+
+
 def validate_report(report: Any) -> list[str]:
     """Problems with a report against CONTRACT.md's required members; [] when it conforms."""
     if not isinstance(report, Mapping):
         return ["the report is not a JSON object"]
     problems = _require(report, REQUIRED_MEMBERS, "")
-    if "verdict" in report and report["verdict"] not in VERDICTS:
-        problems.append(f"verdict {report['verdict']!r} is not one of {', '.join(VERDICTS)}")
+    problems += _one_of(report, "verdict", VERDICTS, "", f"one of {', '.join(VERDICTS)}")
     ran_by = report.get("ran_by")
     if "ran_by" in report:
         if not isinstance(ran_by, Mapping) or "name" not in ran_by or ran_by.get("role") not in ROLES:
@@ -166,16 +213,14 @@ def _validate_card(card: Any) -> list[str]:
     if not isinstance(card, Mapping):
         return ["card must be an object"]
     problems = _require(card, REQUIRED_CARD_MEMBERS, "card.")
-    if "layout" in card and card["layout"] not in LAYOUTS:
-        problems.append(f"card.layout {card['layout']!r} is not v0.3, v1.0, mixed or null")
+    problems += _one_of(card, "layout", LAYOUTS, "card.", "v0.3, v1.0, mixed or null")
     sig = card.get("signature")
     if "signature" in card:
         if not isinstance(sig, Mapping):
             problems.append("card.signature must be an object")
         else:
             problems.extend(_require(sig, REQUIRED_SIGNATURE_MEMBERS, "card.signature."))
-            if "status" in sig and sig["status"] not in SIGNATURE_STATUSES:
-                problems.append(f"card.signature.status {sig['status']!r} is not a known status")
+            problems += _one_of(sig, "status", SIGNATURE_STATUSES, "card.signature.", "a known status")
     return problems
 
 
@@ -216,8 +261,6 @@ def _validate_finding(item: Any, where: str) -> list[str]:
     if not isinstance(item, Mapping):
         return [f"{where} must be an object"]
     problems = _require(item, ("code", "severity", "detail"), where + ".")
-    if "code" in item and item["code"] not in CODES:
-        problems.append(f"{where}.code {item['code']!r} is not a known finding code")
-    if "severity" in item and item["severity"] not in SEVERITIES:
-        problems.append(f"{where}.severity {item['severity']!r} is not error, warning or info")
+    problems += _one_of(item, "code", CODES, where + ".", "a known finding code")
+    problems += _one_of(item, "severity", SEVERITIES, where + ".", "error, warning or info")
     return problems

@@ -13,7 +13,10 @@ status with a readable detail, never an exception. An unknown key or algorithm i
 `unverifiable`; only a known key that does not verify under any form is `invalid`.
 
 joserfc does the cryptography, always with an explicit `JWSRegistry`: its default one silently
-allows HS256 and refuses EdDSA.
+allows HS256 and refuses EdDSA. It is imported only when a key is actually used (imported,
+tried, generated or signed with): with cryptography's X.509 machinery behind it, it is the
+largest import of a verification, and an unsigned card or one without a trusted key never
+needs it.
 """
 
 from __future__ import annotations
@@ -21,21 +24,19 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import functools
 import re
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from joserfc import jws
-from joserfc.errors import JoseError
-from joserfc.jwk import ECKey, JWKRegistry, OKPKey, RSAKey
-from joserfc.jws import JWSRegistry
-from joserfc.registry import JWS_HEADER_REGISTRY, HeaderParameter
+from typing import TYPE_CHECKING, Any, Literal
 
 from explorer.core.card_forms import FORMS, FormError, member_is_signed, payload_bytes, unsigned_members
 from explorer.core.strict_json import StrictJsonError, describe_type
 from explorer.core.strict_json import parse as strict_parse
+
+if TYPE_CHECKING:
+    from joserfc.jws import JWSRegistry
 
 __all__ = [
     "ALLOWED_ALGS",
@@ -84,6 +85,9 @@ def _import_key(data: Any) -> tuple[Any | None, str]:
         return None, f"key type {kty!r} is not EC, OKP or RSA"
     if data.get("use") not in (None, "sig"):
         return None, "a key whose use is not 'sig' is not used for signatures"
+    from joserfc.errors import JoseError
+    from joserfc.jwk import JWKRegistry
+
     try:
         return JWKRegistry.import_key(dict(data)), ""
     except (JoseError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
@@ -115,7 +119,11 @@ class _KeyStore:
         return list(self.by_kid.get(kid, ()))
 
 
+@functools.cache
 def _registry() -> JWSRegistry:
+    from joserfc.jws import JWSRegistry
+    from joserfc.registry import JWS_HEADER_REGISTRY, HeaderParameter
+
     # The header was already parsed and checked strictly; optional members only need to be
     # tolerated (PyJWT, under a2a-sdk, writes "jku": null when the signer passes None).
     lenient = {
@@ -130,9 +138,6 @@ def _registry() -> JWSRegistry:
     return registry
 
 
-_REGISTRY = _registry()
-
-
 def _b64decode(text: str) -> bytes:
     if _B64URL.fullmatch(text) is None:
         raise ValueError("it is not base64url (only A-Z a-z 0-9 - _ and no padding)")
@@ -143,9 +148,11 @@ def _b64decode(text: str) -> bytes:
 
 
 def _verify(protected: str, signature: str, payload: bytes, key: Any) -> bool:
+    from joserfc import jws
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # joserfc warns that EdDSA is deprecated by RFC 9864
-        jws.deserialize_compact(f"{protected}..{signature}", key, payload=payload, registry=_REGISTRY)
+        jws.deserialize_compact(f"{protected}..{signature}", key, payload=payload, registry=_registry())
     return True
 
 
@@ -318,6 +325,8 @@ def _try_keys(
     candidates: list[tuple[Any, KeySource]],
     payloads: _Payloads,
 ) -> SignatureCheck:
+    from joserfc.errors import JoseError  # loaded already: the candidates are joserfc keys
+
     reasons: list[str] = []
     for key, source in candidates:
         key_alg = key.get("alg")
@@ -425,6 +434,8 @@ def generate_key(alg: str = "ES256", *, kid: str | None = None) -> Any:
     """A new private key for `alg`, with `alg`, `use: sig` and `kid` (default: its thumbprint)."""
     if alg not in ALLOWED_ALGS:
         raise ValueError(f"cannot generate a key for {alg!r}; choose one of {', '.join(ALLOWED_ALGS)}")
+    from joserfc.jwk import ECKey, OKPKey, RSAKey
+
     params: dict[str, Any] = {"alg": alg, "use": "sig"}
     if kid is not None:
         params["kid"] = kid
@@ -454,13 +465,15 @@ def sign_card(
     form: str = "served",
 ) -> dict[str, Any]:
     """A copy of the card with one more signature over its `form` payload."""
+    from joserfc import jws
+
     header: dict[str, Any] = {"alg": alg, "kid": kid, "typ": "JOSE"}
     if jku is not None:
         header["jku"] = jku
     payload = payload_bytes(card_doc, form)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        token = jws.serialize_compact(header, payload, key, registry=_REGISTRY)
+        token = jws.serialize_compact(header, payload, key, registry=_registry())
     protected, _, signature = token.split(".")
     signed = copy.deepcopy(dict(card_doc))
     existing = signed.get("signatures")

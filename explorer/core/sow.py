@@ -12,7 +12,9 @@ was rejected and the report can carry exactly the ProposalResult shape. All step
 one fails (a digest mismatch with a valid signature tells a different story from one with a broken
 signature); `status` names the first failure. Grades are reported exactly as written, never
 upgraded or normalised. The signing half (`sign_proposal`, `encode_nkey`, `nkey_seed_keypair`) is
-here too because the demo agents must produce exactly what the verifier checks.
+here too because the demo agents must produce exactly what the verifier checks. `cryptography`
+is imported where a key is used, not with the module: a card that commits to no proposal never
+pays for it.
 """
 
 from __future__ import annotations
@@ -23,16 +25,15 @@ import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from typing import TYPE_CHECKING, Any, Literal
 
 from explorer.core.canonical import CanonicalError, canonicalize, digest
 from explorer.core.findings import Finding, finding
 from explorer.core.pointer import members
 from explorer.core.strict_json import StrictJsonError, describe_type, lossy_integers, parse
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 SIGNING_PREFIX = b"agent-sow-v1\n"
 GRADES: tuple[str, ...] = ("enforced", "evidence", "recorded")
@@ -99,12 +100,16 @@ def nkey_seed_keypair(seed: bytes) -> tuple[Ed25519PrivateKey, str]:
     """A private key from a 32-byte Ed25519 seed, with its public key as an nkey."""
     if not isinstance(seed, bytes | bytearray) or len(seed) != 32:
         raise SowError("an Ed25519 seed is exactly 32 bytes")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     private_key = Ed25519PrivateKey.from_private_bytes(bytes(seed))
     return private_key, public_nkey(private_key)
 
 
 def public_nkey(private_key: Ed25519PrivateKey) -> str:
     """The nkey of a private key's public half."""
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
     raw = private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
     return encode_nkey(raw)
 
@@ -349,6 +354,9 @@ def _verify_entry(entry: dict[str, Any], payload: bytes, expected: str | None) -
         return f"sig: {exc}"
     if len(sig) != 64:
         return f"sig: an Ed25519 signature is 64 bytes, got {len(sig)}"
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     try:
         Ed25519PublicKey.from_public_bytes(public).verify(sig, payload)
     except (InvalidSignature, ValueError):

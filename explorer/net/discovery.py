@@ -23,6 +23,7 @@ from explorer.core.openclasp import OpenClaspRef, classify_reference, resolution
 from explorer.core.run import Exchange
 from explorer.core.strict_json import StrictJsonError, parse
 from explorer.net.http import Fetcher, now_rfc3339
+from explorer.net.origins import site_of
 
 WELL_KNOWN = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
@@ -61,11 +62,6 @@ def read_card_file(path: Path, max_bytes: int, attempt: int = 1) -> Exchange:
 
 def _ok(ex: Exchange) -> bool:
     return ex.error is None and ex.status is not None and 200 <= ex.status < 300
-
-
-def _origin_base(url: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
 
 
 def _path_base(url: str) -> str:
@@ -113,7 +109,7 @@ async def _resolve(fetcher: Fetcher, url: str, attempt: int, say: Say) -> tuple[
         return a2a, ""
     agent_id = card.get("agentId")
     if isinstance(agent_id, str) and agent_id:
-        return f"{_origin_base(url)}/agents/{quote(agent_id, safe='')}/a2a-agent-card.json", ""
+        return f"{site_of(url)}/agents/{quote(agent_id, safe='')}/a2a-agent-card.json", ""
     return None, "the resolved card names no A2A card"
 
 

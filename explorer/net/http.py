@@ -75,6 +75,18 @@ def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> fl
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """One logical request as the caller made it; a followed redirect asks again with `replace`."""
+
+    method: str
+    url: str
+    body: bytes | None
+    purpose: str
+    attempt: int
+    headers: Mapping[str, str] | None
+
+
 @dataclass
 class _Hop:
     """What one request on the wire produced (before redirects and retries are decided)."""
@@ -166,7 +178,7 @@ class Fetcher:
     async def get(
         self, url: str, *, purpose: str, attempt: int = 1, headers: Mapping[str, str] | None = None
     ) -> Exchange:
-        return await self._request("GET", url, None, purpose, attempt, headers)
+        return await self._request(_Ask("GET", url, None, purpose, attempt, headers))
 
     async def post(
         self,
@@ -177,50 +189,34 @@ class Fetcher:
         attempt: int = 1,
         headers: Mapping[str, str] | None = None,
     ) -> Exchange:
-        return await self._request("POST", url, body, purpose, attempt, headers)
+        return await self._request(_Ask("POST", url, body, purpose, attempt, headers))
 
-    async def _request(
-        self,
-        method: str,
-        url: str,
-        body: bytes | None,
-        purpose: str,
-        attempt: int,
-        headers: Mapping[str, str] | None,
-    ) -> Exchange:
-        exchange = await self._follow(method, url, body, purpose, attempt, headers)
+    async def _request(self, ask: _Ask) -> Exchange:
+        exchange = await self._follow(ask)
         if exchange.status == 429 and exchange.error is None:
             wait = retry_after_seconds(exchange.header("retry-after"))
             if wait is not None and wait <= self.limits.max_retry_wait:
                 self.exchanges.append(exchange)
                 await asyncio.sleep(wait)
-                exchange = await self._follow(method, url, body, purpose, attempt, headers)
+                exchange = await self._follow(ask)
         self.exchanges.append(exchange)
         return exchange
 
-    async def _follow(
-        self,
-        method: str,
-        url: str,
-        body: bytes | None,
-        purpose: str,
-        attempt: int,
-        headers: Mapping[str, str] | None,
-    ) -> Exchange:
+    async def _follow(self, ask: _Ask) -> Exchange:
         """One logical request: follows same-origin redirects and returns the last hop."""
         hops = 0
         while True:
-            sent, recorded = self._headers_for(url, method, body, headers)
+            sent, recorded = self._headers_for(ask)
             started = now_rfc3339()
             t0 = time.perf_counter()
-            hop = await self._hop(method, url, body, sent)
+            hop = await self._hop(ask, sent)
             exchange = Exchange(
-                purpose=purpose,
-                attempt=attempt,
-                method=method,
-                url=url,
+                purpose=ask.purpose,
+                attempt=ask.attempt,
+                method=ask.method,
+                url=ask.url,
                 request_headers=recorded,
-                request_body=body,
+                request_body=ask.body,
                 status=hop.status,
                 response_headers=hop.headers,
                 response_body=bytes(hop.body),
@@ -232,14 +228,14 @@ class Fetcher:
             if hop.error is not None or hop.status not in _REDIRECTS:
                 return exchange
             location = exchange.header("location")
-            refusal = self._redirect_refusal(url, location, hops)
+            refusal = self._redirect_refusal(ask.url, location, hops)
             if refusal is not None:
-                return _with_error(exchange, f"redirect_refused: {refusal}")
+                return replace(exchange, error=f"redirect_refused: {refusal}")
             assert location is not None
-            url = urljoin(url, location)
+            ask = replace(ask, url=urljoin(ask.url, location))
             hops += 1
-            if hop.status == 303 or (hop.status in (301, 302) and method == "POST"):
-                method, body = "GET", None
+            if hop.status == 303 or (hop.status in (301, 302) and ask.method == "POST"):
+                ask = replace(ask, method="GET", body=None)
 
     def _redirect_refusal(self, url: str, location: str | None, hops: int) -> str | None:
         if self.limits.public_only:
@@ -256,9 +252,7 @@ class Fetcher:
             return f"more than {self.limits.max_redirects} redirects (last to {target[:500]})"
         return None
 
-    def _headers_for(
-        self, url: str, method: str, body: bytes | None, extra: Mapping[str, str] | None
-    ) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    def _headers_for(self, ask: _Ask) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
         """Headers to send, and the same headers as recorded (secrets replaced)."""
         sent: dict[str, str] = {
             "User-Agent": f"interview-explorer/{__version__}",
@@ -266,12 +260,11 @@ class Fetcher:
             # Decoded size is what the cap counts; asking for identity keeps bombs out.
             "Accept-Encoding": "identity",
         }
-        if body is not None:
+        if ask.body is not None:
             sent["Content-Type"] = "application/json"
         secret_names: set[str] = set()
-        for name, value in (extra or {}).items():
-            sent[name] = value
-        if self._secrets and self._secret_origin is not None and origin(url) == self._secret_origin:
+        sent.update(ask.headers or {})
+        if self._secrets and self._secret_origin is not None and origin(ask.url) == self._secret_origin:
             for name, value in self._secrets.items():
                 sent[name] = value
                 secret_names.add(name.lower())
@@ -281,11 +274,11 @@ class Fetcher:
         )
         return sent, recorded
 
-    async def _hop(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> _Hop:
+    async def _hop(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
         hop = _Hop()
         try:
             async with asyncio.timeout(self.limits.timeout):
-                client, request = await self._build(method, url, body, headers)
+                client, request = await self._build(ask, headers)
                 await self._stream(client, request, hop)
         except Blocked as exc:
             hop.error = f"blocked: {exc}"
@@ -293,24 +286,20 @@ class Fetcher:
             hop.error = "timeout"
         except httpx.InvalidURL as exc:
             hop.error = f"transport: invalid URL ({exc})"
-        except httpx.HTTPError as exc:
-            hop.error = f"transport: {_reason(exc)}"
-        except (OSError, ValueError, UnicodeError) as exc:
+        except (httpx.HTTPError, OSError, ValueError) as exc:  # UnicodeError is a ValueError
             hop.error = f"transport: {_reason(exc)}"
         return hop
 
-    async def _build(
-        self, method: str, url: str, body: bytes | None, headers: dict[str, str]
-    ) -> tuple[httpx.AsyncClient, httpx.Request]:
+    async def _build(self, ask: _Ask, headers: dict[str, str]) -> tuple[httpx.AsyncClient, httpx.Request]:
         if not self.limits.public_only:
-            client = self._client_for(httpx.URL(url).scheme)
-            return client, client.build_request(method, url, headers=headers, content=body)
-        pin: PinnedTarget = await resolve_public(url)
-        pinned_url = httpx.URL(url).copy_with(host=pin.address, port=pin.port)
+            client = self._client_for(httpx.URL(ask.url).scheme)
+            return client, client.build_request(ask.method, ask.url, headers=headers, content=ask.body)
+        pin: PinnedTarget = await resolve_public(ask.url)
+        pinned = httpx.URL(ask.url).copy_with(host=pin.address, port=pin.port)
         headers = {**headers, "Host": pin.hostname}
         client = self._client_for("https")
         request = client.build_request(
-            method, pinned_url, headers=headers, content=body, extensions={"sni_hostname": pin.hostname}
+            ask.method, pinned, headers=headers, content=ask.body, extensions={"sni_hostname": pin.hostname}
         )
         return client, request
 
@@ -331,10 +320,6 @@ class Fetcher:
                 hop.body += chunk
         finally:
             await response.aclose()
-
-
-def _with_error(exchange: Exchange, error: str) -> Exchange:
-    return replace(exchange, error=error)
 
 
 def _reason(exc: BaseException) -> str:

@@ -12,7 +12,7 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -31,6 +31,12 @@ def origin(url: str) -> str | None:
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port or _DEFAULT_PORTS[scheme]}"
+
+
+def site_of(url: str) -> str:
+    """`scheme://netloc` exactly as the URL writes them, the base for a sibling path on that host."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
 
 
 def same_origin(a: str, b: str) -> bool:

@@ -4,7 +4,6 @@
 - `export`: JSON, Markdown and HTML transcripts, with the formats declared as data.
 - `replay`: asking a recorded interview again and comparing (shared by replay, watch and the TUI).
 - `redact`: the second line of defence that keeps credentials out of both.
-- `access`: what the headless history commands share (`--home`, run ids, exit statuses).
 
 Nothing here imports textual; `history` and `export` do disk I/O, `replay` reaches the network
 only through `explorer.procedure`.

@@ -30,8 +30,9 @@ from typing import Any, Literal
 
 from explorer import __version__
 from explorer.core.canonical import CanonicalError, canonical_text, sha256_hex
+from explorer.core.diff import first_difference
 from explorer.core.findings import QUESTIONS
-from explorer.core.report import standing_words
+from explorer.core.report import lookup, projection_canonical, signature_words, standing_words
 from explorer.core.run import Run
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as parse_json
@@ -159,7 +160,7 @@ def transcript(run: Run) -> dict[str, Any]:
         "standing": report.get("standing"),
         "standing_words": standing_words(report),
         "ran_by": dict(ran_by),
-        "card_sha256": _get(report, "card", "sha256"),
+        "card_sha256": lookup(report, "card", "sha256"),
         "answers_sha256": report.get("answers_sha256"),
         "started_at": report.get("started_at"),
         "finished_at": report.get("finished_at"),
@@ -170,31 +171,10 @@ def transcript(run: Run) -> dict[str, Any]:
 # --- shared reading of the report ---------------------------------------------------------------
 
 
-def _get(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
-
-
 def _list(value: Any) -> list[Mapping[str, Any]]:
     if isinstance(value, Sequence) and not isinstance(value, str):
         return [v for v in value if isinstance(v, Mapping)]
     return []
-
-
-def _canon(projection: Mapping[str, Any], which: str) -> str | None:
-    given = projection.get(f"{which}_canonical")
-    if isinstance(given, str):
-        return given
-    value = projection.get("value" if which == "value" else "source_value")
-    if value is None and which == "source":
-        return None
-    try:
-        return canonical_text(value)
-    except CanonicalError:
-        return json.dumps(value, ensure_ascii=False, default=repr)
 
 
 def _status_mark(status: Any) -> str:
@@ -213,33 +193,17 @@ def _source_label(p: Mapping[str, Any]) -> str:
     return document
 
 
-def _diff_span(a: str, b: str) -> tuple[int, int, int]:
-    """Common prefix length and the ends of the differing middles of a and b."""
-    start = 0
-    limit = min(len(a), len(b))
-    while start < limit and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    return start, end_a, end_b
-
-
 def _facts(run: Run) -> list[tuple[str, str]]:
     """(label, plain text) pairs heading every human format; text not yet escaped for the format."""
     report = run.report
     card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
     sig = card.get("signature") if isinstance(card.get("signature"), Mapping) else {}
-    sig_bits = [f"{k} {sig[k]}" for k in ("form", "alg", "kid") if sig.get(k)]
-    if sig.get("key_source") == "jku":
-        sig_bits.append("key from the card's own jku")
     facts = [
         ("Agent", str(card.get("url") or report.get("target") or "unknown")),
         ("Verdict", str(report.get("verdict", "unknown"))),
         ("Standing", standing_words(report)),
         ("Card", f"sha256 {card.get('sha256')}, layout {card.get('layout')}"),
-        ("Signature", f"{sig.get('status', 'unknown')}" + (f" ({', '.join(sig_bits)})" if sig_bits else "")),
+        ("Signature", signature_words(sig)),
         ("Answers digest", f"sha256 {report.get('answers_sha256')}"),
         (
             "Run",
@@ -248,15 +212,14 @@ def _facts(run: Run) -> list[tuple[str, str]]:
         ),
         ("Explorer", f"run with {report.get('explorer_version')}, exported with {__version__}"),
     ]
-    for p in _list(_get(report, "card", "terms", "proposals")):
+    for p in _list(lookup(report, "card", "terms", "proposals")):
         facts.append(("Proposal", f"{p.get('url')} {p.get('digest')}: {p.get('status')}"))
     return facts
 
 
 def _title(run: Run) -> str:
-    return str(
-        _get(run.report, "card", "name") or _get(run.report, "card", "url") or run.report.get("target") or ""
-    )
+    report = run.report
+    return str(lookup(report, "card", "name") or lookup(report, "card", "url") or report.get("target") or "")
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -279,8 +242,8 @@ def _fence(text: str) -> list[str]:
 
 
 def _md_mismatch(p: Mapping[str, Any]) -> list[str]:
-    answered = safe_text(_canon(p, "value"), limit=_BLOCK)
-    source = _canon(p, "source")
+    answered = safe_text(projection_canonical(p, "value"), limit=_BLOCK)
+    source = projection_canonical(p, "source")
     lines = [
         f"**{_md(p.get('member'), 200)}**: the answer (first line) against the source member (second):",
         "",
@@ -288,7 +251,7 @@ def _md_mismatch(p: Mapping[str, Any]) -> list[str]:
     if source is None:
         return lines + _fence(answered) + ["", "The source member resolves to nothing.", ""]
     declared = safe_text(source, limit=_BLOCK)
-    start, end_a, end_b = _diff_span(answered, declared)
+    (start, end_a), (_, end_b) = first_difference(answered, declared)
     caret = " " * start + "^" * max(1, max(end_a, end_b) - start)
     return lines + _fence("\n".join([answered, declared, caret])) + [""]
 
@@ -304,7 +267,7 @@ def _markdown(run: Run) -> str:
         "",
     ]
     for q in QUESTIONS:
-        entry = _get(report, "questions", q) or {}
+        entry = lookup(report, "questions", q) or {}
         status = safe_text(entry.get("status") or "not asked", limit=40)
         out += [f"## {q.capitalize()} ({_md(status)})", ""]
         projections = _list(entry.get("projections"))
@@ -321,8 +284,8 @@ def _markdown(run: Run) -> str:
         for p in projections:
             out.append(
                 f"| {p.get('index', '')} | {_status_mark(p.get('status'))} | {_md(_source_label(p), 200)} "
-                f"| {_md(p.get('member'), 200)} | {_md(_canon(p, 'value'), _CELL)} "
-                f"| {_md(_canon(p, 'source') or '(nothing)', _CELL)} |"
+                f"| {_md(p.get('member'), 200)} | {_md(projection_canonical(p, 'value'), _CELL)} "
+                f"| {_md(projection_canonical(p, 'source') or '(nothing)', _CELL)} |"
             )
         out.append("")
         for p in projections:
@@ -330,7 +293,7 @@ def _markdown(run: Run) -> str:
                 out += _md_mismatch(p)
     out += ["## Probes", ""]
     for probe in _list(report.get("probes")):
-        method = _get(probe, "request", "method")
+        method = lookup(probe, "request", "method")
         out.append(f"- {_md(probe.get('name'))}: {_md(method, 100)} → {_md(probe.get('outcome'))}")
     for title, key in (
         ("Findings", "findings"),
@@ -390,11 +353,11 @@ def _h_marked(text: str, start: int, end: int) -> str:
 
 def _html_projection(p: Mapping[str, Any]) -> str:
     status = str(p.get("status"))
-    answered = safe_text(_canon(p, "value"), limit=_BLOCK)
-    source_text = _canon(p, "source")
+    answered = safe_text(projection_canonical(p, "value"), limit=_BLOCK)
+    source_text = projection_canonical(p, "source")
     declared = safe_text(source_text, limit=_BLOCK) if source_text is not None else None
     if status in ("mismatch", "unresolved") and declared is not None:
-        start, end_a, end_b = _diff_span(answered, declared)
+        (start, end_a), (_, end_b) = first_difference(answered, declared)
         value_html, source_html = _h_marked(answered, start, end_a), _h_marked(declared, start, end_b)
     else:
         value_html = html.escape(answered)
@@ -420,7 +383,7 @@ def _html(run: Run) -> str:
         "answers match its declared documents, not how well it works.</p>",
     ]
     for q in QUESTIONS:
-        entry = _get(report, "questions", q) or {}
+        entry = lookup(report, "questions", q) or {}
         body.append(
             f"<h2>{html.escape(q.capitalize())} <small>({_h(entry.get('status') or 'not asked', 40)})"
             "</small></h2>"
@@ -441,7 +404,7 @@ def _html(run: Run) -> str:
     body.append("<h2>Probes</h2><ul>")
     for probe in _list(report.get("probes")):
         body.append(
-            f"<li>{_h(probe.get('name'))}: <code>{_h(_get(probe, 'request', 'method'), 100)}</code>"
+            f"<li>{_h(probe.get('name'))}: <code>{_h(lookup(probe, 'request', 'method'), 100)}</code>"
             f" &rarr; {_h(probe.get('outcome'))}</li>"
         )
     body.append("</ul>")

@@ -60,15 +60,6 @@ class Plan:
         )
 
 
-def _config_agent(config: Config | None, target: str) -> Any:
-    if config is None:
-        return None
-    if target in config.agents:
-        return config.agents[target]
-    wanted = target.rstrip("/")
-    return next((a for a in config.agents.values() if a.url.rstrip("/") == wanted), None)
-
-
 def plan_for_target(
     target: str,
     *,
@@ -85,23 +76,17 @@ def plan_for_target(
 
     Raises explorer.config.ConfigError when a configured header's environment variable is unset.
     """
-    from explorer.config import resolve_header_value
+    from explorer.config import Config, agent_headers
 
-    agent = _config_agent(config, target)
-    merged: dict[str, str] = {}
-    key_sources: list[Any] = list(config.keys) if config is not None else []
-    if agent is not None:
-        target = agent.url
-        merged.update({name: resolve_header_value(ref) for name, ref in agent.headers.items()})
-        key_sources += list(agent.keys)
-    merged.update(dict(headers))
+    config = config if config is not None else Config()
+    agent = config.agent(target, by_url=True)
     return Plan(
-        target=target,
-        role=role or (config.role if config is not None else None) or "self",
-        runner=runner or (config.runner if config is not None else None),
-        keys=tuple(key_sources) + tuple(keys),
+        target=agent.url if agent is not None else target,
+        role=role or config.role or "self",
+        runner=runner or config.runner,
+        keys=config.key_sources(agent) + tuple(keys),
         allow_jku=allow_jku,
-        headers=tuple(merged.items()),
+        headers=agent_headers(agent, headers),
         timeout=timeout,
         openclasp_base=openclasp_base,
     )

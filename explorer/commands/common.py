@@ -1,0 +1,258 @@
+"""What the headless commands share: options, config and keys, the history, messages, exit statuses.
+
+Every command (`verify`, `card`, `history`, `show`, `replay`, `compare`, `watch`, `export`,
+`forget`) is a small module under `explorer.commands`; what they must do identically lives here
+once, so an option means the same thing, a bad `--keys` or run id gives the same message, and a
+verdict maps to the same exit status everywhere:
+
+- options: `--home`, `--as`/`--runner`, and the settings of a live interview (`--header`,
+  `--keys`, `--allow-jku`, `--timeout`, `--openclasp`), with their argparse types;
+- what those options become: the config file, a configured agent's URL, headers and key sources,
+  the trusted keys (loaded once, notes on stderr), the history;
+- output: one-line messages on stderr, JSON and text on stdout that survive any terminal encoding.
+
+A user's mistake is a `UsageError` (exit status 2), raised here and reported by the command in
+one line. Only the standard library is imported at module level: `--help` stays instant and the
+network, storage and key modules load only on the paths that need them. Nothing here imports
+textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from explorer.config import AgentConfig, Config
+    from explorer.core.run import Run
+    from explorer.store.history import History, RunSummary
+
+EXIT_OK = 0
+EXIT_DIFFERENT = 1
+EXIT_USAGE = 2
+EXIT_UNKNOWN = 3  # unknown run id or agent, or an unreadable history
+
+# verify's exit statuses (CONTRACT.md), which replay and watch reuse.
+VERDICT_EXIT: dict[str, int] = {
+    "conformant": 0,
+    "nonconformant": 1,
+    "unreachable": 3,
+    "not_offered": 4,
+    "churn": 5,
+}
+ROLE_CHOICES = ("self", "independent", "platform")
+MAX_TIMEOUT = 3600.0
+MAX_INTERVAL = 86_400.0
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for: printed as one line, exit status 2."""
+
+
+# --- messages and output ------------------------------------------------------------------------
+
+
+def say(message: str, command: str | None = None) -> None:
+    """One line on stderr: `interview-explorer[ COMMAND]: message`."""
+    prefix = f"interview-explorer {command}" if command else "interview-explorer"
+    print(f"{prefix}: {message}", file=sys.stderr)
+
+
+def error(message: str, status: int, command: str | None = None) -> int:
+    """Say `message` on stderr and return the exit status, for `return error(...)`."""
+    say(message, command)
+    return status
+
+
+def print_lines(lines: Iterable[str]) -> None:
+    """Text for people on stdout; a character the terminal cannot encode is replaced, never fatal."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="replace")  # an agent's name must not crash a latin-1 terminal
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+
+
+def print_json(value: Any, *, indent: int | None = None) -> None:
+    """One JSON value on stdout; ASCII escapes keep it intact whatever the terminal's encoding."""
+    sys.stdout.write(json.dumps(value, indent=indent, ensure_ascii=True) + "\n")
+
+
+def verdict_exit(verdict: str) -> int:
+    """verify's exit status for a verdict; an unknown verdict counts as unreachable."""
+    return VERDICT_EXIT.get(verdict, VERDICT_EXIT["unreachable"])
+
+
+# --- argparse types and options -----------------------------------------------------------------
+
+
+def seconds_type(maximum: float) -> Callable[[str], float]:
+    """An argparse type for a number of seconds, more than 0 and at most `maximum`."""
+
+    def seconds(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        if not 0 < value <= maximum:
+            raise argparse.ArgumentTypeError(f"expected more than 0 and at most {maximum:g} seconds")
+        return value
+
+    return seconds
+
+
+def run_id_argument(text: str) -> int:
+    """argparse type for a run id: a positive integer, or a usage error (exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a run id is a number (see `history`), not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"a run id is a positive number, not {text!r}")
+    return value
+
+
+def add_home_argument(parser: argparse.ArgumentParser, what: str = "history and config live") -> None:
+    parser.add_argument(
+        "--home",
+        metavar="DIR",
+        default=None,
+        help=f"where {what} (default: INTERVIEW_EXPLORER_HOME or the user data dir)",
+    )
+
+
+def add_role_arguments(parser: argparse.ArgumentParser, role_help: str) -> None:
+    """`--as ROLE` and `--runner NAME`: who runs the interview, recorded in the result."""
+    parser.add_argument("--as", dest="role", choices=ROLE_CHOICES, default=None, help=role_help)
+    parser.add_argument("--runner", default=None, help="name recorded as who ran the interview")
+
+
+def add_keys_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--keys",
+        action="append",
+        default=[],
+        metavar="JWKS_FILE_OR_URL",
+        help="trusted public keys for the card signature, looked up by kid (repeatable)",
+    )
+
+
+def add_timeout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=seconds_type(MAX_TIMEOUT),
+        default=10.0,
+        metavar="SECONDS",
+        help="bound on every request, connect plus whole body (default 10)",
+    )
+
+
+def add_interview_arguments(parser: argparse.ArgumentParser) -> None:
+    """The settings of a live interview: headers, trusted keys, jku, timeout, OpenClasp base."""
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'Name: value'",
+        help="header sent only to the agent's origin (repeatable); recorded as <redacted>",
+    )
+    add_keys_argument(parser)
+    parser.add_argument("--allow-jku", action="store_true", help="also fetch keys from the card's own jku")
+    add_timeout_argument(parser)
+    parser.add_argument(
+        "--openclasp",
+        default=None,
+        metavar="BASE_URL",
+        help="OpenClasp base URL to resolve slugs and agent ids",
+    )
+
+
+# --- what the options become --------------------------------------------------------------------
+
+
+def config_of(args: argparse.Namespace) -> Config:
+    """The config file of `--home` (or the default one); UsageError when it cannot be used."""
+    from explorer.config import ConfigError, load_config
+
+    try:
+        return load_config(getattr(args, "home", None))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def configured_target(target: str, config: Config, command: str) -> tuple[str, AgentConfig | None]:
+    """A target that names a configured agent becomes that agent's URL (said on stderr)."""
+    agent = config.agent(target)
+    if agent is None:
+        return target, None
+    say(f"{target} is the configured agent {agent.url}", command)
+    return agent.url, agent
+
+
+def parse_headers(texts: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """`--header 'Name: value'` options as pairs; UsageError with a readable message."""
+    from explorer.config import parse_header_option
+
+    try:
+        return tuple(parse_header_option(text) for text in texts)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def request_headers(agent: AgentConfig | None, texts: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """The configured agent's headers (env references resolved), then `--header`, which wins."""
+    from explorer.config import ConfigError, agent_headers
+
+    given = parse_headers(texts)
+    try:
+        return agent_headers(agent, given)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def interview_settings(args: argparse.Namespace, config: Config) -> dict[str, Any]:
+    """What `add_interview_arguments` asked for, as the keyword arguments of
+    `explorer.store.replay.plan_for_target` / `plan_for_run`; UsageError for a bad `--header`."""
+    return {
+        "headers": parse_headers(args.header),
+        "keys": tuple(args.keys),
+        "allow_jku": args.allow_jku,
+        "timeout": args.timeout,
+        "openclasp_base": args.openclasp,
+        "config": config,
+    }
+
+
+def load_trusted_keys(sources: Sequence[str], timeout: float, command: str) -> dict[str, Any]:
+    """The public keys of every source as one JWKS (`{"keys": []}` for none), notes on stderr.
+
+    Loaded before anything else is fetched, so an unusable source is a UsageError up front.
+    """
+    if not sources:
+        return {"keys": []}
+    from explorer.net.http import Limits
+    from explorer.net.keys import MAX_KEYS_BYTES, KeysError, load_keys_sync
+
+    try:
+        keys, notes = load_keys_sync(sources, Limits(timeout=timeout, max_bytes=MAX_KEYS_BYTES))
+    except KeysError as exc:
+        raise UsageError(f"--keys: {exc}") from None
+    for note in notes:
+        say(f"note: {note}", command)
+    return keys
+
+
+def open_history(args: argparse.Namespace) -> History:
+    """The history named by `--home` (or the default one); HistoryError when it cannot be used."""
+    from explorer.store.history import History
+
+    return History.open(getattr(args, "home", None))
+
+
+def read_runs(args: argparse.Namespace, *run_ids: int) -> list[tuple[RunSummary, Run]]:
+    """The history's summary line and stored run for each id, in order; HistoryError for an
+    unknown id or an unreadable history."""
+    with open_history(args) as history:
+        return [(history.summary(run_id), history.load(run_id)) for run_id in run_ids]
