@@ -235,15 +235,6 @@ def test_verify_on_a_full_disk_reports_its_verdict_and_says_it_was_not_recorded(
         assert history.load(earlier).report == runs[0].report
 
 
-_TUI_FULL = (
-    "explorer/tui/context.py AppContext.record only appends the failure to `warnings`, and the app "
-    "shows `warnings` only once, in `on_mount`: a run that could not be recorded (full disk) is "
-    "never explained on screen; the header only says 'run not recorded'. Suggested: notify (and "
-    "clear) context.warnings after each record, e.g. in ExplorerApp.start_interview's done()"
-)
-
-
-@pytest.mark.xfail(reason=_TUI_FULL, strict=True)
 async def test_the_tui_on_a_full_disk_says_why_the_run_was_not_recorded(
     tiny_fs: Path, server: HostileServer, runs: list[Run]
 ) -> None:

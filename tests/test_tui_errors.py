@@ -144,15 +144,16 @@ async def test_a_silent_agent_can_be_cancelled(tmp_path: Path, silent_port: int)
         assert not any(isinstance(s, InterviewScreen) for s in app.screen_stack)
 
 
-def clickable_cells(app: ExplorerApp) -> list[tuple[int, int, str]]:
-    """Every cell of the screen whose style carries a click action (what markup would create)."""
-    width, height = app.size
+def clickable_cells(app: ExplorerApp) -> list[tuple[int, str]]:
+    """Every drawn segment whose style carries a click action (what markup would create)."""
+    update = app.screen._compositor.render_update(full=True)
     found = []
-    for y in range(height - 1):  # the footer's keys are our own bindings
-        for x in range(width):
-            meta = app.screen.get_style_at(x, y).meta
-            if meta and "@click" in meta:
-                found.append((x, y, str(meta["@click"])))
+    for y, line in enumerate(update.strips[:-1]):  # the footer's keys are our own bindings
+        for strip in line:
+            for segment in strip:
+                meta = segment.style.meta if segment.style else None
+                if meta and "@click" in meta:
+                    found.append((y, str(meta["@click"])))
     return found
 
 
@@ -186,7 +187,7 @@ async def test_hostile_agent_renders_as_text_and_clicks_trigger_nothing(fleet: A
         listing = screen.query_one("#list-identity", OptionList)
         for row in range(listing.option_count):
             await pilot.click(listing, offset=(6, row))
-        await pilot.click("#detail-identity .where", offset=(12, 0))
+        await pilot.click("#detail-identity .info", offset=(12, 0))
         await pilot.click("#detail-identity .answer", offset=(4, 2))
         await pilot.pause()
         assert app.actions_run == before, app.actions_run[len(before) :]
@@ -212,4 +213,24 @@ async def test_the_mouse_selects_projections(fleet: Any, tmp_path: Path) -> None
         await pilot.click(listing, offset=(4, 0))
         await pilot.pause()
         assert pane.selected is not None and pane.selected["member"] == "/supportedInterfaces"
-        assert "pointer  /supportedInterfaces   ✓ MATCH" in plain(pane.query_one(".where", Static))
+        assert "pointer  /supportedInterfaces   ✓ MATCH" in plain(pane.query_one(".info", Static))
+
+
+async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
+    fleet: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from explorer.store.history import History, HistoryError
+
+    def full(self: Any, run: Any) -> int:
+        raise HistoryError("cannot record the run: the disk is full")
+
+    monkeypatch.setattr(History, "record", full)
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.start_interview(fleet.agents["steady"].card_url)
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        header = plain(app.screen.query_one("#header", Static))
+        assert "run not recorded" in header
+        assert "✗ run not recorded: cannot record the run: the disk is full" in header
+        assert "CONFORMANT" in header  # the verdict stands; only the history failed

@@ -101,13 +101,14 @@ def tab_labels(screen: InterviewScreen) -> dict[str, str]:
 
 def detail_text(screen: InterviewScreen, question: str) -> dict[str, str]:
     detail = screen.query_one(f"#detail-{question}")
+    info = plain(detail.query_one(".info", Static))
     return {
-        name: plain(detail.query_one(f".{name}", Static))
-        for name in ("where", "document", "terms", "canonical", "json")
-        if detail.query(f".{name}")
-    } | {
-        "answer": plain(detail.query_one(".answer .json", Static)),
-        "source": plain(detail.query_one(".source .json", Static)),
+        "where": info.split("\n")[0],
+        "document": info,
+        "terms": info,
+        "canonical": plain(detail.query_one(".canonical", Static)),
+        "answer": plain(detail.query_one(".answer", Static)),
+        "source": plain(detail.query_one(".source", Static)),
     }
 
 
@@ -190,9 +191,18 @@ async def test_each_tab_shows_its_answer(fleet: Any, runs: dict[str, Any], tmp_p
             assert listing.get_option_at_index(0).prompt.plain.startswith(f"✓ {first}")
             assert f"pointer  {first}   ✓ MATCH" in detail_text(screen, name)["where"]
             assert "canonical bytes (RFC 8785) identical" in detail_text(screen, name)["canonical"]
+        # Values are highlighted as JSON (pygments tokens styled: object keys, strings, numbers).
+        await pilot.press("3")
+        await pilot.pause()
+        answer = screen.query_one("#detail-usage .answer", Static).content
+        assert isinstance(answer, Content) and '"protocolBinding"' in answer.plain
+        styles = {str(span.style) for span in answer.spans}
+        assert "bold $accent" in styles and "$text-success" in styles
         # Terms: each clause row names its proposal and grade; refusals: boundary and probes.
         terms = screen.query_one("#list-terms", OptionList)
-        assert "proposal reconcile-statement · enforced" in terms.get_option_at_index(2).prompt.plain
+        assert terms.get_option_at_index(2).prompt.plain == "✓ /price  reconcile-statement · enforced  match"
+        summary = plain(screen.query_one("#pane-terms .summary", Static))
+        assert "✓ proposal reconcile-statement: verified" in summary
         refusals = plain(screen.query_one("#pane-refusals .summary", Static))
         assert "boundary: reconcile-statement, flag-exceptions" in refusals
         assert "✓ undefined method: got the standard refusal" in refusals
@@ -336,6 +346,42 @@ async def test_user_keymap_rebinds_by_binding_id(
         assert app.screen.query_one(TabbedContent).active == "tab-usage"
         await pilot.press("g")
         assert app.screen.query_one(TabbedContent).active == "tab-findings"
+
+
+async def test_a_configured_agent_is_interviewed_by_name_with_its_headers(
+    fleet: Any, _isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = fleet.agents["steady"].card_url
+    (_isolated_home / "config.toml").write_text(
+        f'[agents.books]\nurl = "{url}"\nheaders = {{ X-Token = "env:IE_TUI_TOKEN" }}\n'
+    )
+    monkeypatch.delenv("IE_TUI_TOKEN", raising=False)
+    args = argparse.Namespace(
+        target=None,
+        home=None,
+        keys=[],
+        allow_jku=False,
+        header=[],
+        role=None,
+        runner="tester",
+        openclasp=None,
+    )
+    app = build_app(args, keys=demo_keys(fleet), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#target")
+        field.value = "books"
+        await pilot.press("enter")
+        error = app.screen.query_one("#load-error", Static)
+        await wait_for(pilot, lambda: error.display)
+        assert "environment variable IE_TUI_TOKEN is not set" in plain(error)
+        monkeypatch.setenv("IE_TUI_TOKEN", "secret-value")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        header = plain(app.screen.query_one("#header", Static))
+        assert "Stonework Books (Steady)" in header and url in header
+        sent = [dict(e.request_headers) for e in app.screen.run.exchanges if e.purpose.startswith("ask:")]
+        assert sent and all(h.get("X-Token") == "<redacted>" for h in sent)
 
 
 async def test_a_history_run_id_as_target_opens_that_run_offline(runs: dict[str, Any]) -> None:

@@ -94,11 +94,11 @@ async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
         await pilot.pause()
         screen = await open_history(pilot)
         rows = table_rows(screen.query_one(DataTable))
-        assert [row[1] for row in rows] == ["#3", "#2", "#1"]
-        assert rows[0][3] == "Stonework Books (Steady)" and rows[0][4] == "✓ conformant"
-        assert rows[1][4] == "✗ nonconformant" and rows[1][5] == "claim"
-        assert [row[8] for row in rows] == ["= same", "first", "first"]
-        assert rows[0][6] == rows[2][6] and len(rows[0][6]) == 12  # short card digest, same card
+        assert [row[0] for row in rows] == ["  #3", "  #2", "  #1"]
+        assert rows[0][2] == "Stonework Books (Steady)" and rows[0][3] == "✓ conformant"
+        assert rows[1][3] == "✗ nonconformant"
+        assert [row[6] for row in rows] == ["= same", "first", "first"]
+        assert rows[0][4] == rows[2][4] and len(rows[0][4]) == 8  # short card digest, same card
         agents = screen.query_one("#agents", OptionList)
         assert agents.get_option_at_index(0).prompt.plain == "all agents (2)"
 
@@ -118,7 +118,8 @@ async def test_marking_two_runs_compares_them_side_by_side(
         await pilot.press("c")
         assert any("mark two runs" in n.message for n in app._notifications)
         await pilot.press("down", "space", "down", "space")  # #2 and #1
-        assert table_rows(screen.query_one(DataTable))[1][0] == "● marked"
+        assert table_rows(screen.query_one(DataTable))[1][0] == "● #2"
+        assert "marked: #2, #1" in plain(screen.query_one("#history-title", Static))
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
         await pilot.pause()
@@ -162,7 +163,7 @@ async def test_delete_asks_first_and_export_names_the_file(
         assert app.screen is screen and screen.query_one(DataTable).row_count == 3
         await pilot.press("d", "y")
         await pilot.pause()
-        assert [row[1] for row in table_rows(screen.query_one(DataTable))] == ["#2", "#1"]
+        assert [row[0] for row in table_rows(screen.query_one(DataTable))] == ["  #2", "  #1"]
         assert any(n.message == "deleted run #3" for n in app._notifications)
         with History.open() as history:
             assert [r.id for r in history.runs()] == [2, 1]
@@ -188,8 +189,7 @@ async def test_replay_runs_the_interview_again_and_says_what_changed(
         await pilot.pause()
         assert "run #4 · live" in plain(app.screen.query_one("#header", Static))
         assert any(
-            n.message == "replayed run #3: conformant -> conformant; card and answers unchanged"
-            for n in app._notifications
+            n.message == "replayed run #3: conformant -> conformant; no change" for n in app._notifications
         )
 
 
@@ -220,3 +220,28 @@ async def test_watch_replays_on_an_interval_with_a_timeline(
         assert watch.ticks <= paused_at + 1  # at most the replay already under way
         await pilot.press("escape")
         assert isinstance(app.screen, InterviewScreen)
+
+
+async def test_load_screen_offers_recent_agents_and_suggests_from_history(
+    fleet: Any, recorded: list[int], tmp_path: Path
+) -> None:
+    from textual.widgets import Input
+
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        recent = app.screen.query_one("#recent", OptionList)
+        rows = [recent.get_option_at_index(i).prompt.plain for i in range(recent.option_count)]
+        assert rows[0].startswith("Stonework Books (Steady)  last: conformant") and "run #3" in rows[0]
+        assert rows[1].startswith("Stonework Books (Drifting)  last: nonconformant")
+        field = app.screen.query_one("#target", Input)
+        field.focus()
+        steady = fleet.agents["steady"].card_url
+        await pilot.press(*steady[:-12])
+        await pilot.pause(0.3)
+        await pilot.press("right")  # accept the suggestion
+        assert field.value == steady
+        recent.focus()
+        await pilot.press("home", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        assert "Stonework Books (Steady)" in plain(app.screen.query_one("#header", Static))

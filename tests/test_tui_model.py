@@ -229,7 +229,7 @@ def test_churn_markers_say_what_changed_since_the_previous_run() -> None:
         {"agent": "a", "card_sha256": "c", "answers_sha256": "x", "verdict": "conformant"},
         {"agent": "a", "card_sha256": "c", "answers_sha256": "x", "verdict": "conformant"},
     ]
-    assert model.churn_markers(rows) == ["≠ card+answers+verdict changed", "first", "= same", "first"]
+    assert model.churn_markers(rows) == ["≠ card+answers+verdict", "first", "= same", "first"]
 
 
 def test_probe_text_counts_a_correct_refusal_as_good() -> None:

@@ -12,9 +12,8 @@ them as Enter, Tab, Backspace and newline.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -28,12 +27,14 @@ if TYPE_CHECKING:
     from explorer.core.run import Run
 
 
-@dataclass(frozen=True)
-class Start:
-    """What the first screen shows: the load screen, a live interview, or a stored run."""
+class Start(NamedTuple):
+    """What the first screen shows: the load screen, a live interview, a stored run, or a run
+    already in hand (a transcript, a picture)."""
 
     target: str | None = None
     run_id: int | None = None
+    run: Run | None = None
+    origin: str = ""
 
 
 class ExplorerApp(App[int]):
@@ -46,7 +47,7 @@ class ExplorerApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "toggle_help", "Help", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, show=False),
-        Binding("f2", "history", "History", id="app.history"),
+        Binding("f2", "history", "History", id="app.history", show=False),
     ]
 
     def __init__(self, context: AppContext | None = None, start: Start | None = None) -> None:
@@ -59,8 +60,10 @@ class ExplorerApp(App[int]):
     # ---- startup -------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
         """The interview itself when started on a stored run (nothing else to draw first)."""
-        from explorer.tui.screens.load import LoadScreen
+        if self.start.run is not None:
+            from explorer.tui.screens.interview import InterviewScreen
 
+            return InterviewScreen(self.start.run, run_id=self.start.run_id, origin=self.start.origin)
         if self.start.run_id is not None:
             try:
                 run = self.context.load(self.start.run_id)
@@ -70,14 +73,14 @@ class ExplorerApp(App[int]):
                 from explorer.tui.screens.interview import InterviewScreen
 
                 return InterviewScreen(run, run_id=self.start.run_id, origin="from history (offline)")
+        from explorer.tui.screens.load import LoadScreen
+
         return LoadScreen()
 
     def on_mount(self) -> None:
         self._apply_keymap()
-        for warning in self.context.warnings:
-            self.notify(safe.visible(warning), severity="warning", markup=False)
-        self.context.warnings.clear()
-        if self.start.target and self.start.run_id is None:
+        self.flush_warnings()
+        if self.start.target and self.start.run_id is None and self.start.run is None:
             self.start_interview(self.start.target)
 
     def _apply_keymap(self) -> None:
@@ -123,36 +126,44 @@ class ExplorerApp(App[int]):
                 if load is not None:
                     load.show_error(outcome.target, outcome.error)
                     if self.screen is not load:
-                        self.notify(
-                            outcome.error, title="could not interview", severity="error", markup=False
-                        )
+                        self._notify_error(outcome.error)
                 else:
-                    self.notify(outcome.error, title="could not interview", severity="error", markup=False)
+                    self._notify_error(outcome.error)
                 return
             assert outcome.run is not None
             if load is not None:
                 load.clear_error()
-            self.show_run(outcome.run, outcome.run_id, origin="live")
+            self.show_run(outcome.run, outcome.run_id, origin="live", unrecorded=outcome.unrecorded)
             if previous is not None:
                 self._announce_replay(previous, outcome.run)
 
         self.last_progress = ProgressScreen(target)
         self.push_screen(self.last_progress, done)
 
+    def flush_warnings(self) -> None:
+        """Say, once each, what went wrong outside the screens (history trouble, bad keymap)."""
+        for warning in self.context.warnings:
+            self.notify(safe.visible(warning, 600, single_line=False), severity="warning", markup=False)
+        self.context.warnings.clear()
+
+    def _notify_error(self, message: str) -> None:
+        text = safe.visible(message, 600, single_line=False)
+        self.notify(text, title="could not interview", severity="error", markup=False)
+
     def _announce_replay(self, previous: tuple[Run, int | None], run: Run) -> None:
+        """What changed since the replayed run, in the words of `compare_reports`."""
         before, before_id = previous
-        same = before.report.get("answers_sha256") == run.report.get("answers_sha256") and before.report.get(
-            "card", {}
-        ).get("sha256") == run.report.get("card", {}).get("sha256")
+        summary = self.context.compare(before.report, run.report).summary()
         label = f"run #{before_id}" if before_id is not None else "the previous run"
         verdicts = f"{before.report.get('verdict')} -> {run.report.get('verdict')}"
-        change = "card and answers unchanged" if same else "card or answers CHANGED"
-        self.notify(f"replayed {label}: {verdicts}; {change}", title="replay", markup=False)
+        self.notify(
+            f"replayed {label}: {verdicts}; {safe.visible(summary, 400)}", title="replay", markup=False
+        )
 
-    def show_run(self, run: Run, run_id: int | None, origin: str = "") -> None:
+    def show_run(self, run: Run, run_id: int | None, origin: str = "", unrecorded: str | None = None) -> None:
         from explorer.tui.screens.interview import InterviewScreen
 
-        self.push_screen(InterviewScreen(run, run_id=run_id, origin=origin))
+        self.push_screen(InterviewScreen(run, run_id=run_id, origin=origin, unrecorded=unrecorded))
 
     def open_stored(self, run_id: int) -> None:
         try:

@@ -10,16 +10,14 @@ demo agent's name is agent-controlled text, so every prompt goes through `safe.t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from explorer.tui import safe
 
 
-@dataclass(frozen=True)
-class PaletteCommand:
+class PaletteCommand(NamedTuple):
     """One palette entry: `name` in "verb: object" form, what it does, and the callback."""
 
     name: str

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -25,8 +25,7 @@ def system_clock() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
-class DemoAgent:
+class DemoAgent(NamedTuple):
     """A reference agent as the load screen lists it."""
 
     name: str
@@ -36,8 +35,7 @@ class DemoAgent:
     expected_codes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class RunRow:
+class RunRow(NamedTuple):
     """One history row as the screens use it (a stable shape over `RunSummary`)."""
 
     run_id: int
@@ -65,7 +63,7 @@ class ExplorerError(Exception):
     """A failure the user should read in place (never a traceback)."""
 
 
-@dataclass
+@dataclass(eq=False)
 class AppContext:
     """The explorer's services and settings for one TUI session."""
 
@@ -77,6 +75,7 @@ class AppContext:
     runner: str | None = None
     openclasp: str | None = None
     keymap: Mapping[str, str] = field(default_factory=dict)
+    config: Any = None  # the user's Config: configured agents (name -> url, headers, keys), global keys
     clock: Clock = system_clock
     demo: Sequence[DemoAgent] = ()
     export_dir: Path = field(default_factory=Path.cwd)
@@ -85,25 +84,45 @@ class AppContext:
     cursor_blink: bool = True  # off for snapshots and screenshots
     exit_when_ready: bool = False  # the startup benchmark: quit once the first interview is painted
     warnings: list[str] = field(default_factory=list)
+    record_error: str | None = None  # why the latest run could not be recorded
     _history: Any = None
 
     # ---- the interview -------------------------------------------------------------------
-    def options(self) -> Any:
+    def plan(self, target: str) -> tuple[str, Any]:
+        """The URL to interview and the procedure's Options for a target.
+
+        A target naming a configured agent (by name or URL) brings that agent's headers (their
+        `env:` references resolved now, never stored) and keys; command-line headers win.
+        Raises ExplorerError when a referenced environment variable is unset.
+        """
+        from explorer.config import ConfigError, agent_headers
         from explorer.procedure import Options
 
-        return Options(
-            keys=tuple(self.keys),
+        agent = self.config.agent(target, by_url=True) if self.config is not None else None
+        url = agent.url if agent is not None and target == agent.name else target
+        try:
+            headers = agent_headers(agent, self.headers)
+        except ConfigError as exc:
+            raise ExplorerError(str(exc)) from None
+        keys = (self.config.key_sources(agent) if self.config is not None else ()) + tuple(self.keys)
+        options = Options(
+            keys=keys,
             allow_jku=self.allow_jku,
-            headers=tuple(self.headers),
+            headers=headers,
             role=self.role or "self",
             runner=self.runner,
             openclasp_base=self.openclasp,
         )
+        return url, options
 
     async def interview(self, target: str, progress: Callable[[Any], None] | None = None) -> Run:
         from explorer.procedure import run_interview
 
-        return await run_interview(target, self.options(), progress)
+        url, options = self.plan(target)
+        return await run_interview(url, options, progress)
+
+    def configured_agents(self) -> list[str]:
+        return sorted(self.config.agents) if self.config is not None else []
 
     # ---- history ---------------------------------------------------------------------------
     def history(self) -> Any:
@@ -118,14 +137,15 @@ class AppContext:
         return self._history
 
     def record(self, run: Run) -> int | None:
+        """Record the run; None when history is off or failed (then `record_error` says why)."""
+        self.record_error = None
         if not self.use_history:
             return None
         try:
             return int(self.history().record(run))
-        except ExplorerError as exc:
-            self.warnings.append(str(exc))
-        except Exception as exc:
-            self.warnings.append(f"could not record the run: {exc}")
+        except Exception as exc:  # HistoryError (full disk, locked, damaged) or ExplorerError
+            self.record_error = str(exc)
+            self.warnings.append(f"run not recorded: {exc}")
         return None
 
     def rows(self, agent: str | None = None, limit: int = 200) -> list[RunRow]:

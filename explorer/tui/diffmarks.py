@@ -10,7 +10,7 @@ is shown as a window around the span, with the offsets stated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rich.cells import cell_len
 from textual.content import Content
@@ -21,8 +21,7 @@ SPAN_STYLE = "reverse underline bold"
 OPEN, CLOSE = "«", "»"
 
 
-@dataclass(frozen=True)
-class _Cell:
+class _Cell(NamedTuple):
     text: str
     marked: bool  # gets a caret under it
     styled: bool  # part of the differing span

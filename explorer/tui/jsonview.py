@@ -5,16 +5,18 @@ pygments token is neutralised again (C1 controls and bidi overrides survive `jso
 styled by token type with theme variables, so the colours follow the Textual theme. Huge
 values are cut at a line and character budget with a marker saying how much was left out; the
 caller offers the whole value in a separate, virtualised viewer.
+
+`colour=False` gives the same text without pygments: widgets draw that first and colour it
+after the first refresh, so the interview screen paints before pygments is even imported
+(the startup benchmark measures exactly that first paint).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
-from pygments.lexers.data import JsonLexer
-from pygments.token import Keyword, Name, Number, Punctuation, String, Token, _TokenType
 from textual.content import Content
 
 from explorer.core.text import safe_text
@@ -22,15 +24,21 @@ from explorer.core.text import safe_text
 MAX_LINES = 120
 MAX_CHARS = 4_000
 
-_STYLES: tuple[tuple[_TokenType, str], ...] = (
-    (Name.Tag, "bold $accent"),
-    (String, "$text-success"),
-    (Number, "$text-warning"),
-    (Keyword, "italic $text-error"),
-    (Punctuation, "$text-muted"),
-)
 
-_LEXER = JsonLexer()
+@cache
+def _lexer() -> tuple[Any, tuple[tuple[Any, str], ...], Any]:
+    """The JSON lexer, the token styles and the plain-text token type (imported on first use)."""
+    from pygments.lexers.data import JsonLexer
+    from pygments.token import Keyword, Name, Number, Punctuation, String, Token
+
+    styles = (
+        (Name.Tag, "bold $accent"),
+        (String, "$text-success"),
+        (Number, "$text-warning"),
+        (Keyword, "italic $text-error"),
+        (Punctuation, "$text-muted"),
+    )
+    return JsonLexer(), styles, Token.Text
 
 
 def pretty(value: Any) -> str:
@@ -41,8 +49,8 @@ def pretty(value: Any) -> str:
         return repr(value)
 
 
-def _style_for(token: _TokenType) -> str:
-    for kind, style in _STYLES:
+def _style_for(token: Any, styles: tuple[tuple[Any, str], ...]) -> str:
+    for kind, style in styles:
         if token in kind:
             return style
     return ""
@@ -53,15 +61,16 @@ def neutralise(text: str) -> str:
     return safe_text(text, limit=len(text) * 10 + 16, keep_newlines=True)
 
 
-@dataclass(frozen=True)
-class Highlighted:
+class Highlighted(NamedTuple):
     content: Content
     truncated: bool
     total_lines: int
     shown_lines: int
 
 
-def highlight_text(text: str, *, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS) -> Highlighted:
+def highlight_text(
+    text: str, *, colour: bool = True, max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS
+) -> Highlighted:
     """Highlight JSON text, truncating at `max_lines` lines or `max_chars` characters."""
     lines = text.split("\n")
     total = len(lines)
@@ -72,12 +81,16 @@ def highlight_text(text: str, *, max_lines: int = MAX_LINES, max_chars: int = MA
         clipped = clipped[:max_chars]
         truncated = True
     parts: list[tuple[str, str] | str] = []
-    for token, value in _LEXER.get_tokens(clipped):
-        if not value:
-            continue
-        safe = neutralise(value)
-        style = _style_for(token) if token is not Token.Text else ""
-        parts.append((safe, style) if style else safe)
+    if not colour:
+        parts.append(neutralise(clipped))
+    else:
+        lexer, styles, plain = _lexer()
+        for token, value in lexer.get_tokens(clipped):
+            if not value:
+                continue
+            safe = neutralise(value)
+            style = _style_for(token, styles) if token is not plain else ""
+            parts.append((safe, style) if style else safe)
     content = Content.assemble(*parts).rstrip("\n") if parts else Content("")
     shown_lines = clipped.count("\n") + 1
     if truncated:
@@ -87,5 +100,5 @@ def highlight_text(text: str, *, max_lines: int = MAX_LINES, max_chars: int = MA
     return Highlighted(content, truncated, total, shown_lines)
 
 
-def highlight(value: Any, **limits: int) -> Highlighted:
-    return highlight_text(pretty(value), **limits)
+def highlight(value: Any, *, colour: bool = True, **limits: int) -> Highlighted:
+    return highlight_text(pretty(value), colour=colour, **limits)

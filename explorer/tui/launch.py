@@ -39,10 +39,10 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
             headers.append(parse_header_option(text))
         except ValueError as exc:
             raise LaunchError(str(exc)) from None
-    keys = tuple(config.keys) + tuple(getattr(args, "keys", None) or [])
     return AppContext(
         home=Path(home).expanduser() if home else None,
-        keys=keys,
+        keys=tuple(getattr(args, "keys", None) or []),  # the config's own keys come with `config`
+        config=config,
         allow_jku=bool(getattr(args, "allow_jku", False)),
         headers=tuple(headers),
         role=getattr(args, "role", None) or config.role,

@@ -10,8 +10,7 @@ place, tested without a terminal, and shared by every screen that shows it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 QUESTIONS: tuple[str, ...] = ("identity", "capabilities", "usage", "terms", "refusals")
 
@@ -80,8 +79,7 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}es" if word.endswith(("ch", "sh", "s", "x")) else f"{n} {word}s"
 
 
-@dataclass(frozen=True)
-class QuestionState:
+class QuestionState(NamedTuple):
     """How one question went, in words: the tab label and whether it needs attention."""
 
     name: str
@@ -319,6 +317,6 @@ def churn_markers(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
                 )
                 if row.get(key) != before.get(key)
             ]
-            markers[position] = ("≠ " + "+".join(changed) + " changed") if changed else "= same"
+            markers[position] = ("≠ " + "+".join(changed)) if changed else "= same"
         last_seen[agent] = position
     return markers

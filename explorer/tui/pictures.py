@@ -122,3 +122,80 @@ def frozen_history_clock() -> Iterator[None]:
         yield
     finally:
         history._now = original  # type: ignore[attr-defined]
+
+
+# --- the scenes drawn by the snapshot tests and by scripts/screenshots.py ------------------------
+
+PICTURE_AGENTS = ("steady", "drifting", "hostile")
+
+
+async def collect_runs(fleet: Any, churn_fleet: Any) -> dict[str, Run]:
+    """Normalised runs of steady, drifting and hostile, and two of churning (for compare).
+
+    `churn_fleet` is a fleet of its own holding only `churning`, so its two runs see exactly one
+    change of declarations each (test order elsewhere cannot shift its state).
+    """
+    shared = Normaliser()  # one for all: each agent keeps its own port, a digest reads the same twice
+    runs = {name: await picture_run(fleet, name, shared) for name in PICTURE_AGENTS}
+    runs["churning-1"] = await picture_run(churn_fleet, "churning", shared)
+    runs["churning-2"] = await picture_run(churn_fleet, "churning", shared)
+    return runs
+
+
+def record_history(runs: Mapping[str, Run], home: Path) -> dict[str, int]:
+    """Record the picture runs in `home`'s history, oldest first, at the fixed instant."""
+    from explorer.store.history import History
+
+    order = ("steady", "churning-1", "drifting", "churning-2", "hostile", "steady")
+    ids: dict[str, int] = {}
+    with frozen_history_clock(), History.open(home) as history:
+        for name in order:
+            ids[name] = history.record(runs[name])
+    return ids
+
+
+Before = Any  # an async callable taking the Pilot, run before the picture is taken
+
+
+def scene(
+    name: str, fleet: Any, home: Path, runs: Mapping[str, Run], ids: Mapping[str, int]
+) -> tuple[Any, Before]:
+    """(app, run_before) for one picture: load, steady, drifting, compare, history or hostile."""
+    from explorer.tui.app import ExplorerApp, Start
+
+    context = picture_context(fleet, home)
+    if name in PICTURE_AGENTS:
+        start = Start(run=runs[name], run_id=ids.get(name), origin="live")
+        return ExplorerApp(context, start), _settle
+    if name == "load":
+        return ExplorerApp(context), _settle
+    if name == "history":
+        return ExplorerApp(context), _press("f2")
+    if name == "compare":
+        from explorer.tui.screens.compare import CompareScreen
+
+        async def compare(pilot: Any) -> None:
+            before, after = runs["churning-1"], runs["churning-2"]
+            await pilot.app.push_screen(CompareScreen(before, ids["churning-1"], after, ids["churning-2"]))
+            await _settle(pilot)
+
+        return ExplorerApp(context), compare
+    raise KeyError(f"no scene named {name!r}")
+
+
+SCENES: tuple[str, ...] = ("load", "steady", "drifting", "compare", "history", "hostile")
+
+
+async def _settle(pilot: Any) -> None:
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+
+
+def _press(*keys: str) -> Before:
+    async def press(pilot: Any) -> None:
+        await _settle(pilot)
+        await pilot.press(*keys)
+        await _settle(pilot)
+
+    return press

@@ -13,8 +13,6 @@ output, so a hostile name reads the same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from textual.content import Content
 
 from explorer.core.text import safe_text
@@ -34,16 +32,13 @@ def visible(value: object, limit: int = DEFAULT_LIMIT, *, single_line: bool = Tr
     return safe_text(value, limit=limit, keep_newlines=not single_line)
 
 
+def clip(value: object, width: int) -> str:
+    """Neutralised single-line text cut to `width` characters with a trailing `…` (for cells)."""
+    shown = visible(value, max(width, 1) * 4 + 16)
+    return shown if len(shown) <= width else shown[: max(width - 1, 0)] + "…"
+
+
 def text(value: object, limit: int = DEFAULT_LIMIT, style: str = "", *, single_line: bool = True) -> Content:
     """Agent text as a `Content`, never parsed as markup."""
     plain = visible(value, limit, single_line=single_line)
     return Content.styled(plain, style) if style else Content(plain)
-
-
-def assemble(*parts: str | Content | tuple[str, str]) -> Content:
-    """`Content.assemble` for parts that are already safe (our own words or `text(...)`)."""
-    return Content.assemble(*parts)
-
-
-def join(parts: Iterable[Content | str], separator: str = "  ") -> Content:
-    return Content(separator).join(list(parts))

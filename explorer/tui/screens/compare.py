@@ -98,10 +98,11 @@ def aligned_rows(before: Mapping[str, Any], after: Mapping[str, Any], comparison
     return rows
 
 
-def _cell(text: str | None) -> Text:
+def _cell(text: str | None, width: int = CELL) -> Text:
     if text is None:
         return Text("(absent)", style="italic")
-    return Text(safe.visible(text, CELL))
+    shown = safe.visible(text, width * 4)
+    return Text(shown if len(shown) <= width else shown[: width - 1] + "…")
 
 
 class CompareTable(DataTable):
@@ -155,6 +156,7 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-facts", Static).update(self._facts())
         table = self.query_one(CompareTable)
         table.add_columns("change", "question", "pointer", a, b)
+        cell = max(16, (self.app.size.width - 64) // 2)
         for index, row in enumerate(self.rows):
             mark = MARKS.get(row.kind, row.kind)
             if row.kind == "changed" and row.before_status != row.after_status:
@@ -163,8 +165,8 @@ class CompareScreen(Screen[None]):
                 Text(mark, style="bold" if row.kind != "same" else ""),
                 Text(row.question),
                 Text(safe.visible(row.member, 60)),
-                _cell(row.before),
-                _cell(row.after),
+                _cell(row.before, cell),
+                _cell(row.after, cell),
                 key=str(index),
             )
         first_change = next((i for i, r in enumerate(self.rows) if r.kind != "same"), 0)

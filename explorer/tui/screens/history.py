@@ -25,7 +25,15 @@ from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError, RunRow
 
-COLUMNS = ("mark", "run", "time", "agent", "verdict", "standing", "card", "answers", "since previous")
+COLUMNS = ("run", "time (UTC)", "agent", "verdict", "card", "answers", "since previous run")
+
+
+def short_time(stamp: str) -> str:
+    """`2026-01-01T12:00:00.000Z` -> `2026-01-01 12:00` (the stored stamp is UTC)."""
+    text = safe.visible(stamp, 40)
+    if "T" in text and len(text) >= 16:
+        return text[:10] + " " + text[11:16]
+    return text
 
 
 def churn_words(row: RunRow, marker: str) -> str:
@@ -41,7 +49,7 @@ class RunTable(DataTable):
 Newest first. **since previous** says what changed from this agent's previous run
 (card, answers, verdict), so churn shows in the list itself.
 
-- **enter** open the run offline, **space** mark it (mark two, then **c** to compare)
+- **enter** open the run offline, **space** mark it with ● (mark two, then **c** to compare)
 - **r** replay it live now, **w** watch the agent, **x** export, **d** delete
 """
 
@@ -119,14 +127,16 @@ class HistoryScreen(Screen[None]):
         options = [Option(Content.styled(f"all agents ({len(self.agents)})", "bold"), id="all")]
         for i, agent in enumerate(self.agents):
             name = getattr(agent, "name", None) or getattr(agent, "agent", "")
+            runs = getattr(agent, "runs", 0)
+            count = f"\n  {model.plural(runs if isinstance(runs, int) else 0, 'run')}"
+            count += f" · last {getattr(agent, 'last_verdict', '?')}"
             options.append(
                 Option(
                     Content.assemble(
-                        safe.text(name, 40, "bold"),
-                        (f"  {getattr(agent, 'runs', '?')} runs", "dim"),
-                        (f" · last {getattr(agent, 'last_verdict', '?')}", "dim"),
+                        (safe.clip(name, 26), "bold"),
+                        (count, "dim"),
                         "\n  ",
-                        safe.text(getattr(agent, "agent", ""), 80, "dim"),
+                        (safe.clip(getattr(agent, "agent", ""), 24), "dim"),
                     ),
                     id=f"agent-{i}",
                 )
@@ -139,16 +149,14 @@ class HistoryScreen(Screen[None]):
         table.clear()
         markers = model.churn_markers([r.as_dict() for r in self.rows])
         for row, marker in zip(self.rows, markers, strict=True):
-            mark = "● marked" if row.run_id in self.marked else ""
+            mark = "●" if row.run_id in self.marked else " "
             table.add_row(
-                Text(mark),
-                Text(f"#{row.run_id}"),
-                Text(safe.visible(row.started_at, 30)),
-                Text(safe.visible(row.name or row.agent, 40)),
+                Text(f"{mark} #{row.run_id}"),
+                Text(short_time(row.started_at)),
+                Text(safe.clip(row.name or row.agent, 30)),
                 Text(f"{model.VERDICT_MARK.get(row.verdict, '?')} {row.verdict}"),
-                Text(safe.visible(row.standing or "?", 12)),
-                Text(model.short_digest(row.card_sha256)),
-                Text(model.short_digest(row.answers_sha256)),
+                Text(model.short_digest(row.card_sha256, 8)),
+                Text(model.short_digest(row.answers_sha256, 8)),
                 Text(churn_words(row, marker)),
                 key=str(row.run_id),
             )

@@ -35,6 +35,7 @@ class InterviewScreen(Screen[None]):
     """One run, drawn from its report; works the same live and offline."""
 
     CSS_PATH = "interview.tcss"
+    AUTO_FOCUS = "ProjectionList"  # focus lands on the opened question's list before the first paint
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="interview.back"),
         Binding("n", "next_problem", "Next problem", id="interview.next_problem"),
@@ -46,23 +47,28 @@ class InterviewScreen(Screen[None]):
         Binding("4", "tab('terms')", "terms", show=False, id="interview.tab_terms"),
         Binding("5", "tab('refusals')", "refusals", show=False, id="interview.tab_refusals"),
         Binding("c", "copy_pointer", "Copy pointer", id="interview.copy_pointer"),
-        Binding("y", "copy_value", "Copy value", id="interview.copy_value"),
+        Binding("y", "copy_value", "Copy value", show=False, id="interview.copy_value"),
         Binding("v", "view_whole", "Whole value", id="interview.view_whole"),
-        Binding("x", "export", "Export", id="interview.export"),
-        Binding("r", "replay", "Replay", id="interview.replay"),
-        Binding("w", "watch", "Watch", id="interview.watch"),
+        Binding("x", "export", "Export", show=False, id="interview.export"),
+        Binding("r", "replay", "Replay", show=False, id="interview.replay"),
+        Binding("w", "watch", "Watch", show=False, id="interview.watch"),
         Binding("h", "app.history", "History", show=False, id="interview.history"),
     ]
 
-    def __init__(self, run: Run, *, run_id: int | None = None, origin: str = "") -> None:
+    def __init__(
+        self, run: Run, *, run_id: int | None = None, origin: str = "", unrecorded: str | None = None
+    ) -> None:
         super().__init__()
         self.run = run
         self.report = run.report
         self.run_id = run_id
         self.origin = origin
+        self.unrecorded = unrecorded
 
     def compose(self) -> ComposeResult:
-        yield InterviewHeader(self.report, run_id=self.run_id, origin=self.origin, id="header")
+        yield InterviewHeader(
+            self.report, run_id=self.run_id, origin=self.origin, unrecorded=self.unrecorded, id="header"
+        )
         problem = model.first_problem(self.report)
         self.initial = problem[0] if problem else "identity"
         with TabbedContent(initial=f"tab-{self.initial}", id="tabs"):
@@ -72,18 +78,15 @@ class InterviewScreen(Screen[None]):
                     if name == self.initial:  # the other tabs are built when first shown
                         yield QuestionPane(self.report, name, id=f"pane-{name}")
             count = len(model.findings(self.report))
-            with TabPane(Content(f"findings ({count})"), id="tab-findings"):
-                yield FindingsList(id="findings")
+            yield TabPane(Content(f"findings ({count})"), id="tab-findings")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(FindingsList).show(model.findings(self.report), model.extension_findings(self.report))
-        self.call_after_refresh(self._focus_question, self.initial)
         if self.app.context.exit_when_ready:  # type: ignore[attr-defined]
             self.call_after_refresh(self.app.exit)
 
-    def _focus_question(self, name: str) -> None:
-        self.query_one(f"#pane-{name}", QuestionPane).select(None)
+    def on_screen_resume(self) -> None:
+        self.app.flush_warnings()  # type: ignore[attr-defined]  # e.g. why this run was not recorded
 
     async def pane(self, name: str) -> QuestionPane:
         """The question's pane, built on first use (lazy tabs keep the first paint cheap)."""
@@ -94,10 +97,21 @@ class InterviewScreen(Screen[None]):
         await self.query_one(f"#tab-{name}", TabPane).mount(pane)
         return pane
 
+    async def findings_list(self) -> FindingsList:
+        """The findings list, built on first use like the question panes."""
+        for found in self.query("#findings").results(FindingsList):
+            return found
+        listing = FindingsList(id="findings")
+        await self.query_one("#tab-findings", TabPane).mount(listing)
+        listing.show(model.findings(self.report), model.extension_findings(self.report))
+        return listing
+
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         name = (event.pane.id or "").removeprefix("tab-")
         if name in model.QUESTIONS:
             await self.pane(name)
+        elif name == "findings":
+            await self.findings_list()
 
     # ---- what is selected -------------------------------------------------------------------------
     @property
@@ -122,9 +136,9 @@ class InterviewScreen(Screen[None]):
     async def action_tab(self, name: str) -> None:
         await self.show_projection(name, None)
 
-    def action_findings(self) -> None:
+    async def action_findings(self) -> None:
         self.query_one(TabbedContent).active = "tab-findings"
-        self.query_one(FindingsList).focus()
+        (await self.findings_list()).focus()
 
     async def action_probes(self) -> None:
         await self.show_projection("refusals", None)

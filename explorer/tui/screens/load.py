@@ -37,11 +37,11 @@ def demo_prompt(agent: DemoAgent) -> Content:
 
 def recent_prompt(row: RunRow) -> Content:
     return Content.assemble(
-        safe.text(row.agent or row.target, 60, "bold"),
+        (safe.clip(row.name or row.agent or row.target, 60), "bold"),
         ("  last: ", "dim"),
         (row.verdict or "?", "bold"),
         ("  ", ""),
-        safe.text(row.started_at, 40, "dim"),
+        (safe.clip(row.started_at, 30), "dim"),
         ("  run #", "dim"),
         (str(row.run_id), "dim"),
         "\n  ",
@@ -58,6 +58,7 @@ Type what to interview and press **enter**:
 - a base URL (`https://agent.example`): the card is looked up at `/.well-known/agent-card.json`,
   then `/.well-known/agent.json`;
 - a card URL or a local card file;
+- the name of an agent in your config file (its URL, headers and keys come with it);
 - an OpenClasp reference (profile URL, card URL, slug or agent id);
 - a history run id (digits) to open a recorded run offline.
 
@@ -139,7 +140,8 @@ class LoadScreen(Screen[None]):
         )
         recent.display = bool(self.recent)
         self.query_one("#recent-title").display = bool(self.recent)
-        words = [row.target for row in self.recent] + [agent.url for agent in context.demo]
+        words = [*context.configured_agents(), *(row.target for row in self.recent)]
+        words += [agent.url for agent in context.demo]
         self.query_one("#target", Input).suggester = SuggestFromList(words, case_sensitive=False)
 
     # ---- errors in place -----------------------------------------------------------------------

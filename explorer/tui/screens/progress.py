@@ -24,6 +24,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Log, ProgressBar, Static
 
 from explorer.tui import model, safe
+from explorer.tui.context import ExplorerError
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -47,6 +48,7 @@ class Outcome:
     run: Run | None = None
     run_id: int | None = None
     error: str | None = None
+    unrecorded: str | None = None  # why the run is not in the history, when it is not
 
 
 def no_card_reason(report: Mapping[str, Any]) -> str | None:
@@ -114,6 +116,9 @@ class ProgressScreen(ModalScreen[Outcome | None]):
             run = await context.interview(self.target, report)
         except asyncio.CancelledError:
             raise
+        except ExplorerError as exc:
+            self.dismiss(Outcome(self.target, error=str(exc)))
+            return
         except Exception as exc:  # the procedure should not raise; if it does, say so in place
             self.dismiss(Outcome(self.target, error=f"the interview failed: {type(exc).__name__}: {exc}"))
             return
@@ -122,7 +127,7 @@ class ProgressScreen(ModalScreen[Outcome | None]):
             self.dismiss(Outcome(self.target, error=reason))
             return
         run_id = context.record(run)
-        self.dismiss(Outcome(self.target, run=run, run_id=run_id))
+        self.dismiss(Outcome(self.target, run=run, run_id=run_id, unrecorded=context.record_error))
 
     def on_progress_update(self, message: ProgressUpdate) -> None:
         progress = message.progress

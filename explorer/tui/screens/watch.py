@@ -108,6 +108,7 @@ class WatchScreen(Screen[None]):
             self._status()
             return
         run_id = context.record(run)
+        self.app.flush_warnings()  # type: ignore[attr-defined]
         self.ticks += 1
         self.runs.append((run, run_id))
         verdict = model.verdict_text(run.report)
@@ -122,7 +123,7 @@ class WatchScreen(Screen[None]):
             Content.assemble(
                 (self._now() + "  ", "dim"),
                 ("≠ " if changed else "= ", "bold"),
-                (f"{verdict:<16}", "bold" if changed else ""),
+                (f"{verdict:<17}", "bold" if changed else ""),
                 (f"run #{run_id}  " if run_id is not None else "", "dim"),
                 safe.text(what, 400, "bold" if changed else ""),
             ),

@@ -23,22 +23,42 @@ from explorer.tui import diffmarks, jsonview, model, safe
 ABSENT = Content.styled("(nothing at this pointer)", "italic")
 
 
-class ValuePanel(VerticalScroll):
-    """A JSON value, highlighted, truncated when huge; scrolls when long."""
+class ValuePanel(Static):
+    """A JSON value: drawn plain at once, coloured by pygments on the next frame (so the first
+    paint of the interview screen never waits for pygments to load)."""
 
     HELP = """
 ## Value
 
-The JSON value, highlighted. Long values scroll here (**up/down**, **pgup/pgdn**); huge ones
+The JSON value, highlighted. The detail scrolls (**up/down**, **pgup/pgdn**); huge values
 are cut, and **v** shows the whole value.
 """
 
-    def compose(self) -> ComposeResult:
-        yield Static(classes="json")
+    _NOTHING = object()
 
-    def update(self, content: Content | str) -> None:
-        self.query_one(".json", Static).update(content)
-        self.scroll_home(animate=False)
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self._value: Any = self._NOTHING
+
+    def show_value(self, value: Any) -> bool:
+        """Draw `value`; returns whether it had to be cut."""
+        shown = jsonview.highlight(value, colour=False)
+        self.update(shown.content)
+        self._value = value
+        self.call_after_refresh(self.call_after_refresh, self._colour, value)  # the frame after this one
+        return shown.truncated
+
+    def show_absent(self) -> None:
+        self._value = self._NOTHING
+        self.update(ABSENT)
+
+    def clear(self) -> None:
+        self._value = self._NOTHING
+        self.update("")
+
+    def _colour(self, value: Any) -> None:
+        if self._value is value:  # still the value on show
+            self.update(jsonview.highlight(value).content)
 
 
 class ProjectionDetail(VerticalScroll):
@@ -62,9 +82,7 @@ carets on the line below.
         self.truncated = False
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="where")
-        yield Static(classes="document")
-        yield Static(classes="terms")
+        yield Static(classes="info")
         with Horizontal(classes="values"):
             answer = ValuePanel(classes="value-panel answer")
             answer.border_title = "answer value"
@@ -80,43 +98,41 @@ carets on the line below.
         self._draw()
 
     def on_resize(self) -> None:
-        if self.projection is not None:
+        # Only a mismatch is wrapped to the width; an identical pair reads the same at any width.
+        projection = self.projection or {}
+        if projection.get("value_canonical") != projection.get("source_canonical"):
             self._draw_canonical()
 
     def _draw(self) -> None:
         projection = self.projection
-        where = self.query_one(".where", Static)
+        info = self.query_one(".info", Static)
         if projection is None:
-            where.update(Content.styled("no projection selected", "italic"))
-            for name in (".document", ".terms", ".canonical"):
-                self.query_one(name, Static).update("")
-            self.query_one(".answer", ValuePanel).update("")
-            self.query_one(".source", ValuePanel).update("")
+            info.update(Content.styled("no projection selected", "italic"))
+            self.query_one(".canonical", Static).update("")
+            self.query_one(".answer", ValuePanel).clear()
+            self.query_one(".source", ValuePanel).clear()
             return
         status = str(projection.get("status", "unverifiable"))
         mark = model.PROJECTION_MARK.get(status, "?")
-        where.update(
+        lines = [
             Content.assemble(
                 ("pointer  ", "dim"),
                 safe.text(projection.get("member", ""), 300, "bold"),
                 ("   ", ""),
                 (f"{mark} {status.upper()}", "bold reverse" if status != "match" else "bold"),
-            )
-        )
-        self.query_one(".document", Static).update(self._document_lines(projection))
-        terms = self.query_one(".terms", Static)
-        terms.display = projection.get("document") == "proposal"
-        if terms.display:
-            terms.update(self._terms_lines(projection))
-        value = jsonview.highlight(projection.get("value"))
-        self.query_one(".answer", ValuePanel).update(value.content)
+            ),
+            self._document_lines(projection),
+        ]
+        if projection.get("document") == "proposal":
+            lines.append(self._terms_lines(projection))
+        info.update(Content("\n").join(lines))
+        cut = self.query_one(".answer", ValuePanel).show_value(projection.get("value"))
+        source = self.query_one(".source", ValuePanel)
         if status != "unresolved" and "source_value" in projection:
-            source = jsonview.highlight(projection.get("source_value"))
-            self.query_one(".source", ValuePanel).update(source.content)
-            self.truncated = value.truncated or source.truncated
+            cut = source.show_value(projection.get("source_value")) or cut
         else:
-            self.query_one(".source", ValuePanel).update(ABSENT)
-            self.truncated = value.truncated
+            source.show_absent()
+        self.truncated = cut
         self._draw_canonical()
 
     def _document_lines(self, projection: Mapping[str, Any]) -> Content:

@@ -29,11 +29,20 @@ class InterviewHeader(Static):
   independent party or a platform recorded it.
 """
 
-    def __init__(self, report: Mapping[str, Any], *, run_id: int | None = None, origin: str = "", **kw: Any):
+    def __init__(
+        self,
+        report: Mapping[str, Any],
+        *,
+        run_id: int | None = None,
+        origin: str = "",
+        unrecorded: str | None = None,
+        **kw: Any,
+    ) -> None:
         super().__init__(**kw)
         self.report = report
         self.run_id = run_id
         self.origin = origin
+        self.unrecorded = unrecorded  # why the run is not in the history (a full disk, ...)
 
     def on_mount(self) -> None:
         self.update(self.render_header())
@@ -66,4 +75,9 @@ class InterviewHeader(Static):
             (f"{run}" + (f" · {self.origin}" if self.origin else ""), "dim"),
             (f" · attempts {attempts}" if isinstance(attempts, int) else "", "dim"),
         )
-        return Content("\n").join([line1, line2, line3])
+        lines = [line1, line2, line3]
+        if self.unrecorded:
+            lines.append(
+                Content.assemble(("✗ run not recorded: ", "bold"), safe.text(self.unrecorded, 300, "bold"))
+            )
+        return Content("\n").join(lines)

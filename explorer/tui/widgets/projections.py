@@ -21,7 +21,7 @@ def projection_prompt(projection: Mapping[str, Any], grade: str | None = None, s
     """`✗ /price  proposal reconcile-statement · enforced  mismatch`: state in symbol and word."""
     status = str(projection.get("status", "unverifiable"))
     mark = model.PROJECTION_MARK.get(status, "?")
-    document = str(projection.get("document", "?")) + (f" {source}" if source else "")
+    document = source or str(projection.get("document", "?"))  # a proposal is named by its offering
     style = "bold" if status != "match" else ""
     parts: list[Content | tuple[str, str] | str] = [
         (f"{mark} ", style),

@@ -37,10 +37,12 @@ def summary_lines(report: Mapping[str, Any], name: str) -> Content:
             if isinstance(proposal, Mapping):
                 status = str(proposal.get("status", "?"))
                 mark = "✓" if status == "verified" else "✗"
+                label = proposal.get("offering") or str(proposal.get("url", "")).rsplit("/", 1)[-1]
                 lines.append(
                     Content.assemble(
-                        (f"{mark} proposal {status.replace('_', ' ')}: ", "bold" if mark == "✗" else ""),
-                        safe.text(proposal.get("url", ""), 120),
+                        (f"{mark} proposal ", "bold" if mark == "✗" else ""),
+                        (safe.clip(label, 40), "bold"),
+                        (f": {status.replace('_', ' ')}", "bold" if mark == "✗" else ""),
                     )
                 )
     if name == "refusals":
@@ -90,7 +92,9 @@ class QuestionPane(Horizontal):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if isinstance(event.option_list, ProjectionList):
             event.stop()
-            self.query_one(ProjectionDetail).show(self.report, self.selected)
+            detail = self.query_one(ProjectionDetail)
+            if detail.projection is not self.selected or detail.projection is None:
+                detail.show(self.report, self.selected)
 
     @property
     def selected(self) -> Mapping[str, Any] | None:

@@ -1,0 +1,87 @@
+"""Draw the README's screenshots into `screenshots/`, from Textual's own SVG export.
+
+The scenes are the ones the snapshot tests check (`explorer.tui.pictures`): the load screen
+with the reference agents, the interview on steady, on drifting with the mismatch selected, the
+compare of two runs of the churning agent, the history, and the hostile agent. It starts the
+reference agents on 127.0.0.1, interviews them, records the runs in a temporary history, and
+exports each screen at a fixed size with the fixed clock; nothing touches the user's files.
+
+    python scripts/screenshots.py [--out screenshots] [--text]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+FILES = {"steady": "interview-steady", "drifting": "interview-drifting"}  # the README's names
+TITLES = {
+    "load": "interview-explorer demo",
+    "steady": "interview: steady (conformant)",
+    "drifting": "interview: drifting (the conflicting member selected)",
+    "compare": "compare: two runs of churning",
+    "history": "history",
+    "hostile": "interview: hostile (rendered as text)",
+}
+
+
+def _as_text(app: Any) -> str:
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text(styles=False)
+
+
+def draw(name: str, app: Any, before: Any, out: Path, size: tuple[int, int], text: bool) -> Path:
+    path = out / f"{FILES.get(name, name)}.svg"
+
+    async def pilot(p: Any) -> None:
+        await before(p)
+        svg = app.export_screenshot(title=TITLES.get(name, name))
+        path.write_text(svg, encoding="utf-8")
+        if text:
+            print(f"===== {name} =====\n{_as_text(app)}")
+        app.exit()
+
+    app.run(headless=True, size=size, auto_pilot=pilot)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(REPO))
+    from explorer.demo.fleet import Fleet
+    from explorer.tui.pictures import SCENES, SIZE, collect_runs, record_history, scene
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(REPO / "screenshots"), help="directory for the SVGs")
+    parser.add_argument("--text", action="store_true", help="also print each screen as plain text")
+    parser.add_argument("scenes", nargs="*", default=list(SCENES), help=f"any of {', '.join(SCENES)}")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    with (
+        tempfile.TemporaryDirectory(prefix="ie-shots-") as tmp,
+        Fleet() as fleet,
+        Fleet(["churning"]) as churn,
+    ):
+        fleet.wait_ready(timeout=60)
+        home = Path(tmp)
+        runs = asyncio.run(collect_runs(fleet, churn))
+        ids = record_history(runs, home)
+        for name in args.scenes:
+            app, before = scene(name, fleet, home, runs, ids)
+            print(draw(name, app, before, out, SIZE, args.text))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

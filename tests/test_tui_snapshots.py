@@ -1,0 +1,57 @@
+"""Snapshot tests (pytest-textual-snapshot) of the screens whose layout matters.
+
+The scenes are the ones `scripts/screenshots.py` draws for the README (`explorer.tui.pictures`):
+live interviews of the reference agents with ports, keys, digests and times fixed, a fixed
+terminal size, no cursor blink, the fixed clock and no user config. Update the SVGs after an
+intended change with `pytest tests/test_tui_snapshots.py --snapshot-update` and look at them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from explorer.tui.pictures import SIZE, collect_runs, record_history, scene
+
+
+@pytest.fixture(scope="module")
+def pictures(fleet: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from explorer.demo.fleet import Fleet
+
+    home = tmp_path_factory.mktemp("pictures")
+    with Fleet(names=["churning"]) as churn_fleet:
+        runs = asyncio.run(collect_runs(fleet, churn_fleet))
+    ids = record_history(runs, home)
+    return {"fleet": fleet, "home": Path(home), "runs": runs, "ids": ids}
+
+
+def _compare(snap_compare: Any, pictures: dict[str, Any], name: str) -> bool:
+    app, before = scene(name, pictures["fleet"], pictures["home"], pictures["runs"], pictures["ids"])
+    return snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_load_screen_lists_the_reference_agents(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "load")
+
+
+def test_interview_on_steady(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "steady")
+
+
+def test_interview_on_drifting_opens_on_the_mismatch(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "drifting")
+
+
+def test_compare_two_runs_of_a_churning_agent(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "compare")
+
+
+def test_history_screen(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "history")
+
+
+def test_hostile_agent(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "hostile")
