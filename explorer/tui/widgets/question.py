@@ -13,6 +13,7 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.css.query import NoMatches
 from textual.widgets import OptionList, Static
 
 from explorer.tui import model, safe
@@ -82,12 +83,16 @@ class QuestionPane(Horizontal):
         yield ProjectionDetail(id=f"detail-{self.question}")
 
     def on_mount(self) -> None:
-        listing = self.query_one(ProjectionList)
+        try:
+            listing = self.query_one(ProjectionList)
+            detail = self.query_one(ProjectionDetail)
+        except NoMatches:
+            return  # the pane was replaced (a newer run was shown) before it finished mounting
         listing.show(self.report, self.items)
         start = next((i for i, p in enumerate(self.items) if p.get("status") != "match"), 0)
         if self.items:
             listing.highlighted = start
-        self.query_one(ProjectionDetail).show(self.report, self.items[start] if self.items else None)
+        detail.show(self.report, self.items[start] if self.items else None)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if isinstance(event.option_list, ProjectionList):
