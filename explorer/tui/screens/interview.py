@@ -64,6 +64,7 @@ class InterviewScreen(Screen[None]):
         self.run_id = run_id
         self.origin = origin
         self.unrecorded = unrecorded
+        self._panes: dict[str, QuestionPane] = {}
 
     def compose(self) -> ComposeResult:
         yield InterviewHeader(
@@ -76,7 +77,8 @@ class InterviewScreen(Screen[None]):
                 state = model.question_state(self.report, name)
                 with TabPane(Content(state.label), id=f"tab-{name}"):
                     if name == self.initial:  # the other tabs are built when first shown
-                        yield QuestionPane(self.report, name, id=f"pane-{name}")
+                        self._panes[name] = QuestionPane(self.report, name, id=f"pane-{name}")
+                        yield self._panes[name]
             count = len(model.findings(self.report))
             yield TabPane(Content(f"findings ({count})"), id="tab-findings")
         yield Footer()
@@ -90,11 +92,12 @@ class InterviewScreen(Screen[None]):
 
     async def pane(self, name: str) -> QuestionPane:
         """The question's pane, built on first use (lazy tabs keep the first paint cheap)."""
-        found = self.query(f"#pane-{name}").results(QuestionPane)
-        for pane in found:
-            return pane
-        pane = QuestionPane(self.report, name, id=f"pane-{name}")
-        await self.query_one(f"#tab-{name}", TabPane).mount(pane)
+        # Registered before the await, so two callers racing (a tab event and a jump) never
+        # mount the same pane twice.
+        pane = self._panes.get(name)
+        if pane is None:
+            pane = self._panes[name] = QuestionPane(self.report, name, id=f"pane-{name}")
+            await self.query_one(f"#tab-{name}", TabPane).mount(pane)
         return pane
 
     async def findings_list(self) -> FindingsList:
