@@ -49,6 +49,7 @@ from explorer.core.pointer import escape
 from explorer.core.sow import SowError, decode_b64url
 from explorer.core.strict_json import describe_type
 from explorer.core.text import safe_text
+from explorer.core.urls import same_origin
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -300,7 +301,7 @@ def consistency_problems(
     # The same card is commonly also served at the origin's well-known path; only a card read
     # from another origin than the one the platform names is a real disagreement.
     if (a2a_card_url is not None and isinstance(own_a2a, str)
-            and _origin(own_a2a) != _origin(a2a_card_url)):
+            and not same_origin(own_a2a, a2a_card_url)):
         problems.append(f"the A2A card was read from {_show(a2a_card_url)}, the public card names "
                         f"{_show(own_a2a)}")
     problems += _transport_problems(a2a_card, public_card)
@@ -532,11 +533,3 @@ def _check_contract(
             agent = envelope.get(name)
             if isinstance(agent, str) and agent not in parties:
                 warnings.append(f"{name} {_show(agent)} is not among the contract's parties")
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    try:
-        parts = urlsplit(url)
-        return (parts.scheme.lower(), (parts.hostname or "").lower(), parts.port)
-    except ValueError:
-        return ("", url, None)

@@ -12,36 +12,12 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def origin(url: str) -> str | None:
-    """`scheme://host:port` with the default port made explicit, or None for a non-HTTP URL."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    if scheme not in _DEFAULT_PORTS or not host:
-        return None
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{scheme}://{host}:{port or _DEFAULT_PORTS[scheme]}"
-
-
-def site_of(url: str) -> str:
-    """`scheme://netloc` exactly as the URL writes them, the base for a sibling path on that host."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-
-
-def same_origin(a: str, b: str) -> bool:
-    oa = origin(a)
-    return oa is not None and oa == origin(b)
+# Re-exported for the net layer's callers; the one definition is in the core.
+from explorer.core.urls import origin as origin
+from explorer.core.urls import same_origin as same_origin
+from explorer.core.urls import site_of as site_of
 
 
 def is_loopback_host(url: str) -> bool:
