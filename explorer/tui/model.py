@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-QUESTIONS: tuple[str, ...] = ("identity", "capabilities", "usage", "terms", "refusals")
+from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
 
 # Symbol + word for each state, so nothing is told by colour alone.
 PROJECTION_MARK: dict[str, str] = {
