@@ -3,13 +3,19 @@
 Whole-process wall time, measured from spawning `python` to its exit, for two children run
 alternately in one go (so both see the same machine load):
 
-- explorer: `explorer.tui.launch.build_app` on a history run id, headless, quitting right
-  after the interview screen's first refresh (the path `interview-explorer 1` takes);
+- explorer: `explorer.tui.launch.build_app` + `run_app` on a history run id, headless, quitting
+  right after the interview screen's first refresh (the path `interview-explorer 1` takes);
 - baseline: a minimal Textual app with five tabs and a footer, quitting after its first refresh.
 
 The ratio of the medians is printed; the target is at most 1.3. The run opened by the explorer
 is recorded first by interviewing the `steady` reference agent on loopback, in a temporary
 home, so the benchmark touches neither the network nor the user's history.
+
+Both children may write bytecode caches even when PYTHONDONTWRITEBYTECODE is set in the
+calling environment (some CI images set it): with it, every launch of the explorer would compile
+its own modules from source while textual's were compiled by pip at install time, which measures
+the environment, not the program. A user's first launch writes the caches; the warm-up launches
+here do the same.
 
     python bench/startup.py [--runs 7] [--target 1.3] [--json]
 """
@@ -31,10 +37,10 @@ SIZE = (120, 40)
 
 EXPLORER_CHILD = f"""
 import argparse, sys
-from explorer.tui.launch import build_app
+from explorer.tui.launch import build_app, run_app
 args = argparse.Namespace(target=sys.argv[1], home=None, keys=[], allow_jku=False, header=[],
                           role=None, runner=None, openclasp=None)
-build_app(args, exit_when_ready=True).run(headless=True, size={SIZE!r})
+run_app(build_app(args, exit_when_ready=True), headless=True, size={SIZE!r})
 """
 
 BASELINE_CHILD = f"""
@@ -89,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ie-bench-") as tmp:
         home = Path(tmp)
         env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "PYTHONPATH": str(REPO)}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         run_id = str(record_steady_run(home))
         timed(BASELINE_CHILD, env=env)  # warm the bytecode caches of both before timing
         timed(EXPLORER_CHILD, run_id, env=env)

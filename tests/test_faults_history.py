@@ -238,11 +238,11 @@ def test_verify_on_a_full_disk_reports_its_verdict_and_says_it_was_not_recorded(
 async def test_the_tui_on_a_full_disk_says_why_the_run_was_not_recorded(
     tiny_fs: Path, server: HostileServer, runs: list[Run]
 ) -> None:
-    from test_hostile_tui import screen_lines, wait_for
+    from test_hostile_tui import screen_lines
+    from tui_support import wait_for_interview
 
     from explorer.tui.app import ExplorerApp, Start
     from explorer.tui.context import AppContext
-    from explorer.tui.screens.interview import InterviewScreen
 
     home = tiny_fs / "home"
     with History.open(home) as history:
@@ -254,7 +254,7 @@ async def test_the_tui_on_a_full_disk_says_why_the_run_was_not_recorded(
         context.history()  # open (the load screen lists recent runs from it), then the disk fills
         fill(tiny_fs)
         app.start_interview(server.case_url("big-int-differs"))
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await wait_for_interview(pilot)
         await pilot.pause(0.3)
         assert app.is_running
         shown = "\n".join(screen_lines(app))

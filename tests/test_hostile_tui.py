@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from textual.widgets import Static
+from tui_support import wait_for
 
 from explorer.demo.hostile import HOSTILE_CASES, TRAP, HostileServer
 from explorer.tui.app import ExplorerApp, Start
@@ -80,14 +81,6 @@ def find(lines: list[str], text: str) -> list[tuple[int, int]]:
     """(column, row) of the first character of every occurrence of `text` on screen."""
     pattern = re.compile(re.escape(text))
     return [(match.start(), row) for row, line in enumerate(lines) for match in pattern.finditer(line)]
-
-
-async def wait_for(pilot: Any, predicate: Any, timeout: float = 60.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting; the screen is {type(pilot.app.screen).__name__}")
 
 
 def settled(app: ExplorerApp) -> bool:

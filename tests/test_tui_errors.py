@@ -17,13 +17,10 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from textual.content import Content
 from textual.widgets import Input, OptionList, Static
+from tui_support import make_app, plain, wait_for, wait_for_interview
 
 from explorer.tui.app import ExplorerApp
-from explorer.tui.context import AppContext
-from explorer.tui.launch import demo_agents, demo_keys
-from explorer.tui.pictures import fixed_clock
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.load import LoadScreen
 from explorer.tui.screens.progress import ProgressScreen
@@ -32,38 +29,12 @@ from explorer.tui.widgets.question import QuestionPane
 SIZE = (150, 50)
 
 
-def make_app(fleet: Any | None, tmp_path: Path) -> ExplorerApp:
-    return ExplorerApp(
-        AppContext(
-            demo=tuple(demo_agents(fleet)) if fleet is not None else (),
-            keys=demo_keys(fleet) if fleet is not None else (),
-            runner="tester",
-            clock=fixed_clock,
-            export_dir=tmp_path / "exports",
-            cursor_blink=False,
-        )
-    )
-
-
-def plain(widget: Static) -> str:
-    content = widget.content
-    return content.plain if isinstance(content, Content) else str(content)
-
-
 def screen_text(app: ExplorerApp) -> str:
     """Exactly what the terminal would be sent for the current screen, as text."""
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True)
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text(styles=False)
-
-
-async def wait_for(pilot: Any, predicate: Any, timeout: float = 60.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out waiting for the screen")
 
 
 async def submit(pilot: Any, target: str) -> None:
@@ -163,8 +134,7 @@ async def test_hostile_agent_renders_as_text_and_clicks_trigger_nothing(fleet: A
         await pilot.pause()
         names = [agent.name for agent in app.context.demo]
         await pilot.press("home", *["down"] * names.index("hostile"), "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
-        await pilot.pause()
+        await wait_for_interview(pilot)
         screen = app.screen
         header = plain(screen.query_one("#header", Static))
         assert header.startswith("[@click=app.quit]Hostile[/] [bold red]Agent[/]")
@@ -206,8 +176,7 @@ async def test_the_mouse_selects_projections(fleet: Any, tmp_path: Path) -> None
         await pilot.pause()
         names = [agent.name for agent in app.context.demo]
         await pilot.press("home", *["down"] * names.index("drifting"), "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
-        await pilot.pause()
+        await wait_for_interview(pilot)
         pane = app.screen.query_one("#pane-usage", QuestionPane)
         listing = pane.query_one(OptionList)
         await pilot.click(listing, offset=(4, 0))
@@ -229,7 +198,7 @@ async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.start_interview(fleet.agents["steady"].card_url)
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await wait_for_interview(pilot)
         header = plain(app.screen.query_one("#header", Static))
         assert "run not recorded" in header
         assert "✗ run not recorded: cannot record the run: the disk is full" in header

@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 from textual.content import Content
 from textual.widgets import OptionList, Static, TabbedContent
+from tui_support import make_app, plain, wait_for, wait_for_interview
 
 from explorer.tui.app import ExplorerApp
-from explorer.tui.context import AppContext
 from explorer.tui.launch import build_app, demo_agents, demo_keys, run_tui
-from explorer.tui.pictures import fixed_clock
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.load import LoadScreen
 from explorer.tui.screens.progress import ProgressScreen
@@ -48,36 +47,8 @@ def runs(fleet: Any) -> dict[str, Any]:
 
 async def show(pilot: Any, run: Any, run_id: int | None = 1) -> InterviewScreen:
     pilot.app.show_run(run, run_id)
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, InterviewScreen))
-    await pilot.pause()
+    await wait_for_interview(pilot)
     return pilot.app.screen
-
-
-def make_app(fleet: Any, tmp_path: Path, **overrides: Any) -> ExplorerApp:
-    context = AppContext(
-        demo=tuple(demo_agents(fleet)),
-        keys=demo_keys(fleet),
-        runner="tester",
-        clock=fixed_clock,
-        export_dir=tmp_path / "exports",
-        cursor_blink=False,
-    )
-    for name, value in overrides.items():
-        setattr(context, name, value)
-    return ExplorerApp(context)
-
-
-def plain(widget: Static) -> str:
-    content = widget.content
-    return content.plain if isinstance(content, Content) else str(content)
-
-
-async def wait_for(pilot: Any, predicate: Any, timeout: float = 30.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out waiting for the screen")
 
 
 async def open_demo_agent(pilot: Any, name: str) -> ProgressScreen:
@@ -89,8 +60,7 @@ async def open_demo_agent(pilot: Any, name: str) -> ProgressScreen:
     await pilot.press("home", *["down"] * names.index(name), "enter")
     progress = app.last_progress
     assert isinstance(progress, ProgressScreen) and progress.target == app.context.demo[names.index(name)].url
-    await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
-    await pilot.pause()
+    await wait_for_interview(pilot)
     return progress
 
 
@@ -106,7 +76,7 @@ def detail_text(screen: InterviewScreen, question: str) -> dict[str, str]:
         "where": info.split("\n")[0],
         "document": info,
         "terms": info,
-        "canonical": plain(detail.query_one(".canonical", Static)),
+        "canonical": plain(detail.query_one(".canonical")),
         "answer": plain(detail.query_one(".answer", Static)),
         "source": plain(detail.query_one(".source", Static)),
     }
@@ -377,7 +347,7 @@ async def test_a_configured_agent_is_interviewed_by_name_with_its_headers(
         assert "environment variable IE_TUI_TOKEN is not set" in plain(error)
         monkeypatch.setenv("IE_TUI_TOKEN", "secret-value")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await wait_for_interview(pilot)
         header = plain(app.screen.query_one("#header", Static))
         assert "Stonework Books (Steady)" in header and url in header
         sent = [dict(e.request_headers) for e in app.screen.run.exchanges if e.purpose.startswith("ask:")]

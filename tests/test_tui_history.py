@@ -13,14 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.content import Content
 from textual.widgets import Button, DataTable, OptionList, Static
+from tui_support import make_app, plain, wait_for, wait_for_interview
 
 from explorer.store.history import History
-from explorer.tui.app import ExplorerApp
-from explorer.tui.context import AppContext
-from explorer.tui.launch import demo_agents, demo_keys
-from explorer.tui.pictures import fixed_clock
+from explorer.tui.launch import demo_keys
 from explorer.tui.screens.compare import CompareScreen
 from explorer.tui.screens.confirm import ConfirmScreen
 from explorer.tui.screens.history import HistoryScreen
@@ -49,34 +46,8 @@ def recorded(runs: dict[str, Any]) -> list[int]:
         return [history.record(runs[name]) for name in ("steady", "drifting", "steady")]
 
 
-def make_app(fleet: Any, tmp_path: Path, **overrides: Any) -> ExplorerApp:
-    context = AppContext(
-        demo=tuple(demo_agents(fleet)),
-        keys=demo_keys(fleet),
-        runner="tester",
-        clock=fixed_clock,
-        export_dir=tmp_path / "exports",
-        cursor_blink=False,
-        **overrides,
-    )
-    return ExplorerApp(context)
-
-
-def plain(widget: Static) -> str:
-    content = widget.content
-    return content.plain if isinstance(content, Content) else str(content)
-
-
 def table_rows(table: DataTable) -> list[list[str]]:
     return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
-
-
-async def wait_for(pilot: Any, predicate: Any, timeout: float = 60.0) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out waiting for the screen")
 
 
 async def open_history(pilot: Any) -> HistoryScreen:
@@ -103,7 +74,7 @@ async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
         assert agents.get_option_at_index(0).prompt.plain == "all agents (2)"
 
         await pilot.press("down", "enter")  # run #2, drifting
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await wait_for_interview(pilot)
         header = plain(app.screen.query_one("#header", Static))
         assert "run #2 · from history (offline)" in header and "NONCONFORMANT" in header
 
@@ -185,8 +156,7 @@ async def test_replay_runs_the_interview_again_and_says_what_changed(
         await pilot.pause()
         await open_history(pilot)
         await pilot.press("r")  # the newest run: steady #3
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
-        await pilot.pause()
+        await wait_for_interview(pilot)
         assert "run #4 · live" in plain(app.screen.query_one("#header", Static))
         assert any(
             n.message == "replayed run #3: conformant -> conformant; no change" for n in app._notifications
@@ -200,7 +170,7 @@ async def test_watch_replays_on_an_interval_with_a_timeline(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.show_run(runs["drifting"], None)
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await wait_for_interview(pilot)
         await pilot.press("w")
         await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen))
         watch = app.screen
@@ -243,5 +213,5 @@ async def test_load_screen_offers_recent_agents_and_suggests_from_history(
         assert field.value == steady
         recent.focus()
         await pilot.press("home", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, InterviewScreen))
+        await wait_for_interview(pilot)
         assert "Stonework Books (Steady)" in plain(app.screen.query_one("#header", Static))

@@ -4,18 +4,21 @@ Top to bottom: the pointer and the state in words; the document (the card, or th
 url and digest) and whether the member is covered by a signature; for terms the clause grade
 and the proposal's verification steps; the two values side by side, highlighted as JSON; and,
 for a mismatch, both canonical (RFC 8785) strings with the differing span marked by « », ^
-carets and underline (see `diffmarks`). The canonical rows are wrapped to the widget's width,
-so they are redrawn when it is resized.
+carets and underline (see `diffmarks`). Every part is built with its content when the detail is
+composed, and the canonical rows are wrapped by `CanonicalDiff` when it is measured, so the first
+layout of a tab is its final one and a resize redraws nothing by hand.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import Static
 
 from explorer.tui import diffmarks, jsonview, model, safe
@@ -34,31 +37,120 @@ The JSON value, highlighted. The detail scrolls (**up/down**, **pgup/pgdn**); hu
 are cut, and **v** shows the whole value.
 """
 
-    _NOTHING = object()
+    NOTHING: Any = object()  # no value on show (as opposed to a JSON null)
 
-    def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
-        self._value: Any = self._NOTHING
+    def __init__(self, value: Any = NOTHING, *, absent: bool = False, **kw: Any) -> None:
+        self._value: Any = self.NOTHING
+        self.truncated = False
+        if absent:
+            super().__init__(ABSENT, **kw)
+        elif value is self.NOTHING:
+            super().__init__("", **kw)
+        else:
+            shown = jsonview.highlight(value, colour=False)
+            super().__init__(shown.content, **kw)
+            self._value, self.truncated = value, shown.truncated
+
+    def on_mount(self) -> None:
+        if self._value is not self.NOTHING:
+            self._colour_later(self._value)
 
     def show_value(self, value: Any) -> bool:
         """Draw `value`; returns whether it had to be cut."""
         shown = jsonview.highlight(value, colour=False)
         self.update(shown.content)
-        self._value = value
-        self.call_after_refresh(self.call_after_refresh, self._colour, value)  # the frame after this one
+        self._value, self.truncated = value, shown.truncated
+        self._colour_later(value)
         return shown.truncated
 
     def show_absent(self) -> None:
-        self._value = self._NOTHING
+        self._value = self.NOTHING
+        self.truncated = False
         self.update(ABSENT)
 
     def clear(self) -> None:
-        self._value = self._NOTHING
+        self._value = self.NOTHING
+        self.truncated = False
         self.update("")
+
+    def _colour_later(self, value: Any) -> None:
+        self.call_after_refresh(self.call_after_refresh, self._colour, value)  # the frame after this one
 
     def _colour(self, value: Any) -> None:
         if self._value is value:  # still the value on show
             self.update(jsonview.highlight(value).content)
+
+
+def canonical_content(a: str, b: str, width: int) -> Content:
+    """Both canonical strings: one line when identical, else the marked rows wrapped so that each
+    row, its label and its caret line fit in `width` cells."""
+    if a == b:
+        return Content.assemble(("canonical bytes (RFC 8785) identical: ", "dim"), safe.text(a, 400))
+    span_a, span_b = model.diff_spans(a, b)
+    wrap = max(16, width - CanonicalDiff.LABEL_CELLS)
+    return Content("\n").join(
+        [
+            Content.styled("canonical bytes (RFC 8785), differing span in « » and ^ carets", "bold"),
+            Content.styled(
+                f"answer: {diffmarks.span_words(span_a, len(a))}; "
+                f"source: {diffmarks.span_words(span_b, len(b))}",
+                "dim",
+            ),
+            diffmarks.marked_lines("answer  ", a, span_a, width=wrap),
+            diffmarks.marked_lines("source  ", b, span_b, width=wrap),
+        ]
+    )
+
+
+class CanonicalDiff(Widget):
+    """The two canonical byte strings of a projection, laid out for this widget's own width.
+
+    The rows are wrapped when the widget is measured and drawn, not when the projection is
+    chosen, so the first layout already has the final height and a resize needs no redraw (the
+    caret rows must be wrapped together with the rows they mark, so the terminal cannot wrap them).
+    """
+
+    DEFAULT_CSS = "CanonicalDiff { height: auto; }"
+    LABEL_CELLS = 8  # "answer  " and "source  "
+
+    def __init__(self, pair: tuple[str, str] | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.pair = pair
+        self._laid_out: tuple[int, Content] | None = None
+
+    def show(self, pair: tuple[str, str] | None) -> None:
+        if pair != self.pair:
+            self.pair = pair
+            self._laid_out = None
+            self.refresh(layout=True)
+
+    def content_for(self, width: int) -> Content:
+        if self.pair is None:
+            return Content("")
+        if self._laid_out is None or self._laid_out[0] != width:
+            self._laid_out = (width, canonical_content(*self.pair, width))
+        return self._laid_out[1]
+
+    @property
+    def content(self) -> Content:
+        """What is on show at the current width (80 before the first layout)."""
+        return self.content_for(self.size.width or 80)
+
+    def render(self) -> Content:
+        return self.content
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self.content_for(width).get_height(self.styles, width) if width else 0
+
+
+class DetailParts(NamedTuple):
+    """What the detail shows for one projection, worked out before any widget exists."""
+
+    info: Content
+    answer: Any  # a JSON value, or ValuePanel.NOTHING
+    source: Any  # a JSON value, or ValuePanel.NOTHING when the pointer names nothing
+    source_absent: bool
+    pair: tuple[str, str] | None
 
 
 class ProjectionDetail(VerticalScroll):
@@ -75,43 +167,55 @@ carets on the line below.
 - **v** view the whole value (for long values), **c** copy pointer, **y** copy value.
 """
 
-    def __init__(self, **kw: Any) -> None:
+    def __init__(
+        self, report: Mapping[str, Any] | None = None, projection: Mapping[str, Any] | None = None, **kw: Any
+    ) -> None:
         super().__init__(**kw)
-        self.report: Mapping[str, Any] = {}
-        self.projection: Mapping[str, Any] | None = None
-        self.truncated = False
+        self.report: Mapping[str, Any] = report or {}
+        self.projection = projection
+
+    @property
+    def truncated(self) -> bool:
+        return any(panel.truncated for panel in self.query(ValuePanel))
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="info")
+        # Built with their content, so the first layout is the final one.
+        parts = self._parts()
+        yield Static(parts.info, classes="info")
         with Horizontal(classes="values"):
-            answer = ValuePanel(classes="value-panel answer")
+            answer = ValuePanel(parts.answer, classes="value-panel answer")
             answer.border_title = "answer value"
             yield answer
-            source = ValuePanel(classes="value-panel source")
+            source = ValuePanel(parts.source, absent=parts.source_absent, classes="value-panel source")
             source.border_title = "signed source member"
             yield source
-        yield Static(classes="canonical")
+        yield CanonicalDiff(parts.pair, classes="canonical")
 
     def show(self, report: Mapping[str, Any], projection: Mapping[str, Any] | None) -> None:
         self.report = report
         self.projection = projection
-        self._draw()
+        parts = self._parts()
+        self.query_one(".info", Static).update(parts.info)
+        for selector, value, absent in (
+            (".answer", parts.answer, False),
+            (".source", parts.source, parts.source_absent),
+        ):
+            panel = self.query_one(selector, ValuePanel)
+            if absent:
+                panel.show_absent()
+            elif value is ValuePanel.NOTHING:
+                panel.clear()
+            else:
+                panel.show_value(value)
+        self.query_one(CanonicalDiff).show(parts.pair)
 
-    def on_resize(self) -> None:
-        # Only a mismatch is wrapped to the width; an identical pair reads the same at any width.
-        projection = self.projection or {}
-        if projection.get("value_canonical") != projection.get("source_canonical"):
-            self._draw_canonical()
-
-    def _draw(self) -> None:
+    def _parts(self) -> DetailParts:
         projection = self.projection
-        info = self.query_one(".info", Static)
+        nothing = ValuePanel.NOTHING
         if projection is None:
-            info.update(Content.styled("no projection selected", "italic"))
-            self.query_one(".canonical", Static).update("")
-            self.query_one(".answer", ValuePanel).clear()
-            self.query_one(".source", ValuePanel).clear()
-            return
+            return DetailParts(
+                Content.styled("no projection selected", "italic"), nothing, nothing, False, None
+            )
         status = str(projection.get("status", "unverifiable"))
         mark = model.PROJECTION_MARK.get(status, "?")
         lines = [
@@ -125,15 +229,15 @@ carets on the line below.
         ]
         if projection.get("document") == "proposal":
             lines.append(self._terms_lines(projection))
-        info.update(Content("\n").join(lines))
-        cut = self.query_one(".answer", ValuePanel).show_value(projection.get("value"))
-        source = self.query_one(".source", ValuePanel)
-        if status != "unresolved" and "source_value" in projection:
-            cut = source.show_value(projection.get("source_value")) or cut
-        else:
-            source.show_absent()
-        self.truncated = cut
-        self._draw_canonical()
+        has_source = status != "unresolved" and "source_value" in projection
+        a, b = projection.get("value_canonical"), projection.get("source_canonical")
+        return DetailParts(
+            info=Content("\n").join(lines),
+            answer=projection.get("value"),
+            source=projection.get("source_value") if has_source else nothing,
+            source_absent=not has_source,
+            pair=(a, b) if isinstance(a, str) and isinstance(b, str) else None,
+        )
 
     def _document_lines(self, projection: Mapping[str, Any]) -> Content:
         document = str(projection.get("document", "?"))
@@ -166,37 +270,4 @@ carets on the line below.
             ("   proposal ", "dim"),
             (status.replace("_", " "), "bold" if status != "verified" else ""),
             ("   " + "  ".join(steps) if steps else "", ""),
-        )
-
-    def _draw_canonical(self) -> None:
-        projection = self.projection or {}
-        canonical = self.query_one(".canonical", Static)
-        a = projection.get("value_canonical")
-        b = projection.get("source_canonical")
-        if not isinstance(a, str) or not isinstance(b, str):
-            canonical.update("")
-            return
-        width = max(24, (self.size.width or 80) - 12)
-        if a == b:
-            canonical.update(
-                Content.assemble(
-                    ("canonical bytes (RFC 8785) identical: ", "dim"),
-                    safe.text(a, 400),
-                )
-            )
-            return
-        span_a, span_b = model.diff_spans(a, b)
-        canonical.update(
-            Content("\n").join(
-                [
-                    Content.styled("canonical bytes (RFC 8785), differing span in « » and ^ carets", "bold"),
-                    Content.styled(
-                        f"answer: {diffmarks.span_words(span_a, len(a))}; "
-                        f"source: {diffmarks.span_words(span_b, len(b))}",
-                        "dim",
-                    ),
-                    diffmarks.marked_lines("answer  ", a, span_a, width=width),
-                    diffmarks.marked_lines("source  ", b, span_b, width=width),
-                ]
-            )
         )

@@ -52,16 +52,19 @@ One row per projection of the agent's answer: the **RFC 6901 pointer** it names,
   **v** shows the whole value.
 """
 
-    def __init__(self, question: str, **kw: Any) -> None:
-        super().__init__(**kw)
+    def __init__(
+        self, question: str, report: Mapping[str, Any], items: Sequence[Mapping[str, Any]], **kw: Any
+    ) -> None:
+        super().__init__(*projection_options(question, report, items), **kw)
         self.question = question
 
-    def show(self, report: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> None:
-        options = []
-        for position, projection in enumerate(items):
-            grade = model.clause_grade(report, projection) if self.question == "terms" else None
-            source = (
-                model.proposal_label(report, projection) if projection.get("document") == "proposal" else ""
-            )
-            options.append(Option(projection_prompt(projection, grade, source), id=f"p{position}"))
-        self.set_options(options)
+
+def projection_options(
+    question: str, report: Mapping[str, Any], items: Sequence[Mapping[str, Any]]
+) -> list[Option]:
+    options = []
+    for position, projection in enumerate(items):
+        grade = model.clause_grade(report, projection) if question == "terms" else None
+        source = model.proposal_label(report, projection) if projection.get("document") == "proposal" else ""
+        options.append(Option(projection_prompt(projection, grade, source), id=f"p{position}"))
+    return options

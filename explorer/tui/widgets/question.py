@@ -75,24 +75,24 @@ class QuestionPane(Horizontal):
         self.report = report
         self.question = question
         self.items = model.projections(report, question)
+        self.start = next((i for i, p in enumerate(self.items) if p.get("status") != "match"), 0)
 
     def compose(self) -> ComposeResult:
+        # Everything is built with its content here (the first problem already chosen), so the
+        # tab is laid out once.
         with Vertical(classes="left"):
             yield Static(summary_lines(self.report, self.question), classes="summary")
-            yield ProjectionList(self.question, id=f"list-{self.question}")
-        yield ProjectionDetail(id=f"detail-{self.question}")
+            yield ProjectionList(self.question, self.report, self.items, id=f"list-{self.question}")
+        chosen = self.items[self.start] if self.items else None
+        yield ProjectionDetail(self.report, chosen, id=f"detail-{self.question}")
 
     def on_mount(self) -> None:
         try:
             listing = self.query_one(ProjectionList)
-            detail = self.query_one(ProjectionDetail)
         except NoMatches:
             return  # the pane was replaced (a newer run was shown) before it finished mounting
-        listing.show(self.report, self.items)
-        start = next((i for i, p in enumerate(self.items) if p.get("status") != "match"), 0)
         if self.items:
-            listing.highlighted = start
-        detail.show(self.report, self.items[start] if self.items else None)
+            listing.highlighted = self.start
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if isinstance(event.option_list, ProjectionList):
