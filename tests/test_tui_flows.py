@@ -318,6 +318,32 @@ async def test_user_keymap_rebinds_by_binding_id(
         assert app.screen.query_one(TabbedContent).active == "tab-findings"
 
 
+async def test_a_newcomer_opens_drifting_by_name_and_lands_on_the_conflict(
+    fleet: Any, tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        demo = app.screen.query_one("#demo", OptionList)
+        assert app.focused is demo and demo.highlighted == 0  # enter alone would open steady
+        await pilot.press("ctrl+l", *"Drifting", "enter")  # a reference agent's name, any case
+        screen = await wait_for_interview(pilot)
+        assert app.last_progress.target == "Drifting"
+        assert screen.run.report["target"] == fleet.agents["drifting"].card_url
+        assert screen.query_one(TabbedContent).active == "tab-usage"
+        assert "pointer  /defaultOutputModes   ✗ MISMATCH" in detail_text(screen, "usage")["where"]
+
+
+async def test_enter_on_the_load_screen_opens_the_first_reference_agent(fleet: Any, tmp_path: Path) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")
+        screen = await wait_for_interview(pilot)
+        assert screen.run.report["target"] == app.context.demo[0].url
+        assert "verdict ✓ CONFORMANT" in plain(screen.query_one("#header", Static))
+
+
 async def test_a_configured_agent_is_interviewed_by_name_with_its_headers(
     fleet: Any, _isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

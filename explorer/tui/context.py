@@ -92,7 +92,9 @@ class AppContext:
         """The URL to interview and the procedure's Options for a target.
 
         A target naming a configured agent (by name or URL) brings that agent's headers (their
-        `env:` references resolved now, never stored) and keys; command-line headers win.
+        `env:` references resolved now, never stored) and keys; command-line headers win. Under
+        `demo`, a reference agent's name (`drifting`) stands for its URL, unless the config
+        names an agent the same.
         Raises ExplorerError when a referenced environment variable is unset.
         """
         from explorer.config import ConfigError, agent_headers
@@ -100,6 +102,8 @@ class AppContext:
 
         agent = self.config.agent(target, by_url=True) if self.config is not None else None
         url = agent.url if agent is not None and target == agent.name else target
+        if agent is None:
+            url = self.demo_url(target) or url
         try:
             headers = agent_headers(agent, self.headers)
         except ConfigError as exc:
@@ -123,6 +127,11 @@ class AppContext:
 
     def configured_agents(self) -> list[str]:
         return sorted(self.config.agents) if self.config is not None else []
+
+    def demo_url(self, name: str) -> str | None:
+        """The URL of the reference agent called `name` (any case), if the demo is running."""
+        wanted = name.strip().casefold()
+        return next((agent.url for agent in self.demo if agent.name.casefold() == wanted), None)
 
     # ---- history ---------------------------------------------------------------------------
     def history(self) -> Any:

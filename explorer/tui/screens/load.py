@@ -58,7 +58,8 @@ Type what to interview and press **enter**:
 - a base URL (`https://agent.example`): the card is looked up at `/.well-known/agent-card.json`,
   then `/.well-known/agent.json`;
 - a card URL or a local card file;
-- the name of an agent in your config file (its URL, headers and keys come with it);
+- the name of an agent in your config file (its URL, headers and keys come with it), or of a
+  reference agent under `interview-explorer demo` (`drifting`);
 - an OpenClasp reference (profile URL, card URL, slug or agent id);
 - a history run id (digits) to open a recorded run offline.
 
@@ -124,7 +125,9 @@ class LoadScreen(Screen[None]):
         self.refresh_recent()
         self.query_one("#load-error").display = False
         if demo:
-            self.query_one("#demo").focus()
+            listing = self.query_one("#demo", OptionList)
+            listing.highlighted = 0  # enter opens the first agent; the arrows walk from there
+            listing.focus()
         else:
             self.query_one("#target").focus()
 
@@ -141,7 +144,7 @@ class LoadScreen(Screen[None]):
         recent.display = bool(self.recent)
         self.query_one("#recent-title").display = bool(self.recent)
         words = [*context.configured_agents(), *(row.target for row in self.recent)]
-        words += [agent.url for agent in context.demo]
+        words += [agent.name for agent in context.demo] + [agent.url for agent in context.demo]
         self.query_one("#target", Input).suggester = SuggestFromList(words, case_sensitive=False)
 
     # ---- errors in place -----------------------------------------------------------------------
