@@ -1,7 +1,5 @@
 """`python -m explorer` runs the same entry point as the `interview-explorer` script."""
 
-import sys
+from explorer.cli import entry
 
-from explorer.cli import main
-
-sys.exit(main())
+entry()
