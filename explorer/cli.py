@@ -15,7 +15,12 @@ import sys
 from collections.abc import Sequence
 
 from explorer import __version__
-from explorer.commands.common import add_home_argument, add_keys_argument, add_role_arguments
+from explorer.commands.common import (
+    add_home_argument,
+    add_keys_argument,
+    add_role_arguments,
+    add_watch_every_argument,
+)
 
 # name -> (module under explorer.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -66,6 +71,7 @@ def _tui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--header", action="append", default=[], help="'Name: value' for the agent")
     add_role_arguments(parser, "who runs the interview: self (a claim, the default), independent or platform")
     parser.add_argument("--openclasp", default=None, help="OpenClasp base URL to resolve slugs and ids")
+    add_watch_every_argument(parser)
     return parser
 
 

@@ -8,6 +8,7 @@ dir, or `config.toml` inside an explicit home:
     runner = "ci@example.org"          # who runs interviews, recorded in every result
     role = "independent"               # self | independent | platform
     keys = ["~/keys/agents.jwks"]      # trusted JWKS files or URLs, looked up by kid
+    watch_every = 60                   # seconds between replays when the TUI watches an agent
 
     [agents.stonework]
     url = "https://stonework.example"
@@ -30,6 +31,7 @@ from typing import Any
 
 APP_NAME = "interview-explorer"
 HOME_ENV = "INTERVIEW_EXPLORER_HOME"
+MAX_WATCH_EVERY = 86_400.0  # a day: the longest interval `watch` and the TUI accept
 
 
 class ConfigError(Exception):
@@ -51,6 +53,7 @@ class Config:
     keys: tuple[str, ...] = ()
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     keymap: dict[str, str] = field(default_factory=dict)
+    watch_every: float | None = None
     path: Path | None = None
 
     def agent(self, target: str, *, by_url: bool = False) -> AgentConfig | None:
@@ -141,12 +144,20 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
     runner = data.get("runner")
     if runner is not None and not isinstance(runner, str):
         raise ConfigError(f"{path}: runner must be a string")
+    watch_every = data.get("watch_every")
+    if watch_every is not None and (
+        isinstance(watch_every, bool)
+        or not isinstance(watch_every, int | float)
+        or not 0 < watch_every <= MAX_WATCH_EVERY
+    ):
+        raise ConfigError(f"{path}: watch_every must be a number of seconds, more than 0 and at most 86400")
     return Config(
         runner=runner,
         role=role,
         keys=_strs(data.get("keys"), "keys", path),
         agents=agents,
         keymap=dict(keymap),
+        watch_every=float(watch_every) if watch_every is not None else None,
         path=path,
     )
 

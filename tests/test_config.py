@@ -44,6 +44,7 @@ def test_full_config(_isolated_home: Path) -> None:
 runner = "ci@example.org"
 role = "independent"
 keys = ["~/keys/a.jwks"]
+watch_every = 45
 
 [agents.stonework]
 url = "https://stonework.example"
@@ -62,6 +63,7 @@ keys = "https://stonework.example/keys.jwks"
     assert agent.headers == {"Authorization": "env:STONEWORK_TOKEN"}
     assert agent.keys == ("https://stonework.example/keys.jwks",)
     assert cfg.keymap == {"app.quit": "ctrl+q"}
+    assert cfg.watch_every == 45.0
 
 
 @pytest.mark.parametrize(
@@ -72,6 +74,11 @@ keys = "https://stonework.example/keys.jwks"
         ("[agents.x]\nheaders = {}\n", "needs a url"),
         ("this is = not toml = at all\n", "cannot read config"),
         ('keys = [1, 2]\n', "keys must be"),
+        ("watch_every = 0\n", "watch_every must be a number of seconds"),
+        ("watch_every = -5\n", "watch_every must be a number of seconds"),
+        ("watch_every = 86401\n", "at most 86400"),
+        ('watch_every = "60"\n', "watch_every must be a number of seconds"),
+        ("watch_every = true\n", "watch_every must be a number of seconds"),
     ],
 )
 def test_bad_config_is_a_clear_error(_isolated_home: Path, text: str, fragment: str) -> None:

@@ -441,6 +441,18 @@ def test_launcher_usage_errors_exit_2_with_one_line(argv: list[str], message: st
     assert message in capsys.readouterr().err
 
 
+def test_the_watch_interval_comes_from_the_flag_else_the_config_else_30s(_isolated_home: Path) -> None:
+    from explorer.cli import _tui_parser
+    from explorer.tui.launch import build_context
+
+    assert build_context(_tui_parser().parse_args([])).watch_interval == 30.0
+    (_isolated_home / "config.toml").write_text("watch_every = 120\n")
+    assert build_context(_tui_parser().parse_args([])).watch_interval == 120.0
+    assert build_context(_tui_parser().parse_args(["--watch-every", "2.5"])).watch_interval == 2.5
+    with pytest.raises(SystemExit):
+        _tui_parser().parse_args(["--watch-every", "0"])
+
+
 def test_a_broken_config_is_a_usage_error_not_a_traceback(_isolated_home: Path, capsys: Any) -> None:
     from explorer.cli import _tui_parser
 

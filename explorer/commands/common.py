@@ -45,7 +45,6 @@ VERDICT_EXIT: dict[str, int] = {
 }
 ROLE_CHOICES = ("self", "independent", "platform")
 MAX_TIMEOUT = 3600.0
-MAX_INTERVAL = 86_400.0
 
 
 class UsageError(Exception):
@@ -86,6 +85,20 @@ def verdict_exit(verdict: str) -> int:
 
 
 # --- argparse types and options -----------------------------------------------------------------
+
+
+def add_watch_every_argument(parser: argparse.ArgumentParser) -> None:
+    """`--watch-every SECONDS` for the TUI's watch screen (else the config's, else 30 s)."""
+    from explorer.config import MAX_WATCH_EVERY
+
+    parser.add_argument(
+        "--watch-every",
+        type=seconds_type(MAX_WATCH_EVERY),
+        default=None,
+        metavar="SECONDS",
+        help="seconds between replays when the explorer watches an agent (default: the config's "
+        "watch_every, else 30)",
+    )
 
 
 def seconds_type(maximum: float) -> Callable[[str], float]:

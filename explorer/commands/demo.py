@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from explorer.commands.common import add_home_argument, say
+from explorer.commands.common import add_home_argument, add_watch_every_argument, say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="port of the first agent; the others take the following ports "
                         "(default: ephemeral)")
     parser.add_argument("--list", action="store_true", help="list the reference agents and exit")
+    add_watch_every_argument(parser)
     add_home_argument(parser)
 
 

@@ -24,7 +24,6 @@ from typing import Any
 from explorer.commands.common import (
     EXIT_UNKNOWN,
     EXIT_USAGE,
-    MAX_INTERVAL,
     UsageError,
     add_home_argument,
     add_interview_arguments,
@@ -36,6 +35,7 @@ from explorer.commands.common import (
     seconds_type,
     verdict_exit,
 )
+from explorer.config import MAX_WATCH_EVERY
 
 
 def _count(text: str) -> int:
@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--every",
-        type=seconds_type(MAX_INTERVAL),
+        type=seconds_type(MAX_WATCH_EVERY),
         required=True,
         metavar="SECONDS",
         help="start a run every SECONDS",

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
 
 
+DEFAULT_WATCH_EVERY = 30.0  # seconds between the watch screen's replays, unless told otherwise
+
+
 class LaunchError(Exception):
     """The arguments or the config cannot be used; the message says why."""
 
@@ -51,6 +54,7 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
         openclasp=getattr(args, "openclasp", None),
         keymap=dict(config.keymap),
         demo=tuple(demo),
+        watch_interval=getattr(args, "watch_every", None) or config.watch_every or DEFAULT_WATCH_EVERY,
     )
 
 
