@@ -7,6 +7,7 @@ import os
 import sqlite3
 import zlib
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,23 @@ def test_runs_are_listed_newest_first_with_a_churn_marker(home: Path) -> None:
         agents = history.agents()
         assert [(a.agent, a.runs, a.last_run_id) for a in agents] == [(CARD_URL, 5, a5), (other, 1, b1)]
         assert history.runs("http://nowhere/") == []
+
+
+def test_each_run_is_stamped_by_the_history_clock_in_utc(home: Path) -> None:
+    moments = iter(
+        [
+            datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC),
+            datetime(2026, 11, 30, 13, 30, 0, tzinfo=timezone(timedelta(hours=1))),  # 12:30 UTC
+        ]
+    )
+    with History.open(home, clock=lambda: next(moments)) as history:
+        first, second = history.record(make_run()), history.record(make_run(**_tick(2)))
+        assert history.summary(first).recorded_at == "2026-11-30T12:00:00.123Z"
+        assert history.summary(second).recorded_at == "2026-11-30T12:30:00.000Z"
+    with History.open(home) as history:  # the system clock by default
+        third = history.record(make_run(**_tick(3)))
+        stamped = datetime.fromisoformat(history.summary(third).recorded_at.replace("Z", "+00:00"))
+        assert abs((datetime.now(UTC) - stamped).total_seconds()) < 60
 
 
 def test_agents_can_be_named_by_url_base_url_or_name(home: Path) -> None:

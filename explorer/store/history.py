@@ -29,7 +29,7 @@ import sqlite3
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -171,8 +171,13 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _stamp(moment: datetime) -> str:
+    """`2026-11-30T12:00:00.000Z`: the form `recorded_at` is stored in (UTC, milliseconds)."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def agent_of(report: Mapping[str, Any]) -> str:
@@ -297,15 +302,18 @@ def _split_report(report: Mapping[str, Any]) -> tuple[_Doc, dict[str, Any]]:
 class History:
     """The run history in one SQLite file. Open with `History.open(home)`; safe to share between threads."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, path: Path, clock: Callable[[], datetime] = utc_now
+    ) -> None:
         self._conn = conn
         self.path = path
         self._lock = threading.RLock()
+        self._clock = clock  # when a run is recorded (tests and pictures pass a fixed one)
 
     # --- opening ---------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, home: Path | str | None = None) -> History:
+    def open(cls, home: Path | str | None = None, clock: Callable[[], datetime] = utc_now) -> History:
         """Open (creating or migrating as needed) the history under `home` (default: the explorer home)."""
         from explorer.config import home_dir
 
@@ -315,10 +323,10 @@ class History:
             raise HistoryError(
                 f"cannot use {home or 'the explorer home'} as the history folder: {exc}"
             ) from None
-        return cls.open_file(path)
+        return cls.open_file(path, clock)
 
     @classmethod
-    def open_file(cls, path: Path | str) -> History:
+    def open_file(cls, path: Path | str, clock: Callable[[], datetime] = utc_now) -> History:
         """Open the history database at exactly this path."""
         path = Path(path)
         _check_header(path)
@@ -345,7 +353,7 @@ class History:
             raise HistoryError(
                 f"{path} is not a usable history database ({exc}); it was left untouched"
             ) from None
-        return cls(conn, path)
+        return cls(conn, path, clock)
 
     def close(self) -> None:
         with self._lock:
@@ -432,7 +440,7 @@ class History:
                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         agent_id,
-                        _now(),
+                        _stamp(self._clock()),
                         fields["verdict"],
                         fields["standing"],
                         fields["role"],

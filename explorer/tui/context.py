@@ -140,7 +140,7 @@ class AppContext:
             from explorer.store.history import History
 
             try:
-                self._history = History.open(self.home)
+                self._history = History.open(self.home, clock=self.clock)
             except Exception as exc:  # a broken database must read as a message, not a crash
                 raise ExplorerError(f"cannot open history: {exc}") from None
         return self._history

@@ -7,17 +7,16 @@ long token (hex digests, base64url signatures, nkeys) by a placeholder of the sa
 by order of first appearance, and the timestamps by a fixed instant. Lengths are kept so the
 diff spans in the report stay valid. Everything else on screen is the agent's real answer.
 
-`frozen_history_clock` pins the time the history stores with each recorded run, so the history
-screen draws the same times on every machine.
+`record_history` records the runs with the fixed clock, so the history screen draws the same
+times on every machine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -108,22 +107,6 @@ def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None
     )
 
 
-@contextlib.contextmanager
-def frozen_history_clock() -> Iterator[None]:
-    """Record runs with a fixed `recorded_at` (the history's clock is module-level)."""
-    from explorer.store import history
-
-    original = getattr(history, "_now", None)
-    if original is None:
-        yield
-        return
-    history._now = lambda: FIXED_STAMP  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        history._now = original  # type: ignore[attr-defined]
-
-
 # --- the scenes drawn by the snapshot tests and by scripts/screenshots.py ------------------------
 
 PICTURE_AGENTS = ("steady", "drifting", "hostile")
@@ -148,7 +131,7 @@ def record_history(runs: Mapping[str, Run], home: Path) -> dict[str, int]:
 
     order = ("steady", "churning-1", "drifting", "churning-2", "hostile", "steady")
     ids: dict[str, int] = {}
-    with frozen_history_clock(), History.open(home) as history:
+    with History.open(home, clock=fixed_clock) as history:
         for name in order:
             ids[name] = history.record(runs[name])
     return ids
