@@ -36,7 +36,7 @@ def fleet() -> Iterator[Fleet]:
 
     `fleet.agents[name]` has `.base_url`, `.card_url`, `.jsonrpc_url`, `.jwks_url` and `.variant`
     (expected verdict and codes). The agents are shared by every test: churning flips its state
-    once per verifier run and flaky alternates per ask, both deterministically, but a test that
+    once per verifier run and flaky changes its order per ask, both deterministically, but a test that
     depends on an exact call sequence should start a `Fleet([...])` of its own. The rate limit is
     raised so a whole test session never meets a 429 (tests of the limit use their own fleet).
     """

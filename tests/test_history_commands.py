@@ -2,14 +2,15 @@
 
 Offline commands run on synthetic runs recorded in a temporary home. The live ones run against
 the reference agents on 127.0.0.1 (the session `fleet`): two runs of the churning agent differ in
-`compare`, `watch` on the flaky and churning agents prints one line per run, and a JSON export
-re-verifies offline to the same verdict.
+`compare`, `watch` on the flaky and churning agents prints one line per run with what changed,
+and a JSON export re-verifies offline to the same verdict.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -322,17 +323,22 @@ def test_watch_prints_one_line_per_run_with_what_changed(capsys, fleet, home, tm
 
 
 @pytest.mark.timeout(120)
-def test_watch_on_the_flaky_agent_flags_its_unstable_answers_every_run(capsys, fleet, home, tmp_path) -> None:
+def test_watch_on_the_flaky_agent_shows_its_answers_churn_line_by_line(capsys, fleet, home, tmp_path) -> None:
     flaky = fleet.agents["flaky"]
     keys = _keys_file(tmp_path, flaky)
-    _verify(capsys, home, flaky, keys)
-    code, out, _ = _cli(capsys, "watch", "1", "--every", "0.1", "--count", "2", "--home", home)
+    first = _verify(capsys, home, flaky, keys)
+    code, out, _ = _cli(capsys, "watch", "1", "--every", "0.1", "--count", "3", "--home", home)
     assert code == 1
     lines = out.splitlines()
-    assert len(lines) == 2
-    assert "no change since run 1" in lines[0] and "no change since run 2" in lines[1]
-    for line in lines:
-        assert "nonconformant" in line and "findings: nondeterministic_answer(capabilities)" in line
+    assert len(lines) == 3
+    previous = first["answers_sha256"][:12]
+    for number, line in enumerate(lines, start=1):
+        assert f"run {number + 1}  nonconformant" in line
+        assert "findings: nondeterministic_answer(capabilities)" in line
+        change = re.search(rf"CHANGED since run {number}: answers_sha256 (\w+) -> (\w+)", line)
+        assert change, line  # every run's answers differ from the run before: churn, line by line
+        assert change[1] == previous and change[2] != previous and f"answers {change[2]}" in line
+        previous = change[2]
 
 
 @pytest.mark.timeout(120)

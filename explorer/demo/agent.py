@@ -26,8 +26,9 @@ Two variants carry state across calls, and both are deterministic:
   Its re-run fetches the card (B), and since a flip happened since the previous fetch nothing is
   armed, so B answers: consistent, i.e. churn. Extra card fetches with no calls in between change
   nothing, so every fresh verifier run sees exactly one change.
-- flaky: each question keeps an ask counter; the faulted question answers in its alternate form
-  on every odd-numbered ask, so asks #1 and #2 of one run always differ.
+- flaky: each question keeps an ask counter; the faulted question answers in the next of its
+  forms on every ask (`faults.ask_forms`, a cycle of seven), so asks #1 and #2 of one run always
+  differ, and so does the answer a verifier keeps from one run to the next.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ class Agent:
         self.limiter = limiter
         self.generation = 0
         self.calls = 0  # calls of the five methods that got past validation, for tests and the TUI
-        self._cache: dict[tuple[int, str, int | None], tuple[bytes, bytes | None]] = {}
+        self._cache: dict[tuple[int, str, int | None], tuple[bytes, ...]] = {}
         self._asks: dict[str, int] = {}
         self._armed = True
         self._flipped_since_fetch = False
@@ -177,14 +178,14 @@ class Agent:
             docs = self.documents
             honest = projection.answer(question, docs.card, docs.committed, skill)
             answer = faults.apply(self.variant.faults, question, honest, docs.uncommitted)
-            other = faults.alternate(self.variant.faults, question, answer)
-            self._cache[key] = (dumps(answer), None if other is None else dumps(other))
-        primary, alternate = self._cache[key]
-        if alternate is None:
-            return primary
+            forms = faults.ask_forms(self.variant.faults, question, answer) or [answer]
+            self._cache[key] = tuple(dumps(form) for form in forms)
+        forms = self._cache[key]
+        if len(forms) == 1:
+            return forms[0]
         asks = self._asks.get(question, 0)
         self._asks[question] = asks + 1
-        return alternate if asks % 2 else primary
+        return forms[asks % len(forms)]
 
 
 @dataclass(frozen=True)

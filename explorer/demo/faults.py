@@ -11,8 +11,9 @@ verifier's findings can be checked code for code.
 - "misquote": one capabilities projection points at a member that does not exist.
 - "fabricate": the terms answer also cites a proposal the card never committed to.
 - "extra_member": every answer carries a free-text `note`, which seed section 5.3 forbids.
-- "alternate_order": the capabilities answer lists its projections in reverse order on every
-  other ask, so two identical asks give different bytes (see `alternate`).
+- "alternate_order": the capabilities answer lists its projections in a different order on every
+  ask, cycling through seven orders, so two identical asks give different bytes and so do two
+  verifier runs in a row (see `ask_forms`).
 - "narrow_boundary": the refusals answer leaves the last declared skill out of the boundary.
 """
 
@@ -71,8 +72,27 @@ def apply(faults: frozenset[str], question: str, answer: dict[str, Any],
     return out
 
 
-def alternate(faults: frozenset[str], question: str, answer: dict[str, Any]) -> dict[str, Any] | None:
-    """The other form a flaky agent gives on every second ask, or None when it has none."""
+# Seven: prime, and above the number of capabilities asks in one verifier run (two per attempt,
+# at most six attempts), so the cycle never lines up with a run: the first answer of run n+1 is
+# always in another order than the first answer of run n, and `watch` sees the churn run by run.
+FLAKY_PERIOD = 7
+
+
+def ask_forms(faults: frozenset[str], question: str, answer: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The forms a flaky agent cycles through, one per ask, `answer` first; None when it has none.
+
+    Each form is the same projections in another order (rotations, then reversed rotations), so
+    every form on its own is an exact projection and only the bytes of two asks differ.
+    """
     if "alternate_order" not in faults or question != "capabilities":
         return None
-    return {**answer, "projections": list(reversed(answer["projections"]))}
+    items = list(answer["projections"])
+    orders: list[list[Any]] = []
+    for base in (items, items[::-1]):
+        for shift in range(len(base)):
+            order = base[shift:] + base[:shift]
+            if order not in orders:
+                orders.append(order)
+    if len(orders) < 2:
+        return None
+    return [{**answer, "projections": order} for order in orders[:FLAKY_PERIOD]]

@@ -115,7 +115,7 @@ _TABLE: tuple[Variant, ...] = (
        interview_required=True),
     _v("churning", "card and answers change once between the first attempt and the re-run", "churn",
        ("churn",), churn=True),
-    _v("flaky", "answers differ between two identical asks (projection order alternates)",
+    _v("flaky", "answers differ between two identical asks (projection order changes every ask)",
        "nonconformant", ("nondeterministic_answer",), faults=frozenset({"alternate_order"})),
     _v("silent", "card without the interview extension", "not_offered", ("interview_not_declared",),
        interview=False),
