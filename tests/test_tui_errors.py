@@ -9,16 +9,14 @@ and the terminal never receives its control characters. The mouse selects projec
 
 from __future__ import annotations
 
-import io
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 from textual.widgets import Input, OptionList, Static
-from tui_support import make_app, plain, wait_for, wait_for_interview
+from tui_support import make_app, plain, screen_text, wait_for, wait_for_interview
 
 from explorer.tui.app import ExplorerApp
 from explorer.tui.screens.interview import InterviewScreen
@@ -27,14 +25,6 @@ from explorer.tui.screens.progress import ProgressScreen
 from explorer.tui.widgets.question import QuestionPane
 
 SIZE = (150, 50)
-
-
-def screen_text(app: ExplorerApp) -> str:
-    """Exactly what the terminal would be sent for the current screen, as text."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text(styles=False)
 
 
 async def submit(pilot: Any, target: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from textual.content import Content
 from textual.widgets import OptionList, Static, TabbedContent
-from tui_support import make_app, plain, wait_for, wait_for_interview
+from tui_support import make_app, plain, screen_text, wait_for, wait_for_interview
 
 from explorer.tui.app import ExplorerApp
 from explorer.tui.launch import build_app, demo_agents, demo_keys, run_tui
@@ -71,7 +71,7 @@ def tab_labels(screen: InterviewScreen) -> dict[str, str]:
 
 def detail_text(screen: InterviewScreen, question: str) -> dict[str, str]:
     detail = screen.query_one(f"#detail-{question}")
-    info = plain(detail.query_one(".info", Static))
+    info = plain(detail.query_one(".info", Static)) + "\n" + plain(detail.query_one(".where", Static))
     return {
         "where": info.split("\n")[0],
         "document": info,
@@ -136,6 +136,21 @@ async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(fleet: 
         assert "grade    enforced" in shown["terms"] and "proposal verified" in shown["terms"]
         assert "digest sha256:" in shown["document"]
         assert "per_task" in shown["canonical"] and "«" in shown["canonical"] and "^" in shown["canonical"]
+
+
+async def test_in_80x24_the_canonical_bytes_of_the_mismatch_are_on_screen_without_scrolling(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await show(pilot, runs["drifting"])
+        lines = screen_text(app).splitlines()
+        answer_row = 'answer  ["application/json"«,"text/html"»]'
+        source_row = 'source  ["application/json"«»]'
+        answer = next(i for i, line in enumerate(lines) if answer_row in line)
+        source = next(i for i, line in enumerate(lines) if source_row in line)
+        assert "^^^^^^^^^^^^" in lines[answer + 1] and "^^" in lines[source + 1]
+        assert any("pointer  /defaultOutputModes   ✗ MISMATCH" in line for line in lines)
 
 
 async def test_each_tab_shows_its_answer(fleet: Any, runs: dict[str, Any], tmp_path: Path) -> None:

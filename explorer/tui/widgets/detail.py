@@ -1,12 +1,13 @@
 """One projection in full: the answer's value beside the signed member it points to.
 
-Top to bottom: the pointer and the state in words; the document (the card, or the proposal's
-url and digest) and whether the member is covered by a signature; for terms the clause grade
-and the proposal's verification steps; the two values side by side, highlighted as JSON; and,
-for a mismatch, both canonical (RFC 8785) strings with the differing span marked by « », ^
-carets and underline (see `diffmarks`). Every part is built with its content when the detail is
-composed, and the canonical rows are wrapped by `CanonicalDiff` when it is measured, so the first
-layout of a tab is its final one and a resize redraws nothing by hand.
+Top to bottom: the pointer and the state in words; both canonical (RFC 8785) strings, for a
+mismatch with the differing span marked by « », ^ carets and underline (see `diffmarks`), right
+under the pointer so that they are on screen even in 80x24; the document (the card, or the
+proposal's url and digest) and whether the member is covered by a signature; for terms the clause
+grade and the proposal's verification steps; and the two values side by side, highlighted as
+JSON. Every part is built with its content when the detail is composed, and the canonical rows
+are wrapped by `CanonicalDiff` when it is measured, so the first layout of a tab is its final one
+and a resize redraws nothing by hand.
 """
 
 from __future__ import annotations
@@ -146,7 +147,8 @@ class CanonicalDiff(Widget):
 class DetailParts(NamedTuple):
     """What the detail shows for one projection, worked out before any widget exists."""
 
-    info: Content
+    head: Content  # the pointer and its state
+    where: Content  # the document, signature coverage and, for terms, grade and proposal steps
     answer: Any  # a JSON value, or ValuePanel.NOTHING
     source: Any  # a JSON value, or ValuePanel.NOTHING when the pointer names nothing
     source_absent: bool
@@ -180,8 +182,12 @@ carets on the line below.
 
     def compose(self) -> ComposeResult:
         # Built with their content, so the first layout is the final one.
+        # The canonical strings come right under the pointer: they are the evidence, and on a small
+        # terminal they must be on screen without scrolling.
         parts = self._parts()
-        yield Static(parts.info, classes="info")
+        yield Static(parts.head, classes="info")
+        yield CanonicalDiff(parts.pair, classes="canonical")
+        yield Static(parts.where, classes="where")
         with Horizontal(classes="values"):
             answer = ValuePanel(parts.answer, classes="value-panel answer")
             answer.border_title = "answer value"
@@ -189,13 +195,13 @@ carets on the line below.
             source = ValuePanel(parts.source, absent=parts.source_absent, classes="value-panel source")
             source.border_title = "signed source member"
             yield source
-        yield CanonicalDiff(parts.pair, classes="canonical")
 
     def show(self, report: Mapping[str, Any], projection: Mapping[str, Any] | None) -> None:
         self.report = report
         self.projection = projection
         parts = self._parts()
-        self.query_one(".info", Static).update(parts.info)
+        self.query_one(".info", Static).update(parts.head)
+        self.query_one(".where", Static).update(parts.where)
         for selector, value, absent in (
             (".answer", parts.answer, False),
             (".source", parts.source, parts.source_absent),
@@ -214,25 +220,24 @@ carets on the line below.
         nothing = ValuePanel.NOTHING
         if projection is None:
             return DetailParts(
-                Content.styled("no projection selected", "italic"), nothing, nothing, False, None
+                Content.styled("no projection selected", "italic"), Content(""), nothing, nothing, False, None
             )
         status = str(projection.get("status", "unverifiable"))
         mark = model.PROJECTION_MARK.get(status, "?")
-        lines = [
-            Content.assemble(
-                ("pointer  ", "dim"),
-                safe.text(projection.get("member", ""), 300, "bold"),
-                ("   ", ""),
-                (f"{mark} {status.upper()}", "bold reverse" if status != "match" else "bold"),
-            ),
-            self._document_lines(projection),
-        ]
+        head = Content.assemble(
+            ("pointer  ", "dim"),
+            safe.text(projection.get("member", ""), 300, "bold"),
+            ("   ", ""),
+            (f"{mark} {status.upper()}", "bold reverse" if status != "match" else "bold"),
+        )
+        lines = [self._document_lines(projection)]
         if projection.get("document") == "proposal":
             lines.append(self._terms_lines(projection))
         has_source = status != "unresolved" and "source_value" in projection
         a, b = projection.get("value_canonical"), projection.get("source_canonical")
         return DetailParts(
-            info=Content("\n").join(lines),
+            head=head,
+            where=Content("\n").join(lines),
             answer=projection.get("value"),
             source=projection.get("source_value") if has_source else nothing,
             source_absent=not has_source,
