@@ -38,14 +38,11 @@ class InterviewHeader(Static):
         unrecorded: str | None = None,
         **kw: Any,
     ) -> None:
-        super().__init__(**kw)
         self.report = report
         self.run_id = run_id
         self.origin = origin
         self.unrecorded = unrecorded  # why the run is not in the history (a full disk, ...)
-
-    def on_mount(self) -> None:
-        self.update(self.render_header())
+        super().__init__(self.render_header(), **kw)
 
     def render_header(self) -> Content:
         report = self.report
