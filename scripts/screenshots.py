@@ -6,7 +6,7 @@ compare of two runs of the churning agent, the history, and the hostile agent. I
 reference agents on 127.0.0.1, interviews them, records the runs in a temporary history, and
 exports each screen at a fixed size with the fixed clock; nothing touches the user's files.
 
-    python scripts/screenshots.py [--out screenshots] [--text]
+    python scripts/screenshots.py [--out screenshots] [--text] [--size 80x24] [SCENE ...]
 """
 
 from __future__ import annotations
@@ -55,6 +55,16 @@ def draw(name: str, app: Any, before: Any, out: Path, size: tuple[int, int], tex
     return path
 
 
+def _size(text: str) -> tuple[int, int]:
+    try:
+        cols, rows = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected COLSxROWS such as 80x24, got {text!r}") from None
+    if not (20 <= cols <= 500 and 10 <= rows <= 200):
+        raise argparse.ArgumentTypeError("expected 20-500 columns and 10-200 rows")
+    return cols, rows
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
     from explorer.demo.fleet import Fleet
@@ -63,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(REPO / "screenshots"), help="directory for the SVGs")
     parser.add_argument("--text", action="store_true", help="also print each screen as plain text")
+    parser.add_argument(
+        "--size", type=_size, default=None, metavar="COLSxROWS", help="terminal size (default: the README's)"
+    )
     parser.add_argument("scenes", nargs="*", default=list(SCENES), help=f"any of {', '.join(SCENES)}")
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -79,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         ids = record_history(runs, home)
         for name in args.scenes:
             app, before = scene(name, fleet, home, runs, ids)
-            print(draw(name, app, before, out, SIZE, args.text))
+            print(draw(name, app, before, out, args.size or SIZE, args.text))
     return 0
 
 

@@ -66,10 +66,10 @@ async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
         screen = await open_history(pilot)
         rows = table_rows(screen.query_one(DataTable))
         assert [row[0] for row in rows] == ["  #3", "  #2", "  #1"]
-        assert rows[0][2] == "Stonework Books (Steady)" and rows[0][3] == "✓ conformant"
-        assert rows[1][3] == "✗ nonconformant"
-        assert [row[6] for row in rows] == ["= same", "first", "first"]
-        assert rows[0][4] == rows[2][4] and len(rows[0][4]) == 8  # short card digest, same card
+        assert rows[0][4] == "Stonework Books (Steady)" and rows[0][1] == "✓ conformant"
+        assert rows[1][1] == "✗ nonconformant"
+        assert [row[2] for row in rows] == ["= same", "first", "first"]
+        assert rows[0][5] == rows[2][5] and len(rows[0][5]) == 8  # short card digest, same card
         agents = screen.query_one("#agents", OptionList)
         assert agents.get_option_at_index(0).prompt.plain == "all agents (2)"
 

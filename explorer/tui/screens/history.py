@@ -25,7 +25,9 @@ from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError, RunRow
 
-COLUMNS = ("run", "time (UTC)", "agent", "verdict", "card", "answers", "since previous run")
+# What a reader scans for comes first, so a narrow terminal still shows it: the verdict and
+# whether the run changed since the one before.
+COLUMNS = ("run", "verdict", "since previous run", "time (UTC)", "agent", "card", "answers")
 
 
 def short_time(stamp: str) -> str:
@@ -152,12 +154,12 @@ class HistoryScreen(Screen[None]):
             mark = "●" if row.run_id in self.marked else " "
             table.add_row(
                 Text(f"{mark} #{row.run_id}"),
+                Text(f"{model.VERDICT_MARK.get(row.verdict, '?')} {row.verdict}"),
+                Text(churn_words(row, marker)),
                 Text(short_time(row.started_at)),
                 Text(safe.clip(row.name or row.agent, 30)),
-                Text(f"{model.VERDICT_MARK.get(row.verdict, '?')} {row.verdict}"),
                 Text(model.short_digest(row.card_sha256, 8)),
                 Text(model.short_digest(row.answers_sha256, 8)),
-                Text(churn_words(row, marker)),
                 key=str(row.run_id),
             )
         if self.rows:

@@ -80,6 +80,7 @@ class LoadScreen(Screen[None]):
     """Target input, demo agents with expected verdicts, recent agents, errors in place."""
 
     CSS_PATH = "load.tcss"
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (32, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "focus_target", "Target", id="load.target"),
         Binding("f2", "app.history", "History", id="load.history"),
