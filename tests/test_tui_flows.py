@@ -349,6 +349,27 @@ async def test_a_newcomer_opens_drifting_by_name_and_lands_on_the_conflict(
         assert "pointer  /defaultOutputModes   ✗ MISMATCH" in detail_text(screen, "usage")["where"]
 
 
+async def test_on_a_short_terminal_the_load_screen_gives_the_reference_agents_the_room(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    from explorer.store.history import History
+
+    with History.open() as history:  # a few recent agents competing for the room
+        for name in ("steady", "drifting", "hostile"):
+            history.record(runs[name])
+    app = make_app(fleet, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        shown = screen_text(app)
+        assert app.screen.has_class("-short")
+        for name in ("steady", "legacy", "sdk-built"):
+            assert f"{name}  expected: conformant" in shown
+        assert "Recent agents" in shown
+    async with make_app(fleet, tmp_path).run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert pilot.app.screen.has_class("-tall") and "Ask an A2A agent" in screen_text(pilot.app)
+
+
 async def test_enter_on_the_load_screen_opens_the_first_reference_agent(fleet: Any, tmp_path: Path) -> None:
     app = make_app(fleet, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
