@@ -370,6 +370,38 @@ async def test_on_a_short_terminal_the_load_screen_gives_the_reference_agents_th
         assert pilot.app.screen.has_class("-tall") and "Ask an A2A agent" in screen_text(pilot.app)
 
 
+async def test_a_plain_session_starts_the_reference_agents_from_the_load_screen_and_stops_them(
+    tmp_path: Path,
+) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        demo = app.screen.query_one("#demo", OptionList)
+        assert [demo.get_option_at_index(i).prompt.plain for i in range(demo.option_count)][0].startswith(
+            "▶ start the reference agents"
+        )
+        assert app.focused is app.screen.query_one("#target")
+        demo.focus()
+        demo.highlighted = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(app.context.demo) and app.focused is demo)
+        rows = [demo.get_option_at_index(i).prompt.plain for i in range(demo.option_count)]
+        assert rows[0].startswith("steady  expected: conformant") and demo.highlighted == 0
+        assert any(r.startswith("drifting  expected: nonconformant") for r in rows)
+        assert any(n.message.startswith("27 reference agents on 127.0.0.1") for n in app._notifications)
+        await pilot.press("enter")  # steady, verified by the keys the session now trusts
+        screen = await wait_for_interview(pilot)
+        header = plain(screen.query_one("#header", Static))
+        assert "verdict ✓ CONFORMANT" in header and "signature ✓ verified" in header
+    address = urlsplit(app.context.demo[0].url)
+    app.context.close()  # what run_tui does when the app ends
+    with pytest.raises(OSError), socket.create_connection((address.hostname, address.port), timeout=2):
+        pass
+
+
 async def test_enter_on_the_load_screen_opens_the_first_reference_agent(fleet: Any, tmp_path: Path) -> None:
     app = make_app(fleet, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

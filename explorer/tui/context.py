@@ -86,6 +86,7 @@ class AppContext:
     warnings: list[str] = field(default_factory=list)
     record_error: str | None = None  # why the latest run could not be recorded
     _history: Any = None
+    _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -124,6 +125,24 @@ class AppContext:
 
         url, options = self.plan(target)
         return await run_interview(url, options, progress)
+
+    # ---- the reference agents --------------------------------------------------------------
+    def adopt_fleet(self, fleet: Any) -> None:
+        """Use a fleet this session started: list its agents, trust its keys, stop it on close."""
+        from explorer.tui.fleet import demo_agents, demo_keys
+
+        self._fleet = fleet
+        self.demo = tuple(demo_agents(fleet))
+        self.keys = tuple(self.keys) + demo_keys(fleet)
+
+    def close(self) -> None:
+        """Stop what this session started (the reference agents) and close the history."""
+        fleet, self._fleet = self._fleet, None
+        if fleet is not None:
+            fleet.stop()
+        history, self._history = self._history, None
+        if history is not None:
+            history.close()
 
     def configured_agents(self) -> list[str]:
         return sorted(self.config.agents) if self.config is not None else []

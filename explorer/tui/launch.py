@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.tui.context import AppContext, DemoAgent
+from explorer.tui.fleet import demo_agents, demo_keys
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
@@ -72,40 +73,6 @@ def build_app(
     return ExplorerApp(context, start)
 
 
-def demo_agents(fleet: Any) -> list[DemoAgent]:
-    """The fleet's agents, in the variants' display order, with their expected verdicts."""
-    from explorer.demo.variants import VARIANTS
-
-    agents = getattr(fleet, "agents", {})
-    out = []
-    for name, variant in VARIANTS.items():
-        agent = agents.get(name) if isinstance(agents, dict) else None
-        if agent is None:
-            continue
-        url = getattr(agent, "card_url", None) or getattr(agent, "base_url", "")
-        out.append(
-            DemoAgent(
-                name=name,
-                description=variant.description,
-                expected_verdict=variant.expected_verdict,
-                url=str(url),
-                expected_codes=tuple(sorted(variant.expected_codes)),
-            )
-        )
-    return out
-
-
-def demo_keys(fleet: Any) -> tuple[Any, ...]:
-    """The public key sets the reference agents sign with (in memory), so the demo verifies their
-    cards with keys the user was given rather than keys the cards point at."""
-    keys: list[Any] = []
-    for agent in getattr(fleet, "agents", {}).values():
-        jwks = getattr(agent, "jwks", None)
-        if getattr(agent, "jwks_url", None) and isinstance(jwks, dict) and jwks.get("keys"):
-            keys.append(jwks)
-    return tuple(keys)
-
-
 def run_app(app: ExplorerApp, **run_options: Any) -> int:
     """Run the app to its end; returns its exit status.
 
@@ -133,7 +100,10 @@ def run_tui(args: argparse.Namespace) -> int:
     except LaunchError as exc:
         print(f"interview-explorer: {exc}", file=sys.stderr)
         return 2
-    return run_app(app)
+    try:
+        return run_app(app)
+    finally:
+        app.context.close()  # stops the reference agents if the session started them
 
 
 def run_demo(fleet: Any, args: argparse.Namespace) -> int:

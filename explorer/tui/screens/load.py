@@ -49,6 +49,25 @@ def recent_prompt(row: RunRow) -> Content:
     )
 
 
+START_DEMO_ID = "demo-start"
+
+
+def start_demo_option() -> Option:
+    return Option(
+        Content.assemble(
+            ("▶ start the reference agents", "bold"),
+            ("  well-behaved and misbehaving A2A agents on 127.0.0.1, each with its expected verdict", "dim"),
+        ),
+        id=START_DEMO_ID,
+    )
+
+
+def starting_demo_option() -> Option:
+    return Option(
+        Content.styled("starting the reference agents…", "italic"), id="demo-starting", disabled=True
+    )
+
+
 class TargetInput(Input):
     HELP = """
 ## Target
@@ -72,7 +91,8 @@ class AgentList(OptionList):
 ## Agents
 
 **enter** interviews the highlighted agent. Reference agents run on 127.0.0.1 and each is
-listed with the verdict it is built to get.
+listed with the verdict it is built to get; when they are not running yet, **enter** on
+"start the reference agents" starts them in this session (they stop when you quit).
 """
 
 
@@ -89,6 +109,7 @@ class LoadScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.recent: list[RunRow] = []
+        self.starting = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="load"):
@@ -116,21 +137,57 @@ class LoadScreen(Screen[None]):
 
     def on_mount(self) -> None:
         context = self.app.context  # type: ignore[attr-defined]
-        demo = list(context.demo)
         self.query_one("#target", Input).cursor_blink = context.cursor_blink
-        self.query_one("#demo", OptionList).set_options(
-            [Option(demo_prompt(agent), id=f"demo-{i}") for i, agent in enumerate(demo)]
-        )
-        self.query_one("#demo").display = bool(demo)
-        self.query_one("#demo-title").display = bool(demo)
-        self.refresh_recent()
         self.query_one("#load-error").display = False
-        if demo:
-            listing = self.query_one("#demo", OptionList)
-            listing.highlighted = 0  # enter opens the first agent; the arrows walk from there
-            listing.focus()
+        self.refresh_recent()
+        if context.demo:
+            self.show_demo_agents()
         else:
+            self.query_one("#demo", OptionList).set_options([start_demo_option()])
             self.query_one("#target").focus()
+
+    def show_demo_agents(self) -> None:
+        """List the running reference agents, the first highlighted and focused."""
+        demo = list(self.app.context.demo)  # type: ignore[attr-defined]
+        listing = self.query_one("#demo", OptionList)
+        listing.set_options([Option(demo_prompt(agent), id=f"demo-{i}") for i, agent in enumerate(demo)])
+        listing.highlighted = 0  # enter opens the first agent; the arrows walk from there
+        listing.focus()
+        self.refresh_recent()  # their names become suggestions
+
+    # ---- starting the reference agents from here ---------------------------------------------
+    def action_start_demo(self) -> None:
+        if self.app.context.demo or self.starting:  # type: ignore[attr-defined]
+            return
+        self.starting = True
+        listing = self.query_one("#demo", OptionList)
+        listing.set_options([starting_demo_option()])
+        self.run_worker(self._start_demo, thread=True, exclusive=True, group="demo", name="start-demo")
+
+    def _start_demo(self) -> None:
+        from explorer.tui.fleet import start_fleet
+
+        try:
+            fleet = start_fleet()
+        except Exception as exc:  # a port or a builder failed: say so where the user looks
+            self.app.call_from_thread(self._demo_failed, str(exc))
+            return
+        self.app.call_from_thread(self._demo_started, fleet)
+
+    def _demo_started(self, fleet: object) -> None:
+        self.starting = False
+        context = self.app.context  # type: ignore[attr-defined]
+        if not self.is_attached:  # the app is closing: hand the fleet over so close() stops it
+            context.adopt_fleet(fleet)
+            return
+        context.adopt_fleet(fleet)
+        self.show_demo_agents()
+        self.notify(f"{len(context.demo)} reference agents on 127.0.0.1", title="demo", markup=False)
+
+    def _demo_failed(self, reason: str) -> None:
+        self.starting = False
+        self.query_one("#demo", OptionList).set_options([start_demo_option()])
+        self.show_error("the reference agents", reason)
 
     def on_screen_resume(self) -> None:
         self.refresh_recent()
@@ -183,7 +240,9 @@ class LoadScreen(Screen[None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         context = self.app.context  # type: ignore[attr-defined]
         option_id = event.option.id or ""
-        if option_id.startswith("demo-"):
+        if option_id == START_DEMO_ID:
+            self.action_start_demo()
+        elif option_id.startswith("demo-"):
             agent = context.demo[int(option_id[5:])]
             self.query_one("#target", Input).value = agent.url
             self._go(agent.url)
@@ -196,6 +255,15 @@ class LoadScreen(Screen[None]):
         self.query_one("#target").focus()
 
     def palette_commands(self) -> list[PaletteCommand]:
-        return [
+        commands = [
             PaletteCommand("open: target…", "type a URL, card file or reference", self.action_focus_target)
         ]
+        if not self.app.context.demo:  # type: ignore[attr-defined]
+            commands.append(
+                PaletteCommand(
+                    "demo: start the reference agents",
+                    "serve the well-behaved and misbehaving reference agents on 127.0.0.1",
+                    self.action_start_demo,
+                )
+            )
+        return commands

@@ -1,0 +1,56 @@
+"""The reference agents inside a TUI session: a running fleet as the app sees it.
+
+`interview-explorer demo` starts the fleet before the app and hands it over (`run_demo`); a plain
+`interview-explorer` session can start one later from the load screen or its palette. Either
+way the app needs the same two things from a fleet: its agents as `DemoAgent` rows with the
+verdict each is built to get (in the variants' display order), and the public key sets they sign
+with, trusted in memory so the demo's signatures show "verified" by keys the user was given
+rather than keys the cards point at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explorer.tui.context import DemoAgent
+
+
+def demo_agents(fleet: Any) -> list[DemoAgent]:
+    """The fleet's agents, in the variants' display order, with their expected verdicts."""
+    from explorer.demo.variants import VARIANTS
+
+    agents = getattr(fleet, "agents", {})
+    out = []
+    for name, variant in VARIANTS.items():
+        agent = agents.get(name) if isinstance(agents, dict) else None
+        if agent is None:
+            continue
+        url = getattr(agent, "card_url", None) or getattr(agent, "base_url", "")
+        out.append(
+            DemoAgent(
+                name=name,
+                description=variant.description,
+                expected_verdict=variant.expected_verdict,
+                url=str(url),
+                expected_codes=tuple(sorted(variant.expected_codes)),
+            )
+        )
+    return out
+
+
+def demo_keys(fleet: Any) -> tuple[Any, ...]:
+    """The public key sets the reference agents sign with (in memory)."""
+    keys: list[Any] = []
+    for agent in getattr(fleet, "agents", {}).values():
+        jwks = getattr(agent, "jwks", None)
+        if getattr(agent, "jwks_url", None) and isinstance(jwks, dict) and jwks.get("keys"):
+            keys.append(jwks)
+    return tuple(keys)
+
+
+def start_fleet() -> Any:
+    """Start every reference agent on 127.0.0.1 (blocks for about a third of a second; the slow
+    builders finish in the background with their sockets already listening)."""
+    from explorer.demo.fleet import Fleet
+
+    return Fleet().start()
