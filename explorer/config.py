@@ -55,6 +55,16 @@ class Config:
     keymap: dict[str, str] = field(default_factory=dict)
     watch_every: float | None = None
     path: Path | None = None
+    ignored: tuple[str, ...] = ()  # settings this explorer does not know (typos, or a newer version's)
+
+    def ignored_note(self) -> str | None:
+        """One line naming the settings that were ignored, or None when every one was used."""
+        if not self.ignored:
+            return None
+        from explorer.core.text import safe_text
+
+        names = ", ".join(safe_text(name, limit=80) for name in self.ignored)
+        return f"{self.path}: ignored settings this version does not know: {names}"
 
     def agent(self, target: str, *, by_url: bool = False) -> AgentConfig | None:
         """The configured agent a target names: by its name, and with `by_url` also by its URL."""
@@ -115,11 +125,18 @@ def _strs(value: Any, what: str, path: Path) -> tuple[str, ...]:
     raise ConfigError(f"{path}: {what} must be a string or a list of strings")
 
 
+KNOWN_SETTINGS = frozenset({"runner", "role", "keys", "watch_every", "agents", "keymap"})
+KNOWN_AGENT_SETTINGS = frozenset({"url", "headers", "keys"})
+
+
 def _from_toml(data: dict[str, Any], path: Path) -> Config:
     agents: dict[str, AgentConfig] = {}
+    # Unknown settings are reported, not refused: a config written for a newer explorer still works.
+    ignored = [key for key in data if key not in KNOWN_SETTINGS]
     for name, entry in (data.get("agents") or {}).items():
         if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
             raise ConfigError(f"{path}: [agents.{name}] needs a url")
+        ignored += [f"agents.{name}.{key}" for key in entry if key not in KNOWN_AGENT_SETTINGS]
         headers = entry.get("headers") or {}
         if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
             raise ConfigError(f"{path}: [agents.{name}] headers must map names to 'env:VAR' strings")
@@ -159,6 +176,7 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
         keymap=dict(keymap),
         watch_every=float(watch_every) if watch_every is not None else None,
         path=path,
+        ignored=tuple(ignored),
     )
 
 

@@ -129,3 +129,38 @@ def test_command_line_headers_win_over_configured_ones(monkeypatch: pytest.Monke
     monkeypatch.delenv("A_TEAM")
     with pytest.raises(ConfigError, match="A_TEAM is not set"):
         agent_headers(agent)
+
+
+def test_unknown_settings_are_ignored_and_named_not_refused(_isolated_home: Path) -> None:
+    _write(
+        _isolated_home,
+        """
+watch_evry = 5
+"future\\u001b[31m" = true
+
+[agents.books]
+url = "https://books.example"
+watch_every = 60
+""",
+    )
+    cfg = load_config()
+    assert cfg.agents["books"].url == "https://books.example" and cfg.watch_every is None
+    assert cfg.ignored == ("watch_evry", "future\x1b[31m", "agents.books.watch_every")
+    note = cfg.ignored_note()
+    assert note is not None and str(cfg.path) in note
+    assert "watch_evry" in note and "agents.books.watch_every" in note
+    assert "\x1b" not in note  # a control character in a key name is shown, not sent to the terminal
+
+
+def test_commands_and_the_tui_say_which_settings_were_ignored(_isolated_home: Path, capsys) -> None:
+    import argparse
+
+    from explorer.cli import main
+    from explorer.tui.launch import build_context
+
+    _write(_isolated_home, "watch_evry = 5\n")
+    repo = Path(__file__).resolve().parent.parent
+    assert main(["card", str(repo / "examples" / "agent-card.json")]) in (0, 3)
+    assert "ignored settings this version does not know: watch_evry" in capsys.readouterr().err
+    context = build_context(argparse.Namespace(target=None, header=[], keys=[], home=None))
+    assert any("watch_evry" in warning for warning in context.warnings)

@@ -190,9 +190,13 @@ def config_of(args: argparse.Namespace) -> Config:
     from explorer.config import ConfigError, load_config
 
     try:
-        return load_config(getattr(args, "home", None))
+        config = load_config(getattr(args, "home", None))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    note = config.ignored_note()
+    if note:
+        say(note)
+    return config
 
 
 def configured_target(target: str, config: Config, command: str) -> tuple[str, AgentConfig | None]:

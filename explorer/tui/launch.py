@@ -44,7 +44,7 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
             headers.append(parse_header_option(text))
         except ValueError as exc:
             raise LaunchError(str(exc)) from None
-    return AppContext(
+    context = AppContext(
         home=Path(home).expanduser() if home else None,
         keys=tuple(getattr(args, "keys", None) or []),  # the config's own keys come with `config`
         config=config,
@@ -57,6 +57,10 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
         demo=tuple(demo),
         watch_interval=getattr(args, "watch_every", None) or config.watch_every or DEFAULT_WATCH_EVERY,
     )
+    note = config.ignored_note()
+    if note:
+        context.warnings.append(note)  # a toast on the first screen
+    return context
 
 
 def build_app(
