@@ -151,3 +151,20 @@ async def test_user_keys_are_recorded_public_only(fleet: Any) -> None:
     assert run.report["card"]["signature"]["status"] == "verified"
     assert run.keys["keys"] and all("d" not in k for k in run.keys["keys"])
     assert not [e for e in run.exchanges if e.purpose == "jwks"]  # no jku without --allow-jku
+
+
+@pytest.mark.parametrize("reruns", [0, 1, 2, 3, 4, 5])
+async def test_flaky_keeps_another_answer_than_the_run_before_whatever_the_reruns(
+    fleet: Any, reruns: int
+) -> None:
+    """Under `watch` every run of flaky must differ from the one before (churn line by line),
+    for any --reruns the verifier allows, while each run still flags only nondeterminism."""
+    digests = []
+    for _ in range(3):
+        run = await run_interview(fleet.agents["flaky"].base_url, _options(reruns=reruns))
+        report = run.report
+        assert report["attempts"] == reruns + 1
+        errors = {f["code"] for f in report["findings"] if f["severity"] == "error"}
+        assert errors == {"nondeterministic_answer"}
+        digests.append(report["answers_sha256"])
+    assert digests[0] != digests[1] != digests[2]

@@ -27,7 +27,7 @@ Two variants carry state across calls, and both are deterministic:
   armed, so B answers: consistent, i.e. churn. Extra card fetches with no calls in between change
   nothing, so every fresh verifier run sees exactly one change.
 - flaky: each question keeps an ask counter; the faulted question answers in the next of its
-  forms on every ask (`faults.ask_forms`, a cycle of seven), so asks #1 and #2 of one run always
+  forms on every ask (`faults.ask_forms`, a cycle of seventeen), so asks #1 and #2 of one run always
   differ, and so does the answer a verifier keeps from one run to the next.
 """
 

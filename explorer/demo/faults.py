@@ -12,14 +12,15 @@ verifier's findings can be checked code for code.
 - "fabricate": the terms answer also cites a proposal the card never committed to.
 - "extra_member": every answer carries a free-text `note`, which seed section 5.3 forbids.
 - "alternate_order": the capabilities answer lists its projections in a different order on every
-  ask, cycling through seven orders, so two identical asks give different bytes and so do two
-  verifier runs in a row (see `ask_forms`).
+  ask, cycling through seventeen orders, so two identical asks give different bytes and so do
+  two verifier runs in a row (see `ask_forms`).
 - "narrow_boundary": the refusals answer leaves the last declared skill out of the boundary.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,27 +73,24 @@ def apply(faults: frozenset[str], question: str, answer: dict[str, Any],
     return out
 
 
-# Seven: prime, and above the number of capabilities asks in one verifier run (two per attempt,
-# at most six attempts), so the cycle never lines up with a run: the first answer of run n+1 is
-# always in another order than the first answer of run n, and `watch` sees the churn run by run.
-FLAKY_PERIOD = 7
+# One verifier run asks capabilities twice per attempt, in at most six attempts, so consecutive
+# runs start 2 to 12 asks apart; the two asks of an attempt run concurrently, so the answer a run
+# keeps may be either of them: 1 to 13 asks apart. A cycle longer than that never brings a run
+# back to the form the run before it kept, so `watch` sees the churn run by run.
+FLAKY_PERIOD = 17
 
 
 def ask_forms(faults: frozenset[str], question: str, answer: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The forms a flaky agent cycles through, one per ask, `answer` first; None when it has none.
 
-    Each form is the same projections in another order (rotations, then reversed rotations), so
-    every form on its own is an exact projection and only the bytes of two asks differ.
+    Each form is the same projections in another order (the permutations in their standard
+    order, the answer's own first), so every form on its own is an exact projection and only the
+    bytes of two asks differ. Fewer projections give a shorter cycle (4 give 24 orders).
     """
     if "alternate_order" not in faults or question != "capabilities":
         return None
     items = list(answer["projections"])
-    orders: list[list[Any]] = []
-    for base in (items, items[::-1]):
-        for shift in range(len(base)):
-            order = base[shift:] + base[:shift]
-            if order not in orders:
-                orders.append(order)
+    orders = [list(order) for order in itertools.islice(itertools.permutations(items), FLAKY_PERIOD)]
     if len(orders) < 2:
         return None
-    return [{**answer, "projections": order} for order in orders[:FLAKY_PERIOD]]
+    return [{**answer, "projections": order} for order in orders]
