@@ -402,6 +402,29 @@ async def test_a_plain_session_starts_the_reference_agents_from_the_load_screen_
         pass
 
 
+async def test_a_reference_agent_that_could_not_start_is_explained_not_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from explorer.demo import fleet as fleet_module
+    from explorer.tui.launch import demo_app
+
+    monkeypatch.setattr(fleet_module, "_sdk_available", lambda: False)  # as after `pip install -e .`
+    args = argparse.Namespace(target=None, header=[], keys=[], home=None, runner="tester")
+    with fleet_module.Fleet(["steady", "sdk-built"]) as partial:
+        app = demo_app(partial, args)
+        app.context.cursor_blink = False
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            note = plain(app.screen.query_one("#demo-note", Static))
+            assert note == (
+                "sdk-built not started: a2a-sdk is not installed (pip install -e '.[test]' to add it)"
+            )
+            await pilot.press("ctrl+l", *"sdk-built", "enter")
+            error = app.screen.query_one("#load-error", Static)
+            await wait_for(pilot, lambda: error.display)
+            assert "the reference agent sdk-built is not running: a2a-sdk is not installed" in plain(error)
+
+
 async def test_enter_on_the_load_screen_opens_the_first_reference_agent(fleet: Any, tmp_path: Path) -> None:
     app = make_app(fleet, tmp_path)
     async with app.run_test(size=SIZE) as pilot:

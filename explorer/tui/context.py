@@ -78,6 +78,7 @@ class AppContext:
     config: Any = None  # the user's Config: configured agents (name -> url, headers, keys), global keys
     clock: Clock = system_clock
     demo: Sequence[DemoAgent] = ()
+    demo_skipped: Mapping[str, str] = field(default_factory=dict)  # reference agents not started: why
     export_dir: Path = field(default_factory=Path.cwd)
     watch_interval: float = 30.0
     use_history: bool = True
@@ -105,6 +106,11 @@ class AppContext:
         url = agent.url if agent is not None and target == agent.name else target
         if agent is None:
             url = self.demo_url(target) or url
+            skipped = next((n for n in self.demo_skipped if n.casefold() == target.strip().casefold()), None)
+            if url == target and skipped is not None:
+                raise ExplorerError(
+                    f"the reference agent {skipped} is not running: {self.demo_skipped[skipped]}"
+                )
         try:
             headers = agent_headers(agent, self.headers)
         except ConfigError as exc:
@@ -133,6 +139,7 @@ class AppContext:
 
         self._fleet = fleet
         self.demo = tuple(demo_agents(fleet))
+        self.demo_skipped = dict(getattr(fleet, "skipped", {}))
         self.keys = tuple(self.keys) + demo_keys(fleet)
 
     def close(self) -> None:

@@ -110,12 +110,20 @@ def run_tui(args: argparse.Namespace) -> int:
         app.context.close()  # stops the reference agents if the session started them
 
 
+def demo_app(fleet: Any, args: argparse.Namespace) -> ExplorerApp:
+    """The app on a started fleet: its agents listed, its keys trusted, its skipped agents
+    explained; raises LaunchError."""
+    app = build_app(args, demo_agents(fleet))
+    app.context.keys = tuple(app.context.keys) + demo_keys(fleet)
+    app.context.demo_skipped = dict(getattr(fleet, "skipped", {}))
+    return app
+
+
 def run_demo(fleet: Any, args: argparse.Namespace) -> int:
     """`interview-explorer demo`: the explorer on the started reference agents."""
     try:
-        app = build_app(args, demo_agents(fleet))
+        app = demo_app(fleet, args)
     except LaunchError as exc:
         print(f"interview-explorer: {exc}", file=sys.stderr)
         return 2
-    app.context.keys = tuple(app.context.keys) + demo_keys(fleet)
     return run_app(app)

@@ -130,6 +130,7 @@ class LoadScreen(Screen[None]):
                 yield Button("Interview", id="go", variant="primary")
             yield Static(id="load-error")
             yield Static(Content.styled("Reference agents", "bold"), classes="section", id="demo-title")
+            yield Static(id="demo-note")
             yield AgentList(id="demo")
             yield Static(Content.styled("Recent agents", "bold"), classes="section", id="recent-title")
             yield AgentList(id="recent")
@@ -139,6 +140,7 @@ class LoadScreen(Screen[None]):
         context = self.app.context  # type: ignore[attr-defined]
         self.query_one("#target", Input).cursor_blink = context.cursor_blink
         self.query_one("#load-error").display = False
+        self.query_one("#demo-note").display = False
         self.refresh_recent()
         if context.demo:
             self.show_demo_agents()
@@ -147,8 +149,19 @@ class LoadScreen(Screen[None]):
             self.query_one("#target").focus()
 
     def show_demo_agents(self) -> None:
-        """List the running reference agents, the first highlighted and focused."""
-        demo = list(self.app.context.demo)  # type: ignore[attr-defined]
+        """List the running reference agents, the first highlighted and focused, and say which
+        ones could not be started and why (sdk-built needs a2a-sdk, from the test extra)."""
+        context = self.app.context  # type: ignore[attr-defined]
+        demo = list(context.demo)
+        note = self.query_one("#demo-note", Static)
+        skipped = dict(context.demo_skipped)
+        note.update(
+            Content("\n").join(
+                Content.assemble((f"{name} not started: ", "bold"), safe.text(why, 200))
+                for name, why in sorted(skipped.items())
+            )
+        )
+        note.display = bool(skipped)
         listing = self.query_one("#demo", OptionList)
         listing.set_options([Option(demo_prompt(agent), id=f"demo-{i}") for i, agent in enumerate(demo)])
         listing.highlighted = 0  # enter opens the first agent; the arrows walk from there
