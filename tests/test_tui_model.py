@@ -238,3 +238,22 @@ def test_probe_text_counts_a_correct_refusal_as_good() -> None:
         True,
     )
     assert model.probe_text({"name": "unactivated_call", "outcome": "answered"})[1] is False
+
+
+def test_a_clause_grade_from_the_agent_is_drawn_as_text_in_the_list() -> None:
+    from explorer.tui.widgets.projections import projection_prompt
+
+    hostile = "[@click=app.quit]enforced\x1b[5m\u202e"
+    prompt = projection_prompt(_projection("/price", "match", 1, 1), grade=hostile, source="p")
+    assert "[@click=app.quit]enforced\\x1b[5m" in prompt.plain
+    assert "\x1b" not in prompt.plain and "\u202e" not in prompt.plain
+    assert not any("@click" in str(span.style) for span in prompt.spans)
+
+
+def test_terms_summary_survives_a_card_whose_terms_are_not_an_object() -> None:
+    from explorer.tui.widgets.question import summary_lines
+
+    report = {"card": {"terms": None}, "questions": {"terms": {"status": "answered", "declared": True}}}
+    assert "terms:" in summary_lines(report, "terms").plain
+    report = {"card": {"terms": {"proposals": [{"url": "http://x/p.sow.json/", "status": "verified"}]}}}
+    assert "✓ proposal p.sow.json: verified" in summary_lines(report, "terms").plain

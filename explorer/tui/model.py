@@ -196,22 +196,31 @@ def signed_text(report: Mapping[str, Any], projection: Mapping[str, Any]) -> tup
     return "unknown", False
 
 
+def proposals(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The proposals the card's terms entry commits to, as the report checked them."""
+    return [p for p in _list(_map(card(report).get("terms")).get("proposals")) if isinstance(p, Mapping)]
+
+
 def proposal_for(report: Mapping[str, Any], projection: Mapping[str, Any]) -> Mapping[str, Any] | None:
     url, digest = projection.get("url"), projection.get("digest")
-    for proposal in _list(_map(card(report).get("terms")).get("proposals")):
-        if isinstance(proposal, Mapping) and proposal.get("url") == url and proposal.get("digest") == digest:
+    for proposal in proposals(report):
+        if proposal.get("url") == url and proposal.get("digest") == digest:
             return proposal
     return None
 
 
-def proposal_label(report: Mapping[str, Any], projection: Mapping[str, Any]) -> str:
-    """A short name for the proposal a projection cites: its offering, else its file name."""
-    proposal = proposal_for(report, projection) or {}
+def proposal_name(proposal: Mapping[str, Any], url: object = None) -> str:
+    """A short name for a proposal: its offering, else its file name (from `url` or its own)."""
     offering = proposal.get("offering")
     if isinstance(offering, str) and offering:
         return offering
-    url = _str(projection.get("url"))
+    url = _str(url if url is not None else proposal.get("url"))
     return url.rstrip("/").rsplit("/", 1)[-1] if url else ""
+
+
+def proposal_label(report: Mapping[str, Any], projection: Mapping[str, Any]) -> str:
+    """A short name for the proposal a projection cites: its offering, else its file name."""
+    return proposal_name(proposal_for(report, projection) or {}, projection.get("url"))
 
 
 def clause_grade(report: Mapping[str, Any], projection: Mapping[str, Any]) -> str | None:

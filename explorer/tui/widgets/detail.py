@@ -271,7 +271,7 @@ carets on the line below.
         status = str(proposal.get("status", "not committed by the card"))
         return Content.assemble(
             ("grade    ", "dim"),
-            (grade, "bold"),
+            safe.text(grade, 60, "bold"),  # the grade is the agent's word (it sits in the proposal)
             ("   proposal ", "dim"),
             (status.replace("_", " "), "bold" if status != "verified" else ""),
             ("   " + "  ".join(steps) if steps else "", ""),

@@ -30,7 +30,7 @@ def projection_prompt(projection: Mapping[str, Any], grade: str | None = None, s
         safe.text(document, 60, "dim"),
     ]
     if grade:
-        parts.append((f" · {grade}", "italic"))
+        parts += [(" · ", "italic"), safe.text(grade, 60, "italic")]  # the agent's word
     if projection.get("signed") is False:
         parts.append((" · unsigned", "bold"))
     parts.append((f"  {status}", style or "dim"))

@@ -34,18 +34,16 @@ def summary_lines(report: Mapping[str, Any], name: str) -> Content:
         declared = q.get("declared")
         if declared is not None:
             lines.append(Content.styled(f"declared: {str(declared).lower()}", "dim"))
-        for proposal in model.card(report).get("terms", {}).get("proposals", []) or []:
-            if isinstance(proposal, Mapping):
-                status = str(proposal.get("status", "?"))
-                mark = "✓" if status == "verified" else "✗"
-                label = proposal.get("offering") or str(proposal.get("url", "")).rsplit("/", 1)[-1]
-                lines.append(
-                    Content.assemble(
-                        (f"{mark} proposal ", "bold" if mark == "✗" else ""),
-                        (safe.clip(label, 40), "bold"),
-                        (f": {status.replace('_', ' ')}", "bold" if mark == "✗" else ""),
-                    )
+        for proposal in model.proposals(report):
+            status = str(proposal.get("status", "?"))
+            mark = "✓" if status == "verified" else "✗"
+            lines.append(
+                Content.assemble(
+                    (f"{mark} proposal ", "bold" if mark == "✗" else ""),
+                    (safe.clip(model.proposal_name(proposal), 40), "bold"),
+                    (f": {safe.visible(status.replace('_', ' '), 60)}", "bold" if mark == "✗" else ""),
                 )
+            )
     if name == "refusals":
         boundary = model.refusal_boundary(report)
         lines.append(
