@@ -20,7 +20,8 @@ from textual.widgets import OptionList, Static, TabbedContent
 from tui_support import make_app, plain, screen_text, wait_for, wait_for_interview
 
 from explorer.tui.app import ExplorerApp
-from explorer.tui.launch import build_app, demo_agents, demo_keys, run_tui
+from explorer.tui.fleet import demo_agents, demo_keys
+from explorer.tui.launch import build_app, run_tui
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.load import LoadScreen
 from explorer.tui.screens.progress import ProgressScreen

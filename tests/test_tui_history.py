@@ -17,7 +17,7 @@ from textual.widgets import Button, DataTable, OptionList, Static
 from tui_support import make_app, plain, wait_for, wait_for_interview
 
 from explorer.store.history import History
-from explorer.tui.launch import demo_keys
+from explorer.tui.fleet import demo_keys
 from explorer.tui.screens.compare import CompareScreen
 from explorer.tui.screens.confirm import ConfirmScreen
 from explorer.tui.screens.history import HistoryScreen

@@ -9,17 +9,16 @@ and the app is idle, which is what a user looking at the screen sees.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from textual.content import Content
 
 from explorer.tui.app import ExplorerApp
 from explorer.tui.context import AppContext
-from explorer.tui.launch import demo_agents, demo_keys
+from explorer.tui.fleet import demo_agents, demo_keys
 from explorer.tui.pictures import fixed_clock
+from explorer.tui.pictures import screen_text as screen_text  # re-exported for the tests
 from explorer.tui.screens.interview import InterviewScreen
 
 
@@ -42,14 +41,6 @@ def plain(widget: Any) -> str:
     """A widget's content as plain text (a Static, or anything with a `content`)."""
     content = getattr(widget, "content", widget)
     return content.plain if isinstance(content, Content) else str(content)
-
-
-def screen_text(app: ExplorerApp) -> str:
-    """Exactly what the terminal would be sent for the current screen, as text."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text(styles=False)
 
 
 async def wait_for(pilot: Any, predicate: Any, timeout: float = 60.0) -> None:

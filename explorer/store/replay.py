@@ -42,7 +42,6 @@ class Plan:
     allow_jku: bool = False
     headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # secrets: never printed
     timeout: float = 10.0
-    reruns: int = 1
     openclasp_base: str | None = None
 
     def options(self) -> Options:
@@ -54,7 +53,6 @@ class Plan:
             headers=self.headers,
             role=self.role,
             runner=self.runner,
-            reruns=self.reruns,
             timeout=self.timeout,
             openclasp_base=self.openclasp_base,
         )

@@ -9,7 +9,8 @@ the watch interval. `launch.py` builds it from the command line and the config f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,14 +42,16 @@ class RunRow(NamedTuple):
     run_id: int
     agent: str  # the card URL (the history's key for an agent)
     name: str
-    target: str
     started_at: str
     verdict: str
     card_sha256: str | None
     answers_sha256: str | None
     changed: bool = False  # card or answers differ from this agent's previous run
-    standing: str = ""
-    runner: str = ""
+
+    @property
+    def target(self) -> str:
+        """What to type to interview this agent again: its card URL."""
+        return self.agent
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -99,32 +102,36 @@ class AppContext:
         names an agent the same.
         Raises ExplorerError when a referenced environment variable is unset.
         """
-        from explorer.config import ConfigError, agent_headers
-        from explorer.procedure import Options
+        from explorer.config import ConfigError
+        from explorer.store.replay import plan_for_target
 
-        agent = self.config.agent(target, by_url=True) if self.config is not None else None
-        url = agent.url if agent is not None and target == agent.name else target
-        if agent is None:
-            url = self.demo_url(target) or url
-            skipped = next((n for n in self.demo_skipped if n.casefold() == target.strip().casefold()), None)
-            if url == target and skipped is not None:
-                raise ExplorerError(
-                    f"the reference agent {skipped} is not running: {self.demo_skipped[skipped]}"
-                )
+        if self.config is None or self.config.agent(target, by_url=True) is None:
+            target = self._demo_target(target)
         try:
-            headers = agent_headers(agent, self.headers)
+            plan = plan_for_target(
+                target,
+                role=self.role,
+                runner=self.runner,
+                headers=self.headers,
+                keys=self.keys,
+                allow_jku=self.allow_jku,
+                openclasp_base=self.openclasp,
+                config=self.config,
+            )
         except ConfigError as exc:
             raise ExplorerError(str(exc)) from None
-        keys = (self.config.key_sources(agent) if self.config is not None else ()) + tuple(self.keys)
-        options = Options(
-            keys=keys,
-            allow_jku=self.allow_jku,
-            headers=headers,
-            role=self.role or "self",
-            runner=self.runner,
-            openclasp_base=self.openclasp,
-        )
-        return url, options
+        return plan.target, plan.options()
+
+    def _demo_target(self, target: str) -> str:
+        """A reference agent's name as its URL; ExplorerError when that agent could not start."""
+        url = self.demo_url(target)
+        if url is not None:
+            return url
+        wanted = target.strip().casefold()
+        skipped = next((name for name in self.demo_skipped if name.casefold() == wanted), None)
+        if skipped is not None:
+            raise ExplorerError(f"the reference agent {skipped} is not running: {self.demo_skipped[skipped]}")
+        return target
 
     async def interview(self, target: str, progress: Callable[[Any], None] | None = None) -> Run:
         from explorer.procedure import run_interview
@@ -133,14 +140,22 @@ class AppContext:
         return await run_interview(url, options, progress)
 
     # ---- the reference agents --------------------------------------------------------------
-    def adopt_fleet(self, fleet: Any) -> None:
-        """Use a fleet this session started: list its agents, trust its keys, stop it on close."""
+    def adopt_fleet(self, fleet: Any, *, owned: bool = True) -> None:
+        """Use a running fleet: list its agents, trust its keys, explain the ones that could not
+        start; `owned` (this session started it) also stops it on close."""
         from explorer.tui.fleet import demo_agents, demo_keys
 
-        self._fleet = fleet
+        if owned:
+            self._fleet = fleet
         self.demo = tuple(demo_agents(fleet))
         self.demo_skipped = dict(getattr(fleet, "skipped", {}))
         self.keys = tuple(self.keys) + demo_keys(fleet)
+
+    def start_demo(self) -> None:
+        """Start the reference agents in this session (blocks for about a third of a second)."""
+        from explorer.tui.fleet import start_fleet
+
+        self.adopt_fleet(start_fleet())
 
     def close(self) -> None:
         """Stop what this session started (the reference agents) and close the history."""
@@ -184,7 +199,23 @@ class AppContext:
         return None
 
     def rows(self, agent: str | None = None, limit: int = 200) -> list[RunRow]:
-        return [_row(summary) for summary in self.history().runs(agent=agent, limit=limit)]
+        """Runs newest first (of one agent, or of all); ExplorerError when history cannot be read."""
+        with self._reading():
+            return [_row(summary) for summary in self.history().runs(agent=agent, limit=limit)]
+
+    def agents(self) -> list[Any]:
+        """The agents with runs (history `AgentSummary`), most recently run first."""
+        with self._reading():
+            return list(self.history().agents())
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except ExplorerError:
+            raise
+        except Exception as exc:
+            raise ExplorerError(f"cannot read the history: {exc}") from None
 
     def load(self, run_id: int) -> Run:
         try:
@@ -241,26 +272,16 @@ class AppContext:
 
 
 def _row(summary: Any) -> RunRow:
-    """A history `RunSummary` (or a dict with its fields) as the screens' `RunRow`."""
-
-    def get(name: str, default: Any = None) -> Any:
-        if isinstance(summary, Mapping):
-            return summary.get(name, default)
-        return getattr(summary, name, default)
-
-    agent = str(get("agent", "") or "")
+    """A history `RunSummary` as the screens' `RunRow`."""
     return RunRow(
-        run_id=int(get("id", 0) or 0),
-        agent=agent,
-        name=str(get("name", "") or ""),
-        target=agent,
-        started_at=str(get("recorded_at", "") or ""),
-        verdict=str(get("verdict", "") or ""),
-        card_sha256=get("card_sha256"),
-        answers_sha256=get("answers_sha256"),
-        changed=bool(get("changed", False)),
-        standing=str(get("standing", "") or ""),
-        runner=str(get("runner", "") or ""),
+        run_id=summary.id,
+        agent=summary.agent,
+        name=summary.name or "",
+        started_at=summary.recorded_at,
+        verdict=summary.verdict,
+        card_sha256=summary.card_sha256,
+        answers_sha256=summary.answers_sha256,
+        changed=summary.changed,
     )
 
 

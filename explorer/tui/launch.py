@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.tui.context import AppContext, DemoAgent
-from explorer.tui.fleet import demo_agents, demo_keys
 
 if TYPE_CHECKING:
     from explorer.tui.app import ExplorerApp
@@ -113,9 +112,8 @@ def run_tui(args: argparse.Namespace) -> int:
 def demo_app(fleet: Any, args: argparse.Namespace) -> ExplorerApp:
     """The app on a started fleet: its agents listed, its keys trusted, its skipped agents
     explained; raises LaunchError."""
-    app = build_app(args, demo_agents(fleet))
-    app.context.keys = tuple(app.context.keys) + demo_keys(fleet)
-    app.context.demo_skipped = dict(getattr(fleet, "skipped", {}))
+    app = build_app(args)
+    app.context.adopt_fleet(fleet, owned=False)  # `demo` started it and stops it
     return app
 
 

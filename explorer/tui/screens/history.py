@@ -109,15 +109,11 @@ class HistoryScreen(Screen[None]):
         context = self.app.context  # type: ignore[attr-defined]
         error = self.query_one("#history-error", Static)
         try:
-            self.agents = list(context.history().agents())
+            self.agents = context.agents()
             self.rows = context.rows(agent=self.agent)
         except ExplorerError as exc:
             self.rows, self.agents = [], []
             error.update(Content.assemble(("✗ ", "bold"), safe.text(str(exc), 500)))
-            error.display = True
-        except Exception as exc:
-            self.rows, self.agents = [], []
-            error.update(Content.assemble(("✗ cannot read the history: ", "bold"), safe.text(str(exc), 500)))
             error.display = True
         else:
             error.display = False
@@ -128,17 +124,14 @@ class HistoryScreen(Screen[None]):
     def _fill_agents(self) -> None:
         options = [Option(Content.styled(f"all agents ({len(self.agents)})", "bold"), id="all")]
         for i, agent in enumerate(self.agents):
-            name = getattr(agent, "name", None) or getattr(agent, "agent", "")
-            runs = getattr(agent, "runs", 0)
-            count = f"\n  {model.plural(runs if isinstance(runs, int) else 0, 'run')}"
-            count += f" · last {getattr(agent, 'last_verdict', '?')}"
+            count = f"\n  {model.plural(agent.runs, 'run')} · last {agent.last_verdict}"
             options.append(
                 Option(
                     Content.assemble(
-                        (safe.clip(name, 26), "bold"),
+                        (safe.clip(agent.name or agent.agent, 26), "bold"),
                         (count, "dim"),
                         "\n  ",
-                        (safe.clip(getattr(agent, "agent", ""), 24), "dim"),
+                        (safe.clip(agent.agent, 24), "dim"),
                     ),
                     id=f"agent-{i}",
                 )

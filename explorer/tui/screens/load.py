@@ -178,24 +178,19 @@ class LoadScreen(Screen[None]):
         self.run_worker(self._start_demo, thread=True, exclusive=True, group="demo", name="start-demo")
 
     def _start_demo(self) -> None:
-        from explorer.tui.fleet import start_fleet
-
         try:
-            fleet = start_fleet()
+            self.app.context.start_demo()  # type: ignore[attr-defined]
         except Exception as exc:  # a port or a builder failed: say so where the user looks
             self.app.call_from_thread(self._demo_failed, str(exc))
             return
-        self.app.call_from_thread(self._demo_started, fleet)
+        self.app.call_from_thread(self._demo_started)
 
-    def _demo_started(self, fleet: object) -> None:
+    def _demo_started(self) -> None:
         self.starting = False
-        context = self.app.context  # type: ignore[attr-defined]
-        if not self.is_attached:  # the app is closing: hand the fleet over so close() stops it
-            context.adopt_fleet(fleet)
-            return
-        context.adopt_fleet(fleet)
-        self.show_demo_agents()
-        self.notify(f"{len(context.demo)} reference agents on 127.0.0.1", title="demo", markup=False)
+        if self.is_attached:  # else the app is closing, and close() stops the agents
+            self.show_demo_agents()
+            count = len(self.app.context.demo)  # type: ignore[attr-defined]
+            self.notify(f"{count} reference agents on 127.0.0.1", title="demo", markup=False)
 
     def _demo_failed(self, reason: str) -> None:
         self.starting = False
