@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import sys
 import tempfile
 from pathlib import Path
@@ -31,16 +30,9 @@ TITLES = {
 }
 
 
-def _as_text(app: Any) -> str:
-    from rich.console import Console
-
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True)
-    console.print(app.screen._compositor.render_update(full=True))
-    return console.export_text(styles=False)
-
-
 def draw(name: str, app: Any, before: Any, out: Path, size: tuple[int, int], text: bool) -> Path:
+    from explorer.tui.pictures import screen_text
+
     path = out / f"{FILES.get(name, name)}.svg"
 
     async def pilot(p: Any) -> None:
@@ -48,7 +40,7 @@ def draw(name: str, app: Any, before: Any, out: Path, size: tuple[int, int], tex
         svg = app.export_screenshot(title=TITLES.get(name, name))
         path.write_text(svg, encoding="utf-8")
         if text:
-            print(f"===== {name} =====\n{_as_text(app)}")
+            print(f"===== {name} =====\n{screen_text(app)}")
         app.exit()
 
     app.run(headless=True, size=size, auto_pilot=pilot)

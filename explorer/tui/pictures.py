@@ -33,6 +33,18 @@ _PORT = re.compile(r"127\.0\.0\.1:(\d+)")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{40,}(?![A-Za-z0-9_-])")
 
 
+def screen_text(app: Any) -> str:
+    """Exactly what the terminal would be sent for the app's current screen, as plain text."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, record=True)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text(styles=False)
+
+
 def fixed_clock() -> datetime:
     return FIXED_NOW
 
@@ -80,7 +92,7 @@ def normalise_report(report: Mapping[str, Any], normaliser: Normaliser | None = 
 async def picture_run(fleet: Any, name: str, normaliser: Normaliser | None = None, **options: Any) -> Run:
     """Interview one reference agent now and return the run with its volatile details fixed."""
     from explorer.procedure import Options, run_interview
-    from explorer.tui.launch import demo_keys
+    from explorer.tui.fleet import demo_keys
 
     opts = Options(keys=demo_keys(fleet), runner=RUNNER, **options)
     run = await run_interview(fleet.agents[name].card_url, opts)
@@ -89,7 +101,7 @@ async def picture_run(fleet: Any, name: str, normaliser: Normaliser | None = Non
 
 def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None) -> AppContext:
     """An AppContext for pictures: fixed clock, the fleet's agents, no cursor blink."""
-    from explorer.tui.launch import demo_agents, demo_keys
+    from explorer.tui.fleet import demo_agents, demo_keys
 
     norm = normaliser or Normaliser()
     agents = [
