@@ -50,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
 
     fmt = args.format
     if fmt is None:
-        fmt = (format_for_path(args.output) if args.output else None) or "json"
-        if args.output and format_for_path(args.output) is None:
+        implied = format_for_path(args.output) if args.output else None
+        fmt = implied or "json"
+        if args.output and implied is None:
             shown = safe_text(args.output, limit=200)
             say(f"{shown} has no known suffix; writing JSON (use --format to choose)")
     try:

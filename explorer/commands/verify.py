@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from explorer.commands.common import (
     EXIT_USAGE,
-    VERDICT_EXIT,
     UsageError,
     add_home_argument,
     add_interview_arguments,
@@ -34,6 +33,7 @@ from explorer.commands.common import (
     print_lines,
     request_headers,
     say,
+    verdict_exit,
 )
 
 if TYPE_CHECKING:
@@ -194,4 +194,4 @@ def run(args: argparse.Namespace) -> int:
     _print_report(result.report, args.json)
     if not args.offline and not args.no_history:
         _record(result, args)
-    return VERDICT_EXIT.get(str(result.report.get("verdict")), EXIT_USAGE)
+    return verdict_exit(str(result.report.get("verdict")))

@@ -16,7 +16,6 @@ from urllib.parse import urlsplit
 
 # Re-exported for the net layer's callers; the one definition is in the core.
 from explorer.core.urls import origin as origin
-from explorer.core.urls import same_origin as same_origin
 from explorer.core.urls import site_of as site_of
 
 
