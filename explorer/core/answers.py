@@ -158,10 +158,6 @@ def read_jsonrpc(body: bytes, *, expected_id: Any) -> RpcOutcome:
                       has_data="data" in err, body=doc)
 
 
-def _ptr(*tokens: Any) -> str:
-    return "".join("/" + jp.escape(str(t)) for t in tokens)
-
-
 def check_answer(question: str, result: Any) -> list[Finding]:
     """Findings about the shape of one interview answer (seed section 5); [] when well formed.
 
@@ -183,7 +179,7 @@ def check_answer(question: str, result: Any) -> list[Finding]:
         return out
     for key in sorted(set(result) - ANSWER_MEMBERS):
         add("answer_extra_member", f"the answer carries {_brief(key)}, which is not question, declared or "
-            "projections (seed 5.3: no member that is not a projection)", _ptr(key))
+            "projections (seed 5.3: no member that is not a projection)", jp.join(key))
     if "question" not in result:
         add("answer_shape_invalid", "the answer does not name its question", "/question")
     elif result["question"] != question:
@@ -210,7 +206,7 @@ def check_answer(question: str, result: Any) -> list[Finding]:
 def check_projection(question: str, index: int, proj: Any) -> list[Finding]:
     """Findings about one projection `{source, value}` at `/projections/<index>`."""
     out: list[Finding] = []
-    base = _ptr("projections", index)
+    base = jp.join("projections", index)
 
     def add(code: str, detail: str, member: str) -> None:
         out.append(finding(code, detail, question=question, member=member))
@@ -220,7 +216,7 @@ def check_projection(question: str, index: int, proj: Any) -> list[Finding]:
         return out
     for key in sorted(set(proj) - PROJECTION_MEMBERS):
         add("answer_extra_member", f"projection {index} carries {_brief(key)}, which is not source or value",
-            base + _ptr(key))
+            base + jp.join(key))
     if "value" not in proj:
         add("answer_shape_invalid", f"projection {index} has no value", base + "/value")
     if "source" not in proj:
@@ -233,9 +229,9 @@ def check_projection(question: str, index: int, proj: Any) -> list[Finding]:
         return out
     for key in sorted(set(source) - SOURCE_MEMBERS):
         add("answer_extra_member", f"the source of projection {index} carries {_brief(key)}, which is not "
-            "document, member, url or digest", base + _ptr("source", key))
+            "document, member, url or digest", base + jp.join("source", key))
     for problem, member in source_problems(source):
-        add("source_invalid", f"projection {index}: {problem}", base + _ptr("source", member))
+        add("source_invalid", f"projection {index}: {problem}", base + jp.join("source", member))
     return out
 
 
@@ -304,9 +300,9 @@ def check_refusal(
         return out
     for key in sorted(set(obj) - REFUSAL_MEMBERS):
         add("refusal_shape_invalid", f"the refusal carries {_brief(key)}, which is not refused, reason, "
-            "detail or declared_skills", _ptr(key))
+            "detail or declared_skills", jp.join(key))
     for key in sorted(REFUSAL_MEMBERS - set(obj)):
-        add("refusal_shape_invalid", f"the refusal lacks {key}", _ptr(key))
+        add("refusal_shape_invalid", f"the refusal lacks {key}", jp.join(key))
     if "refused" in obj and obj["refused"] is not True:
         add("refusal_shape_invalid", f"refused is {_brief(obj['refused'])}, not true", "/refused")
     if "reason" in obj and obj["reason"] not in REFUSAL_REASONS:

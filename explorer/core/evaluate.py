@@ -210,10 +210,7 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     if doc is None:
         a.reachable = False
         return a
-    try:
-        a.card_sha = sha256_hex(canonicalize(doc))
-    except CanonicalError:
-        a.card_sha = None
+    a.card_sha = _canon_hex(doc)
     card = parse_card(doc)
     a.card.update(
         sha256=a.card_sha, layout=card.layout, name=card.name,
@@ -528,9 +525,10 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
         if not usable:
             a.questions[q]["status"] = "error"
             continue
-        _answer(a, q, _read(usable[0]), ctx)
+        first = _read(usable[0])
+        _answer(a, q, first, ctx)
         if len(usable) == 2:
-            _determinism(a, q, _read(usable[0]), _read(usable[1]), usable)
+            _determinism(a, q, first, _read(usable[1]), usable)
     if asked == 0 or delivered == 0:
         a.reachable = False
     if responded and not echoed:

@@ -74,9 +74,6 @@ CODES: dict[str, Severity] = {
 
 PROBES: tuple[str, ...] = ("undefined_method", "unmatched_selector", "unactivated_call")
 
-_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
-
-
 @dataclass(frozen=True)
 class Finding:
     """One thing the verifier noticed, tied to a question, a probe and/or a member when it can be."""
@@ -98,17 +95,6 @@ class Finding:
             out["probe"] = self.probe
         out["detail"] = self.detail
         return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Finding:
-        return cls(
-            code=str(data["code"]),
-            severity=data["severity"],
-            detail=str(data.get("detail", "")),
-            question=data.get("question"),
-            member=data.get("member"),
-            probe=data.get("probe"),
-        )
 
 
 def finding(
@@ -149,10 +135,3 @@ def ordered(findings: Iterable[Finding]) -> list[Finding]:
 
 def has_errors(findings: Iterable[Finding]) -> bool:
     return any(f.severity == "error" for f in findings)
-
-
-def worst(findings: Iterable[Finding]) -> Severity | None:
-    ranks = [_RANK[f.severity] for f in findings]
-    if not ranks:
-        return None
-    return ("error", "warning", "info")[min(ranks)]

@@ -35,7 +35,6 @@ not with the module: a card that declares no OpenClasp entry never pays for it.
 
 from __future__ import annotations
 
-import base64
 import copy
 import hashlib
 import re
@@ -45,8 +44,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote, unquote, urlsplit
 
 from explorer.core.canonical import CanonicalError, canonicalize
+from explorer.core.card import OPENCLASP_URI
 from explorer.core.pointer import escape
-from explorer.core.sow import SowError, decode_b64url
+from explorer.core.sow import SowError, decode_b64url, encode_b64url
 from explorer.core.strict_json import describe_type
 from explorer.core.text import safe_text
 from explorer.core.urls import same_origin
@@ -54,7 +54,6 @@ from explorer.core.urls import same_origin
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-OPENCLASP_URI = "https://openclasp.vercel.app/extensions/trust/v0.1"
 KEY_PATH = "/.well-known/openclasp-session-key"
 RESOLVE_PATH = "/directory/resolve"
 ENVELOPE_MEMBERS: tuple[str, ...] = ("interactionId", "termsHash", "initiatorAgentId", "responderAgentId")
@@ -72,12 +71,8 @@ def _show(value: Any, limit: int = 120) -> str:
     return safe_text(value if isinstance(value, str) else repr(value), limit=limit)
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
-
-
 def _hash(value: Any) -> str:
-    return _b64url(hashlib.sha256(canonicalize(value)).digest())
+    return encode_b64url(hashlib.sha256(canonicalize(value)).digest())
 
 
 # --- attestation -------------------------------------------------------------------------------
@@ -210,7 +205,7 @@ def sign_attestation(
     """A copy of the card with a fresh platformAttestation (for the demo platform)."""
     card = copy.deepcopy({k: v for k, v in public_card.items() if k != "platformAttestation"})
     digest = attestation_digest(card)
-    value = _b64url(private_key.sign(digest.encode("ascii")))
+    value = encode_b64url(private_key.sign(digest.encode("ascii")))
     card["platformAttestation"] = {"algorithm": "Ed25519", "keyId": key_id, "value": value, "digest": digest}
     return card
 
@@ -223,7 +218,7 @@ def public_key_document(private_key: Ed25519PrivateKey, key_id: str | None = Non
     doc: dict[str, Any] = {"algorithm": "Ed25519"}
     if key_id is not None:
         doc["keyId"] = key_id
-    doc["publicKey"] = _b64url(der)
+    doc["publicKey"] = encode_b64url(der)
     return doc
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from explorer.core.canonical import CanonicalError, canonical_text
 from explorer.core.findings import CODES, QUESTIONS
 from explorer.core.text import safe_text
+from explorer.core.verdict import ROLES, VERDICTS, standing
 
 REQUIRED_MEMBERS: tuple[str, ...] = (
     "verdict", "ran_by", "standing", "card", "questions", "probes", "findings", "extensions", "attempts",
@@ -28,8 +29,6 @@ REQUIRED_MEMBERS: tuple[str, ...] = (
 REQUIRED_CARD_MEMBERS: tuple[str, ...] = ("url", "layout", "sha256", "signature")
 REQUIRED_SIGNATURE_MEMBERS: tuple[str, ...] = ("status", "form", "alg", "kid")
 
-VERDICTS = ("conformant", "nonconformant", "churn", "not_offered", "unreachable")
-ROLES = ("self", "independent", "platform")
 SIGNATURE_STATUSES = ("verified", "invalid", "unverifiable", "unsigned")
 LAYOUTS = ("v0.3", "v1.0", "mixed", None)
 QUESTION_STATUSES = ("answered", "refused", "error", "not_asked")
@@ -41,8 +40,6 @@ STANDING_WORDS: dict[str, str] = {
     "independent": "evidence: run by an independent party",
     "platform": "evidence: recorded by a platform",
 }
-
-_STANDING_OF = {"self": "claim", "independent": "evidence", "platform": "evidence"}
 
 _VERDICT_WORDS: dict[str, str] = {
     "conformant": "the live answers match the declared documents",
@@ -193,7 +190,7 @@ def validate_report(report: Any) -> list[str]:
     if "ran_by" in report:
         if not isinstance(ran_by, Mapping) or "name" not in ran_by or ran_by.get("role") not in ROLES:
             problems.append("ran_by must be {name, role} with role self, independent or platform")
-        elif "standing" in report and report["standing"] != _STANDING_OF[ran_by["role"]]:
+        elif "standing" in report and report["standing"] != standing(ran_by["role"]):
             problems.append(f"standing {report['standing']!r} does not follow from role {ran_by['role']!r}")
     attempts = report.get("attempts")
     if "attempts" in report and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):

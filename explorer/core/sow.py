@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 SIGNING_PREFIX = b"agent-sow-v1\n"
-GRADES: tuple[str, ...] = ("enforced", "evidence", "recorded")
 NKEY_USER_PREFIX = 20 << 3  # the 'U' in a user public key
 _NKEY_PREFIXES = {  # first base32 letter of other nkey kinds, for a precise wrong-prefix message
     0 << 3: "A (account)",
@@ -135,7 +134,8 @@ def signing_bytes(doc: Mapping[str, Any]) -> bytes:
     return SIGNING_PREFIX + canonicalize(_unsigned(doc))
 
 
-def _b64url(data: bytes) -> str:
+def encode_b64url(data: bytes) -> str:
+    """Unpadded base64url, the form signatures and keys travel in."""
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
@@ -162,7 +162,8 @@ def sign_proposal(
     """
     unsigned = copy.deepcopy(_unsigned(doc))
     sig = private_key.sign(signing_bytes(unsigned))
-    entry = {"role": "provider", "key": public_nkey(private_key), "signed_at": signed_at, "sig": _b64url(sig)}
+    entry = {"role": "provider", "key": public_nkey(private_key), "signed_at": signed_at,
+             "sig": encode_b64url(sig)}
     return {**unsigned, "signatures": [entry]}
 
 
