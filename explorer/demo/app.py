@@ -59,6 +59,12 @@ async def read_capped(request: Request, cap: int = MAX_BODY) -> bytes | None:
     return b"".join(chunks)
 
 
+def too_large() -> Reply:
+    """The 413 answer to a JSON-RPC body over `MAX_BODY` bytes."""
+    message = f"Invalid Request: the body exceeds {MAX_BODY} bytes"
+    return Reply(413, error_body(None, INVALID_REQUEST, message))
+
+
 def client_of(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
@@ -73,8 +79,7 @@ async def rpc_reply(agent: Agent, request: Request) -> Reply:
     legacy = agent.variant.layout == "v0.3"
     body = await read_capped(request)
     if body is None:
-        message = f"Invalid Request: the body exceeds {MAX_BODY} bytes"
-        return Reply(413, error_body(None, INVALID_REQUEST, message))
+        return too_large()
     return agent.handle_rpc(body, client=client_of(request), activated=activated(request, legacy=legacy))
 
 

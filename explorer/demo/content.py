@@ -11,7 +11,6 @@ standing proposal (client seat open, `starts_at` null) whose every clause carrie
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 SOW_SPEC = "0.18.0-draft"
@@ -211,7 +210,7 @@ def hostile_proposals(skill_ids: list[str]) -> dict[str, dict[str, Any]]:
     """Two proposals whose clauses carry hostile strings, a big integer and deep nesting."""
     out: dict[str, dict[str, Any]] = {}
     for index, skill_id in enumerate(skill_ids):
-        doc = copy.deepcopy(_proposal(
+        doc = _proposal(
             skill_id,
             f"sow_demo0hostile{index:04d}",
             {
@@ -222,7 +221,7 @@ def hostile_proposals(skill_ids: list[str]) -> dict[str, dict[str, Any]]:
             },
             {"per_hour": 2, "per_day": 8, "grade": "enforced"},
             {"in_scope": [MARKUP, ANSI, CONTROL], "out_of_scope": [BIDI]},
-        ))
+        )
         doc["disputes"]["ladder"] = deep_value()
         doc["parties"]["provider"]["owner"] = f"{MARKUP} {BIDI}"
         out[skill_id] = doc

@@ -194,10 +194,10 @@ def _identity(variant: Variant, urls: Urls) -> dict[str, Any]:
     }
 
 
-def card(variant: Variant, urls: Urls, generation: int, extensions: list[Any]) -> dict[str, Any]:
-    """The unsigned card of one state, in the variant's layout."""
+def card(variant: Variant, urls: Urls, generation: int, extensions: list[Any],
+         skills: list[dict[str, Any]]) -> dict[str, Any]:
+    """The unsigned card of one state, in the variant's layout, declaring `skills`."""
     ident = _identity(variant, urls)
-    skills = content.hostile_skills() if variant.hostile else content.skills(generation)
     caps = {"streaming": False, "pushNotifications": False, "extensions": extensions}
     modes = {"defaultInputModes": list(content.DEFAULT_INPUT_MODES),
              "defaultOutputModes": list(content.DEFAULT_OUTPUT_MODES)}
@@ -245,8 +245,8 @@ def build(variant: Variant, urls: Urls, key: CardKey, provider: Provider, genera
     if "fabricate" in variant.faults:
         uncommitted, extra = _uncommitted(urls, provider)
         files.update(extra)
-    doc = _sign_card(variant, card(variant, urls, generation, _extensions(variant, urls, terms_entries)),
-                     urls, key)
+    unsigned = card(variant, urls, generation, _extensions(variant, urls, terms_entries), skills)
+    doc = _sign_card(variant, unsigned, urls, key)
     card_bytes = dumps(doc)
     card_paths: tuple[str, ...] = (CARD_PATH,)
     site = None

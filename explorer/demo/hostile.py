@@ -100,10 +100,6 @@ class Site:
     jwks_body: bytes
 
     @property
-    def base(self) -> str:
-        return self.urls.base
-
-    @property
     def base_path(self) -> str:
         """The case's path prefix on the server (`/case/<name>`)."""
         return urlsplit(self.urls.base).path
@@ -903,10 +899,10 @@ class HostileServer:
     """Every hostile case on one loopback port, served from a background thread.
 
     `start()` returns the base URL; `case_url(name)` is a case's base URL (where its card is
-    discovered); `card_url(name)` its card; `jwks` the suite's public card key set (also served
-    at `jwks_url`). `hits[(name, kind)]` counts requests per case and kind ("card", "rpc",
-    "jwks", "proposal", None for anything else), so a test can prove something was never
-    contacted. A context manager; `stop()` is idempotent.
+    discovered); `jwks` the suite's public card key set (also served at `jwks_url`).
+    `hits[(name, kind)]` counts requests per case and kind ("card", "rpc", "jwks", "proposal",
+    None for anything else), so a test can prove something was never contacted. A context
+    manager; `stop()` is idempotent.
     """
 
     def __init__(self, names: Iterable[str] | None = None, *, port: int = 0) -> None:
@@ -939,9 +935,6 @@ class HostileServer:
         if name not in self.names:
             raise KeyError(f"hostile case {name!r} is not served here")
         return f"{self.base_url}{CASE_PREFIX}{name}"
-
-    def card_url(self, name: str) -> str:
-        return self.case_url(name) + documents.CARD_PATH
 
     @property
     def jwks(self) -> dict[str, Any]:

@@ -29,9 +29,9 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from explorer.demo import documents
-from explorer.demo.agent import Agent, Reply
-from explorer.demo.app import activated, client_of, not_found, read_capped, to_response
-from explorer.demo.jsonrpc import INVALID_REQUEST, MAX_BODY, dumps, error_body
+from explorer.demo.agent import PREFIX, Agent
+from explorer.demo.app import activated, client_of, not_found, read_capped, to_response, too_large
+from explorer.demo.jsonrpc import dumps
 from explorer.demo.ratelimit import RateLimiter
 from explorer.demo.variants import Variant
 
@@ -44,7 +44,7 @@ def _names_interview_method(body: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     method = doc.get("method") if isinstance(doc, dict) else None
-    return isinstance(method, str) and method.startswith("interview/")
+    return isinstance(method, str) and method.startswith(PREFIX)
 
 
 def _replay(body: bytes) -> Any:
@@ -114,8 +114,7 @@ def build(variant: Variant, urls: documents.Urls, key: documents.CardKey, provid
     async def front(request: Request) -> Response:
         body = await read_capped(request)
         if body is None:
-            return to_response(Reply(413, error_body(None, INVALID_REQUEST, f"Invalid Request: the body "
-                                                     f"exceeds {MAX_BODY} bytes")))
+            return to_response(too_large())
         is_activated = activated(request, legacy=False)
         if is_activated or _names_interview_method(body):
             return to_response(agent.handle_rpc(body, client=client_of(request), activated=is_activated))

@@ -78,10 +78,6 @@ class Variant:
         if unknown:
             raise ValueError(f"variant {self.name}: unknown faults {sorted(unknown)}")
 
-    @property
-    def conformant(self) -> bool:
-        return self.expected_verdict == "conformant"
-
 
 def _v(name: str, description: str, verdict: Verdict, codes: tuple[str, ...] = (),
        **switches: Any) -> Variant:
