@@ -193,3 +193,15 @@ async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
         assert "run not recorded" in header
         assert "✗ run not recorded: cannot record the run: the disk is full" in header
         assert "CONFORMANT" in header  # the verdict stands; only the history failed
+
+
+async def test_every_toast_is_plain_text_whoever_raises_it(tmp_path: Path) -> None:
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.screen.notify("[@click=app.quit]boom[/] \x1b[31mred", title="\x1b]0;title\x07", markup=True)
+        await pilot.pause()
+        toast = list(app._notifications)[-1]
+        assert toast.message == "[@click=app.quit]boom[/] \\x1b[31mred"
+        assert "\x1b" not in toast.title and toast.markup is False
+        assert app.is_running and "app.quit" not in app.actions_run

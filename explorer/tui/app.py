@@ -250,6 +250,26 @@ class ExplorerApp(App[int]):
         path = self.save_screenshot(path=str(self.context.export_dir))
         self.notify(f"screenshot saved to {path}", markup=False)
 
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every toast, from any screen or widget, is plain text with control characters made
+        visible: messages quote exceptions and agent text, so neither markup nor terminal escapes
+        may pass, whatever the caller remembered (PROTOCOL.md section 8)."""
+        super().notify(
+            safe.visible(message, 2_000, single_line=False),
+            title=safe.visible(title, 200),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
+
     # ---- audit: the hostile-agent test checks no action runs from agent text ----------------------
     async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
         self.actions_run.append(str(action))
