@@ -250,10 +250,10 @@ def load_trusted_keys(sources: Sequence[str], timeout: float, command: str) -> d
     if not sources:
         return {"keys": []}
     from explorer.net.http import Limits
-    from explorer.net.keys import MAX_KEYS_BYTES, KeysError, load_keys_sync
+    from explorer.net.keys import KeysError, load_keys_sync
 
     try:
-        keys, notes = load_keys_sync(sources, Limits(timeout=timeout, max_bytes=MAX_KEYS_BYTES))
+        keys, notes = load_keys_sync(sources, Limits(timeout=timeout))
     except KeysError as exc:
         raise UsageError(f"--keys: {exc}") from None
     for note in notes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -108,14 +109,17 @@ def merge(sets: Iterable[Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
 async def load_keys(sources: Sequence[str], limits: Limits | None = None) -> tuple[dict[str, Any], list[str]]:
     """Load and merge the public keys of every source (file paths or http(s) URLs).
 
-    Returns (jwks, notes); raises KeysError on the first unusable source.
+    `limits` gives the timeout and the public-only rule; the size cap is always this module's
+    (a key set is small), whatever the caller's limits say. Returns (jwks, notes); raises
+    KeysError on the first unusable source.
     """
     sets: list[list[dict[str, Any]]] = []
     notes: list[str] = []
     urls = [s for s in sources if _is_url(s)]
     fetched: dict[str, bytes] = {}
     if urls:
-        async with Fetcher(limits or Limits(timeout=10.0, max_bytes=MAX_KEYS_BYTES)) as fetcher:
+        capped = replace(limits or Limits(timeout=10.0), max_bytes=MAX_KEYS_BYTES)
+        async with Fetcher(capped) as fetcher:
             for url in urls:
                 fetched[url] = await _fetch(fetcher, url)
     for source in sources:
