@@ -48,6 +48,8 @@ INTERVIEW_URI = "https://agentsow.com/extensions/a2a-interview/v1"
 TERMS_URI = "https://agentsow.com/extensions/a2a-terms/v1"
 REPUTATION_URI = "https://agentreputations.com/extensions/a2a-reputation/v1"
 OPENCLASP_URI = "https://openclasp.vercel.app/extensions/trust/v0.1"
+# Where a card is looked up under a base URL, in order (the v0.3 name last).
+WELL_KNOWN = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 JSONRPC = "JSONRPC"
 Layout = Literal["v0.3", "v1.0", "mixed"]

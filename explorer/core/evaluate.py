@@ -35,7 +35,7 @@ from explorer import __version__
 from explorer.core import pointer as jp
 from explorer.core.answers import ANY_ID, RpcOutcome, check_answer, check_refusal, is_refusal, read_jsonrpc
 from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
-from explorer.core.card import INTERVIEW_URI, Card, Extension, parse_card
+from explorer.core.card import INTERVIEW_URI, WELL_KNOWN, Card, Extension, parse_card
 from explorer.core.diff import diff_question
 from explorer.core.findings import PROBES, QUESTIONS, Finding, finding, ordered
 from explorer.core.openclasp import consistency_problems, verify_attestation
@@ -63,7 +63,6 @@ _TRANSPORT_CODES = (
     ("blocked", "address_blocked"),
     ("transport", "transport_error"),
 )
-_WELL_KNOWN = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 
 def _show(value: Any, limit: int = 160) -> str:
@@ -257,7 +256,7 @@ def _discovered_via(exs: Sequence[Exchange], card_ex: Exchange | None) -> str | 
     if any(e.purpose == "openclasp:resolve" for e in exs):
         return "openclasp"
     path = urlsplit(card_ex.url).path
-    for known in _WELL_KNOWN:
+    for known in WELL_KNOWN:
         if path.endswith(known):
             return known
     return "card-url"

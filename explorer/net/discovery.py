@@ -19,13 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from explorer.core.card import WELL_KNOWN
 from explorer.core.openclasp import OpenClaspRef, classify_reference, resolution_card
 from explorer.core.run import Exchange
 from explorer.core.strict_json import StrictJsonError, parse
 from explorer.net.http import Fetcher, now_rfc3339
 from explorer.net.origins import site_of
-
-WELL_KNOWN = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 Say = Callable[[str], None]
 
