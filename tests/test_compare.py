@@ -152,3 +152,48 @@ def test_malformed_reports_compare_without_crashing() -> None:
     assert not result.identical
     assert len(result.question("identity").added) == 2
     assert compare_reports(None, None).identical  # type: ignore[arg-type]
+
+
+def _repeated_name(value: str, status: str) -> dict[str, Any]:
+    """A report whose identity question answers /name twice: once as usual, once with `value`."""
+    report = _report()
+    projections = report["questions"]["identity"]["projections"]
+    extra = copy.deepcopy(projections[0])
+    extra.update(index=2, value=value, value_canonical=json.dumps(value), status=status)
+    projections.append(extra)
+    return report
+
+
+def test_a_pointer_answered_twice_keeps_its_unchanged_and_changed_occurrences_apart() -> None:
+    a = _repeated_name("Steady Agent", "match")
+    b = _repeated_name("Impostor", "mismatch")
+    identity = compare_reports(a, b).question("identity")
+    assert [(e.kind, e.member) for e in identity.entries] == [
+        ("same", "/name"),
+        ("same", "/version"),
+        ("changed", "/name"),
+    ]
+    assert [e.member for e in identity.same] == ["/name", "/version"]
+    assert identity.unchanged == 2
+    assert [(c.member, c.before, c.after) for c in identity.changed] == [
+        ("/name", "Steady Agent", "Impostor")
+    ]
+    same_name = identity.same[0]
+    assert same_name.before_canonical == same_name.after_canonical == '"Steady Agent"'
+    data = identity.to_json()  # the JSON output keeps its shape: a count, not the same entries
+    assert set(data) == {"added", "removed", "changed", "unchanged", "status", "declared"}
+    assert data["unchanged"] == 2 and len(data["changed"]) == 1
+
+
+def test_the_compare_screen_lays_out_both_occurrences_of_a_repeated_pointer() -> None:
+    from explorer.tui.screens.compare import compare_rows
+
+    a = _repeated_name("Steady Agent", "match")
+    b = _repeated_name("Impostor", "mismatch")
+    rows = [r for r in compare_rows(compare_reports(a, b)) if r.question == "identity"]
+    assert [(r.kind, r.member, r.before, r.after) for r in rows] == [
+        ("same", "/name", '"Steady Agent"', '"Steady Agent"'),
+        ("same", "/version", '"1.0.0"', '"1.0.0"'),
+        ("changed", "/name", '"Steady Agent"', '"Impostor"'),
+    ]
+    assert (rows[2].before_status, rows[2].after_status) == ("match", "mismatch")

@@ -23,7 +23,7 @@ from explorer.core.findings import QUESTIONS
 from explorer.core.report import lookup, projection_canonical
 from explorer.core.text import safe_text
 
-ChangeKind = Literal["added", "removed", "changed"]
+ChangeKind = Literal["same", "added", "removed", "changed"]
 ProjectionKey = tuple[str, str | None, str]  # (document, url, member)
 
 _VALUE_WIDTH = 100  # characters of a canonical value shown per line in lines()
@@ -31,7 +31,8 @@ _VALUE_WIDTH = 100  # characters of a canonical value shown per line in lines()
 
 @dataclass(frozen=True)
 class ProjectionChange:
-    """One projection that appeared, disappeared, or now carries another value or status."""
+    """One aligned projection: the same in both runs, or one that appeared, disappeared, or now
+    carries another value or status."""
 
     question: str
     kind: ChangeKind
@@ -63,15 +64,28 @@ class ProjectionChange:
 
 @dataclass(frozen=True)
 class QuestionComparison:
-    """One question's projections, aligned by source; plus a change of the question's own status."""
+    """One question's projections, aligned by source; plus a change of the question's own status.
+
+    `entries` holds every aligned projection, `same` ones included, in display order: the earlier
+    run's projections in their order, then those only in the later run. `added`, `removed` and
+    `changed` are its differing entries by kind; `same` and the `unchanged` count the rest.
+    """
 
     question: str
     added: tuple[ProjectionChange, ...] = ()
     removed: tuple[ProjectionChange, ...] = ()
     changed: tuple[ProjectionChange, ...] = ()
-    unchanged: int = 0
     status: tuple[str | None, str | None] | None = None  # (before, after) when it differs
     declared: tuple[Any, Any] | None = None
+    entries: tuple[ProjectionChange, ...] = ()
+
+    @property
+    def same(self) -> tuple[ProjectionChange, ...]:
+        return tuple(e for e in self.entries if e.kind == "same")
+
+    @property
+    def unchanged(self) -> int:
+        return len(self.same)
 
     @property
     def identical(self) -> bool:
@@ -240,8 +254,7 @@ def _aligned(projections: Any) -> dict[tuple[ProjectionKey, int], Mapping[str, A
 
 def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
     before, after = _aligned(lookup(qa, "projections")), _aligned(lookup(qb, "projections"))
-    added, removed, changed = [], [], []
-    unchanged = 0
+    entries: list[ProjectionChange] = []
 
     def change(
         kind: ChangeKind, key: ProjectionKey, pa: Mapping | None, pb: Mapping | None
@@ -263,22 +276,22 @@ def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
     for slot, pa in before.items():
         pb = after.get(slot)
         if pb is None:
-            removed.append(change("removed", slot[0], pa, None))
+            entries.append(change("removed", slot[0], pa, None))
         elif _canonical(pa) != _canonical(pb) or pa.get("status") != pb.get("status"):
-            changed.append(change("changed", slot[0], pa, pb))
+            entries.append(change("changed", slot[0], pa, pb))
         else:
-            unchanged += 1
-    added = [change("added", slot[0], None, pb) for slot, pb in after.items() if slot not in before]
+            entries.append(change("same", slot[0], pa, pb))
+    entries.extend(change("added", slot[0], None, pb) for slot, pb in after.items() if slot not in before)
     status = (lookup(qa, "status"), lookup(qb, "status"))
     declared = (lookup(qa, "declared"), lookup(qb, "declared"))
     return QuestionComparison(
         question=name,
-        added=tuple(added),
-        removed=tuple(removed),
-        changed=tuple(changed),
-        unchanged=unchanged,
+        added=tuple(e for e in entries if e.kind == "added"),
+        removed=tuple(e for e in entries if e.kind == "removed"),
+        changed=tuple(e for e in entries if e.kind == "changed"),
         status=status if status[0] != status[1] else None,
         declared=declared if declared[0] != declared[1] else None,
+        entries=tuple(entries),
     )
 
 

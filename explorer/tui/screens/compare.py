@@ -10,7 +10,6 @@ by « », carets and underline. Above the table, the report-level facts that cha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,6 +25,7 @@ from explorer.tui import diffmarks, model, safe
 from explorer.tui.commands import PaletteCommand
 
 if TYPE_CHECKING:
+    from explorer.core.compare import Comparison
     from explorer.core.run import Run
 
 MARKS = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "- removed"}
@@ -45,64 +45,27 @@ class Row:
     after_status: str | None
 
 
-def _canonical(projection: Mapping[str, Any]) -> str:
-    text = projection.get("value_canonical")
-    return text if isinstance(text, str) else safe.visible(projection.get("value"), 10_000)
-
-
-def aligned_rows(before: Mapping[str, Any], after: Mapping[str, Any], comparison: Any) -> list[Row]:
-    """Every projection of either run, in question order, marked from the comparison."""
-    rows: list[Row] = []
-    for name in model.QUESTIONS:
-        q = comparison.question(name)
-        changes = {}
-        for change in (*q.changed, *q.added, *q.removed):
-            changes.setdefault((change.document, change.url, change.member), change)
-        seen: set[tuple[str, str | None, str]] = set()
-        ordered = [*model.projections(before, name), *model.projections(after, name)]
-        for projection in ordered:
-            url = projection.get("url")
-            key = (
-                str(projection.get("document")),
-                url if isinstance(url, str) else None,
-                str(projection.get("member")),
-            )
-            if key in seen:
-                continue
-            seen.add(key)
-            change = changes.get(key)
-            if change is None:
-                rows.append(
-                    Row(
-                        name,
-                        "same",
-                        *key,
-                        _canonical(projection),
-                        _canonical(projection),
-                        projection.get("status"),
-                        projection.get("status"),
-                    )
-                )
-            else:
-                rows.append(
-                    Row(
-                        name,
-                        change.kind,
-                        *key,
-                        change.before_canonical,
-                        change.after_canonical,
-                        change.before_status,
-                        change.after_status,
-                    )
-                )
-    return rows
+def compare_rows(comparison: Comparison) -> list[Row]:
+    """One row per projection core aligned, in question order and core's order within a question."""
+    return [
+        Row(
+            q.question,
+            entry.kind,
+            entry.document,
+            entry.url,
+            entry.member,
+            entry.before_canonical,
+            entry.after_canonical,
+            entry.before_status,
+            entry.after_status,
+        )
+        for q in comparison.questions
+        for entry in q.entries
+    ]
 
 
 def _cell(text: str | None, width: int = CELL) -> Text:
-    if text is None:
-        return Text("(absent)", style="italic")
-    shown = safe.visible(text, width * 4)
-    return Text(shown if len(shown) <= width else shown[: width - 1] + "…")
+    return Text("(absent)", style="italic") if text is None else Text(safe.clip(text, width))
 
 
 class CompareTable(DataTable):
@@ -143,7 +106,7 @@ class CompareScreen(Screen[None]):
     def on_mount(self) -> None:
         context = self.app.context  # type: ignore[attr-defined]
         self.comparison = context.compare(self.before.report, self.after.report)
-        self.rows = aligned_rows(self.before.report, self.after.report, self.comparison)
+        self.rows = compare_rows(self.comparison)
         a, b = self._label(self.before_id, "A"), self._label(self.after_id, "B")
         self.query_one("#compare-title", Static).update(
             Content.assemble(
