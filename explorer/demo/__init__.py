@@ -56,4 +56,5 @@ Layout of this package
 - `jsonrpc.py`, `ratelimit.py`, `agent.py`: the interview endpoint without HTTP.
 - `app.py`: the Starlette app; `sdk_agent.py`: the same endpoint in front of a2a-sdk's server.
 - `fleet.py`: `Fleet`, every agent its own uvicorn server on one background event loop.
+- `sockets.py`: the listening socket every server binds (TCP, with TCP_NODELAY).
 """

@@ -36,6 +36,7 @@ from explorer.demo import documents, openclasp_site
 from explorer.demo.agent import Agent
 from explorer.demo.app import build_app
 from explorer.demo.ratelimit import RateLimit, RateLimiter
+from explorer.demo.sockets import listening_socket
 from explorer.demo.variants import VARIANTS, Variant
 
 __all__ = ["VARIANTS", "Fleet", "FleetError", "RunningAgent", "Variant"]
@@ -178,13 +179,9 @@ class Fleet:
     def _bind(self) -> None:
         for index, _variant in enumerate(self.variants):
             wanted = self.port + index if self.port else 0
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind((HOST, wanted))
-                sock.listen(128)
+                sock = listening_socket(HOST, wanted)
             except OSError as exc:
-                sock.close()
                 for other in self._sockets:
                     other.close()
                 self._sockets = []

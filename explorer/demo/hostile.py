@@ -56,6 +56,7 @@ from explorer.demo.agent import Agent
 from explorer.demo.jsonrpc import RpcError, dumps, error_body, parse_request, result_body
 from explorer.demo.projection import Committed
 from explorer.demo.ratelimit import RateLimit, RateLimiter
+from explorer.demo.sockets import listening_socket
 from explorer.demo.variants import Variant, Verdict
 
 HOST = "127.0.0.1"
@@ -956,10 +957,7 @@ class HostileServer:
     def start(self) -> str:
         if self._thread is not None:
             raise RuntimeError("this hostile server is already started")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((HOST, self.port))
-        sock.listen(256)
+        sock = listening_socket(HOST, self.port, backlog=256)
         self._sock = sock
         self.port = sock.getsockname()[1]
         self._thread = threading.Thread(target=self._run, name="hostile-agent", daemon=True)
