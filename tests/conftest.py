@@ -1,14 +1,13 @@
-"""Shared fixtures: a temporary explorer home for every test, and paths to the shared vectors."""
+"""Shared fixtures: a temporary explorer home for every test, and the reference agents.
+
+The published test vectors the tests compare against live in tests/vectors/ (see its README).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-VECTORS = SHARED / "vectors"
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from explorer.core import strict_json
 from explorer.core.canonical import CanonicalError, canonical_text, canonicalize, digest, sha256_hex
 
-JCS = Path(__file__).resolve().parent.parent.parent / "shared" / "vectors" / "jcs"
+JCS = Path(__file__).resolve().parent / "vectors" / "jcs"
 VECTOR_NAMES = sorted(p.stem for p in (JCS / "input").glob("*.json"))
 ES6_FILE = JCS / "es6testfile-first100k.txt.gz"
 ES6_SHA256 = "22776e6d4b49fa294a0d0f349268e5c28808fe7e0cb2bcbe28f63894e494d4c7"

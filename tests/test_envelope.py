@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "openclasp" / "contract.json"
+CONTRACT = Path(__file__).resolve().parent / "vectors" / "openclasp" / "contract.json"
 KNOWN_HASH = "zGeGrDYC8Gj0zfubZHgOeaxSs3Ke62uZNincR1Zc3qM"
 URI = "https://openclasp.vercel.app/extensions/trust/v0.1"
 

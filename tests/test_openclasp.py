@@ -27,7 +27,7 @@ from explorer.core.openclasp import (
     verify_attestation,
 )
 
-CONTRACT = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "openclasp" / "contract.json"
+CONTRACT = Path(__file__).resolve().parent / "vectors" / "openclasp" / "contract.json"
 KNOWN_HASH = "zGeGrDYC8Gj0zfubZHgOeaxSs3Ke62uZNincR1Zc3qM"
 BASE = "https://openclasp.example"
 AGENT = "agt_7Hq2"

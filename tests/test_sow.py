@@ -30,7 +30,7 @@ from explorer.core.sow import (
     signing_bytes,
 )
 
-VECTOR = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "sow" / "reconcile-statement.sow.json"
+VECTOR = Path(__file__).resolve().parent / "vectors" / "sow" / "reconcile-statement.sow.json"
 KNOWN_DIGEST = "sha256:078355014bf9a87852e4ca580395ffe123920ae243700c7e8dc5a2853f85d54d"
 VECTOR_KEY = "UBMBH4BK6EIHQFVMHLSABFSQXB3JXUFZOXVZQTIERO33AD4HHAI3D7QP"
 BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"

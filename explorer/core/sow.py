@@ -4,7 +4,7 @@ A card's terms extension commits to proposals by `sha256:<hex>` over the JCS byt
 document (signatures included). The provider signature is not JWS: it is Ed25519 over
 `agent-sow-v1\\n` + JCS(document minus `signatures`), with the public key written as a NATS nkey
 (base32 of prefix byte 'U' + 32-byte key + CRC-16/XMODEM). See PROTOCOL.md section 5 and
-`shared/vectors/sow/README.md`.
+`tests/vectors/sow/README.md`.
 
 `check_proposal` is pure: the network layer hands it the bytes it fetched (or the reason it could
 not), and it returns a `ProposalCheck` with every step it took, so a screen can show why an entry

@@ -5,7 +5,7 @@ can see at a glance what a realistic declaration looks like, and so the hostile 
 (markup, escapes, bidi overrides, huge and deep values, big integers) is written down in one
 place instead of being sprinkled through the server. Nothing here knows about HTTP or keys.
 
-The two proposals are modelled on the signed Agent SoW vector in `shared/vectors/sow/`: a
+The two proposals are modelled on the signed Agent SoW vector in `tests/vectors/sow/`: a
 standing proposal (client seat open, `starts_at` null) whose every clause carries a grade.
 """
 

@@ -7,7 +7,7 @@ the public JWKS is written next to each card. The cards are fixtures, so they ar
 readable: `steady-card.json` is a v1.0 card with the interview and terms extensions signed
 spec-literally (payload form `served`); `merged-card.json` is a v1.0 + v0.3 card signed the way
 a2a-sdk >= 1.1.4 signs (payload form `sdk-normalized`, so its v0.3 members are unsigned).
-The proposal digest is the known digest of the signed Agent SoW vector in shared/vectors/sow/.
+The proposal digest is the known digest of the signed Agent SoW vector in tests/vectors/sow/.
 """
 
 from __future__ import annotations
