@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from explorer.core.canonical import canonicalize
 from explorer.core.findings import CODES
-from explorer.demo import documents, projection
+from explorer.demo import content, documents, projection
 from explorer.demo.agent import Agent
 from explorer.demo.ratelimit import RateLimit, RateLimiter
 from explorer.demo.variants import FAULTS, VARIANTS, Variant
@@ -116,6 +116,19 @@ def test_honest_answers_resolve_through_their_own_pointers(provider: documents.P
                 doc = docs.card if source["document"] == "card" else by_url[source["url"]]
                 value = pointer.resolve(doc, source["member"]).value
                 assert canonicalize(value) == canonicalize(proj["value"]), (name, question)
+
+
+def test_the_huge_agent_is_a_signed_catalogue_of_distinct_skills(provider: documents.Provider) -> None:
+    docs = documents.build(VARIANTS["huge"], URLS, documents.CardKey.generate("huge"), provider)
+    skills = docs.card["skills"]
+    assert len(skills) == content.HUGE_SKILLS == 5000
+    assert len({s["id"] for s in skills}) == len(skills)
+    assert len(docs.card_bytes) > 2 * 1024 * 1024 and docs.card["signatures"]
+    assert all(len(s["description"]) > 80 and s["inputModes"] and s["outputModes"] for s in skills)
+    assert len(docs.committed or ()) == 2  # the two standing proposals, offered for its first skills
+    assert {c.offering for c in docs.committed or ()} <= {s["id"] for s in skills[:2]}
+    capabilities = projection.answer("capabilities", docs.card, docs.committed)
+    assert len(capabilities["projections"]) == 2 * len(skills)
 
 
 # --- rate limit ---------------------------------------------------------------------------------

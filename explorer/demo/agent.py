@@ -172,15 +172,28 @@ class Agent:
 
     # --- answers, computed once per state --------------------------------------------------------
 
-    def _answer_bytes(self, question: str, skill: int | None) -> bytes:
-        key = (self.generation, question, skill)
+    def prepare(self) -> None:
+        """Compute every state's answers now (without a selector), so the first asks are lookups.
+
+        The fleet calls it while building a large agent in the background; otherwise answers are
+        computed on first ask.
+        """
+        for generation in range(len(self.states)):
+            for question in projection.QUESTIONS:
+                self._forms(generation, question, None)
+
+    def _forms(self, generation: int, question: str, skill: int | None) -> tuple[bytes, ...]:
+        key = (generation, question, skill)
         if key not in self._cache:
-            docs = self.documents
+            docs = self.states[generation]
             honest = projection.answer(question, docs.card, docs.committed, skill)
             answer = faults.apply(self.variant.faults, question, honest, docs.uncommitted)
             forms = faults.ask_forms(self.variant.faults, question, answer) or [answer]
             self._cache[key] = tuple(dumps(form) for form in forms)
-        forms = self._cache[key]
+        return self._cache[key]
+
+    def _answer_bytes(self, question: str, skill: int | None) -> bytes:
+        forms = self._forms(self.generation, question, skill)
         if len(forms) == 1:
             return forms[0]
         asks = self._asks.get(question, 0)

@@ -226,3 +226,83 @@ def hostile_proposals(skill_ids: list[str]) -> dict[str, dict[str, Any]]:
         doc["parties"]["provider"]["owner"] = f"{MARKUP} {BIDI}"
         out[skill_id] = doc
     return out
+
+
+# --- the huge agent --------------------------------------------------------------------------------
+
+HUGE_SKILLS = 5000
+
+_ACTIONS = (
+    ("reconcile", "Reconciles", "against"),
+    ("summarize", "Summarizes", "for"),
+    ("classify", "Classifies", "by"),
+    ("extract", "Extracts the key fields from", "into"),
+    ("review", "Reviews", "against"),
+    ("forecast", "Forecasts", "from"),
+    ("translate", "Translates", "into"),
+    ("audit", "Audits", "against"),
+    ("draft", "Drafts", "from"),
+    ("route", "Routes", "by"),
+)
+_OBJECTS = (
+    ("invoices", "supplier invoices", "the purchase-order ledger"),
+    ("statements", "bank and card statements", "the general ledger export"),
+    ("contracts", "signed service contracts", "the approved clause library"),
+    ("tickets", "customer support tickets", "the product area taxonomy"),
+    ("shipments", "outbound shipment manifests", "the carrier rate tables"),
+    ("timesheets", "weekly timesheets", "the project budget lines"),
+    ("receipts", "expense receipts", "the travel and expense policy"),
+    ("payroll", "payroll runs", "the employee master file"),
+    ("inventory", "stock counts", "the warehouse bin locations"),
+    ("leases", "property leases", "the lease accounting schedule"),
+    ("claims", "insurance claims", "the policy coverage terms"),
+    ("orders", "sales orders", "the customer credit limits"),
+)
+_REGIONS = ("EMEA", "APAC", "North America", "LATAM", "Nordics", "DACH", "UK and Ireland", "Benelux")
+_DETAILS = (
+    "Flags every line it cannot match, with the reason and the closest candidate.",
+    "Reports totals per period and lists anything outside the agreed tolerance.",
+    "Keeps an audit trail of each decision and the source line it came from.",
+    "Never changes the source documents; every result is a separate report.",
+    "Handles multi-currency amounts and states the exchange rate it used.",
+    "Returns a confidence per item and asks for a person's review below the threshold.",
+)
+_INPUT_MODES = (
+    ["text/csv", "application/json"],
+    ["application/pdf", "image/png", "image/jpeg"],
+    ["application/json"],
+    ["text/plain", "text/markdown"],
+    ["application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "text/csv"],
+)
+_OUTPUT_MODES = (
+    ["application/json"],
+    ["application/json", "text/markdown"],
+    ["text/csv"],
+    ["application/pdf", "application/json"],
+)
+
+
+def huge_skills(count: int = HUGE_SKILLS) -> list[dict[str, Any]]:
+    """`count` skills of a large back-office agent: the two ordinary skills, then generated ones.
+
+    Deterministic (the same list every time), every id distinct, each skill with a description of
+    a few sentences, tags, an example and its own input and output modes, so the card is the size
+    and shape of a real catalogue (about 2.9 MB for 5,000 skills), not padding.
+    """
+    out = skills()
+    for n in range(count - len(out)):
+        verb, doing, link = _ACTIONS[n % len(_ACTIONS)]
+        noun, things, reference = _OBJECTS[(n // len(_ACTIONS)) % len(_OBJECTS)]
+        region = _REGIONS[(n // (len(_ACTIONS) * len(_OBJECTS))) % len(_REGIONS)]
+        detail = _DETAILS[n % len(_DETAILS)]
+        other = _DETAILS[(n + 3) % len(_DETAILS)]
+        out.append({
+            "id": f"{verb}-{noun}-{n + 1:04d}",
+            "name": f"{verb.title()} {things} ({region}, desk {n + 1})",
+            "description": f"{doing} {things} for the {region} desk {link} {reference}. {detail} {other}",
+            "tags": [noun, verb, region.lower().replace(" ", "-")],
+            "examples": [f"{verb.title()} last month's {things} for {region} {link} {reference}."],
+            "inputModes": list(_INPUT_MODES[n % len(_INPUT_MODES)]),
+            "outputModes": list(_OUTPUT_MODES[(n // 3) % len(_OUTPUT_MODES)]),
+        })
+    return out

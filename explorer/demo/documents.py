@@ -233,7 +233,12 @@ def _sign_card(variant: Variant, doc: dict[str, Any], urls: Urls, key: CardKey) 
 
 def build(variant: Variant, urls: Urls, key: CardKey, provider: Provider, generation: int = 0) -> Documents:
     """Everything one agent serves for one state (`generation`) of its declaration."""
-    skills = content.hostile_skills() if variant.hostile else content.skills(generation)
+    if variant.hostile:
+        skills = content.hostile_skills()
+    elif variant.huge:
+        skills = content.huge_skills()
+    else:
+        skills = content.skills(generation)
     skill_ids = [s["id"] for s in skills]
     files: dict[str, bytes] = {}
     terms_entries: list[dict[str, Any]] | None = None

@@ -7,8 +7,9 @@ and serves them all from one background thread running one asyncio event loop. I
 every socket is bound and listening and the ordinary agents are serving; `stop()` shuts every
 server down and releases the ports. The fleet is a context manager.
 
-Two agents are expensive to build and are finished in the background after `start()` returns:
-`sdk-built` (importing a2a-sdk takes about a second) and `hostile` (a 1 MB card to sign). Their
+Three agents are expensive to build and are finished in the background after `start()` returns:
+`sdk-built` (importing a2a-sdk takes about a second), `hostile` (a 1 MB card to sign) and `huge`
+(a 2.9 MB card to sign, and its answers, computed before it serves). Their
 sockets are already listening, so a client that connects early simply waits in the listen
 backlog until the agent is ready; `wait_ready()` blocks until every agent serves. This keeps the
 start-up time (`startup_seconds`) well under a second. `sdk-built` is skipped, with the reason in
@@ -85,7 +86,7 @@ def _sdk_available() -> bool:
 
 
 def _deferred(variant: Variant) -> bool:
-    return variant.sdk or variant.hostile
+    return variant.sdk or variant.hostile or variant.huge
 
 
 class Fleet:
@@ -209,6 +210,8 @@ class Fleet:
             generations = 2 if variant.churn else 1
             states = [documents.build(variant, urls, key, provider, g) for g in range(generations)]
             agent = Agent(variant, states, limiter)
+            if variant.huge:
+                agent.prepare()
             return agent, build_app(agent)
 
         return running, build

@@ -31,6 +31,7 @@ description and a verdict is a steady v1.0 agent):
 - `hostile`: names, descriptions and values full of markup, escapes and huge or deep values.
 - `openclasp`: "valid" or "forged" OpenClasp trust extension and public card.
 - `reputation`: a reputation extension pointer in the card.
+- `huge`: 5,000 skills (`content.huge_skills`), so the card is a catalogue of about 2.9 MB.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ class Variant:
     hostile: bool = False
     openclasp: Literal["valid", "forged"] | None = None
     reputation: bool = False
+    huge: bool = False
 
     def __post_init__(self) -> None:
         unknown = self.faults - FAULTS
@@ -139,6 +141,8 @@ _TABLE: tuple[Variant, ...] = (
        ("refusal_as_error",), closure="as_error"),
     _v("narrow", "the refusals answer leaves one declared skill out of the boundary", "nonconformant",
        ("refusals_boundary_mismatch",), faults=frozenset({"narrow_boundary"})),
+    _v("huge", "5,000 skills with descriptions and modes (a 2.9 MB signed card), two proposals; "
+       "answers consistent", "conformant", huge=True),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in _TABLE}
