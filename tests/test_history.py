@@ -14,7 +14,7 @@ import pytest
 from test_history_support import CARD_URL, SECRET, make_run
 
 from explorer.core.run import REDACTED
-from explorer.store import history as history_module
+from explorer.store import schema as schema_module
 from explorer.store.history import HISTORY_FILE, History, HistoryError
 
 
@@ -236,7 +236,7 @@ def test_a_history_from_a_newer_explorer_is_refused(home: Path) -> None:
     with History.open(home) as history:
         history.record(make_run())
     with sqlite3.connect(home / HISTORY_FILE) as conn:
-        conn.execute(f"PRAGMA user_version={history_module.SCHEMA_VERSION + 1}")
+        conn.execute(f"PRAGMA user_version={schema_module.SCHEMA_VERSION + 1}")
     conn.close()
     with pytest.raises(HistoryError, match="newer Interview Explorer"):
         History.open(home)
@@ -275,9 +275,9 @@ def _create_version_1(path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("BEGIN")
-    for statement in history_module.MIGRATIONS[1]:
+    for statement in schema_module.MIGRATIONS[1]:
         conn.execute(statement)
-    conn.execute(f"PRAGMA application_id={history_module.APPLICATION_ID}")
+    conn.execute(f"PRAGMA application_id={schema_module.APPLICATION_ID}")
     conn.execute("PRAGMA user_version=1")
     conn.execute("COMMIT")
     conn.close()
@@ -289,7 +289,7 @@ def test_a_version_1_database_opens_and_keeps_working(home: Path) -> None:
         run_id = history.record(make_run())
         assert history.load(run_id).report == make_run().report
     with sqlite3.connect(home / HISTORY_FILE) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == history_module.SCHEMA_VERSION
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema_module.SCHEMA_VERSION
     conn.close()
 
 
@@ -299,10 +299,10 @@ def test_migrations_run_forward_from_version_1_and_keep_every_run(
     _create_version_1(home / HISTORY_FILE)
     with History.open(home) as history:
         run_id = history.record(make_run())
-    migrations = dict(history_module.MIGRATIONS)
+    migrations = dict(schema_module.MIGRATIONS)
     migrations[2] = ("ALTER TABLE runs ADD COLUMN note TEXT", "CREATE INDEX runs_by_verdict ON runs(verdict)")
-    monkeypatch.setattr(history_module, "MIGRATIONS", migrations)
-    monkeypatch.setattr(history_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema_module, "MIGRATIONS", migrations)
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", 2)
     with History.open(home) as history:
         assert history.load(run_id).report == make_run().report
         history.record(make_run())
@@ -316,10 +316,10 @@ def test_a_failing_migration_changes_nothing(home: Path, monkeypatch: pytest.Mon
     _create_version_1(home / HISTORY_FILE)
     with History.open(home) as history:
         run_id = history.record(make_run())
-    migrations = dict(history_module.MIGRATIONS)
+    migrations = dict(schema_module.MIGRATIONS)
     migrations[2] = ("ALTER TABLE runs ADD COLUMN note TEXT", "THIS IS NOT SQL")
-    monkeypatch.setattr(history_module, "MIGRATIONS", migrations)
-    monkeypatch.setattr(history_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema_module, "MIGRATIONS", migrations)
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", 2)
     with pytest.raises(HistoryError, match="from history version 1 to 2"):
         History.open(home)
     monkeypatch.undo()

@@ -1,6 +1,8 @@
 """What the explorer keeps and hands out: the run history and the transcript exports.
 
-- `history`: the SQLite history (content-addressed documents, one transaction per run, migrations).
+- `history`: the run history's `History` class (record, list, load, forget; one transaction per run).
+- `schema`: the history file's format (recognising the file, opening pragmas, migrations).
+- `codec`: a Run as content-addressed documents plus a small volatile part, and back.
 - `export`: JSON, Markdown and HTML transcripts, with the formats declared as data.
 - `replay`: asking a recorded interview again and comparing (shared by replay, watch and the TUI).
 - `redact`: the second line of defence that keeps credentials out of both.

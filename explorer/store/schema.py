@@ -1,0 +1,231 @@
+"""The history file's format: how it is recognised, opened and migrated (stdlib `sqlite3`).
+
+This is the part of the history that must never change behind a released database's back, so it
+lives apart from the code that reads and writes runs (`history`) and from the document codec
+(`codec`):
+
+- The file is identified by `PRAGMA application_id` and versioned by `PRAGMA user_version`.
+- Migrations are data: `MIGRATIONS[v]` turns version v-1 into v, applied forward in one
+  transaction, so a failing step changes nothing. Add a schema change as `MIGRATIONS[n + 1]`;
+  never edit a released version's statements.
+- A file that is not SQLite, another application's database, or a history written by a newer
+  explorer is refused with a `HistoryError` before anything is written to it.
+- Every connection runs in WAL with `synchronous=NORMAL` (crash-safe for a killed process; only an
+  OS crash can lose the last few commits), foreign keys on and `secure_delete` on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+HISTORY_FILE = "history.sqlite3"
+APPLICATION_ID = 0x49455848  # "IEXH": marks the file as an Interview Explorer history
+SQLITE_MAGIC = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 15_000
+
+
+class HistoryError(Exception):
+    """The history cannot do what was asked; str() is a sentence a person can act on."""
+
+
+# The first schema, exactly as released. Never edit a released version's statements: databases
+# created by it exist; change the schema by adding MIGRATIONS[n + 1] instead.
+SCHEMA_V1: tuple[str, ...] = (
+    """CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        sha256 BLOB NOT NULL UNIQUE,        -- SHA-256 of the original bytes
+        size INTEGER NOT NULL,              -- length of the original bytes
+        encoding INTEGER NOT NULL,          -- 0 stored as is, 1 zlib
+        body BLOB NOT NULL
+    )""",
+    # Which body documents an exchange-list document points at (for loading and for forgetting).
+    """CREATE TABLE doc_links (
+        parent INTEGER NOT NULL,
+        child INTEGER NOT NULL,
+        PRIMARY KEY (parent, child)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX doc_links_child ON doc_links(child)",
+    """CREATE TABLE agents (
+        id INTEGER PRIMARY KEY,
+        agent TEXT NOT NULL UNIQUE,         -- the card URL, or the target when no card was found
+        name TEXT                           -- the card's name at the latest run
+    )""",
+    """CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,   -- never reused, even after forget
+        agent_id INTEGER NOT NULL REFERENCES agents(id),
+        recorded_at TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        standing TEXT,
+        role TEXT,
+        runner TEXT,
+        card_sha256 TEXT,
+        answers_sha256 TEXT,
+        report_doc INTEGER NOT NULL,        -- the report with volatile members nulled
+        exchanges_doc INTEGER NOT NULL,     -- the exchanges with bodies as digests, volatile values nulled
+        keys_doc INTEGER NOT NULL,          -- the public JWKS used
+        volatile BLOB NOT NULL              -- zlib JSON: the nulled values, put back on load
+    )""",
+    "CREATE INDEX runs_by_agent ON runs(agent_id, id)",
+)
+
+# MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty file).
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: SCHEMA_V1}
+SCHEMA_VERSION = max(MIGRATIONS)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to the history database at `path`, created or migrated as needed.
+
+    Raises `HistoryError` (and leaves the file untouched) for anything that is not an Interview
+    Explorer history this version can read, and says so plainly when the disk is full.
+    """
+    _check_header(path)
+    try:
+        conn = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+    except sqlite3.Error as exc:
+        raise HistoryError(f"cannot open the history at {path}: {exc}") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        _prepare(conn, path)
+    except HistoryError:
+        conn.close()
+        raise
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if _disk_is_full(path, exc):
+            raise HistoryError(
+                f"the disk holding {path} is full, so the history cannot be opened (SQLite needs "
+                "room for its write-ahead files); free some space and try again. Earlier runs are "
+                "intact."
+            ) from None
+        raise HistoryError(
+            f"{path} is not a usable history database ({exc}); it was left untouched"
+        ) from None
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+    """Check ownership, switch to WAL, set the connection's pragmas, migrate.
+
+    While another process is creating the file or switching it to WAL, SQLite can answer
+    "database is locked" without waiting on the busy timeout; that is retried, briefly.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            _check_owner(conn, path)
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA secure_delete=ON")  # forgotten runs do not linger in free pages
+            migrate(conn, path)
+            return
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
+def _check_header(path: Path) -> None:
+    """Refuse, before SQLite touches it, a file that is not a SQLite database at all."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        raise HistoryError(f"{path} is a folder, not a history database") from None
+    except OSError as exc:
+        raise HistoryError(f"cannot read the history at {path}: {exc}") from None
+    if head and head != SQLITE_MAGIC:
+        raise HistoryError(
+            f"{path} is not an Interview Explorer history (not a SQLite database); it was left untouched. "
+            "Move it away or choose another --home."
+        )
+
+
+def _check_owner(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse another application's database, and a history from a newer explorer."""
+    # One statement, so one snapshot: another process may be creating the schema right now.
+    app_id, version, tables = conn.execute(
+        "SELECT (SELECT application_id FROM pragma_application_id), "
+        "(SELECT user_version FROM pragma_user_version), (SELECT COUNT(*) FROM sqlite_master)"
+    ).fetchone()
+    has_tables = tables > 0
+    if app_id == 0 and version == 0 and not has_tables:
+        return  # a new, empty file: ours to create
+    if app_id != APPLICATION_ID:
+        raise HistoryError(
+            f"{path} is a SQLite database of another application, not an Interview Explorer history; "
+            "it was left untouched. Move it away or choose another --home."
+        )
+    if version > SCHEMA_VERSION:
+        raise HistoryError(
+            f"{path} was written by a newer Interview Explorer (history version {version}, this one reads "
+            f"up to {SCHEMA_VERSION}); upgrade, or choose another --home."
+        )
+
+
+def migrate(conn: sqlite3.Connection, path: Path | str = "the history") -> int:
+    """Bring the database to SCHEMA_VERSION in one transaction; returns the version it started at."""
+    target = SCHEMA_VERSION
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == target:
+        return version  # the common case takes no write lock
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated
+        if version == target:
+            conn.execute("COMMIT")
+            return version
+        if version == 0:
+            if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]:
+                raise HistoryError(f"{path} is not an empty database; it was left untouched")
+            conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        for step in range(version + 1, target + 1):
+            for statement in MIGRATIONS[step]:
+                try:
+                    conn.execute(statement)
+                except sqlite3.Error as exc:
+                    raise HistoryError(
+                        f"could not upgrade {path} from history version {step - 1} to {step}: {exc}; "
+                        "nothing was changed"
+                    ) from None
+        conn.execute(f"PRAGMA user_version={target}")
+        conn.execute("COMMIT")
+        return version
+    except BaseException:
+        rollback(conn)
+        raise
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open (SQLite ends some on its own, e.g. on a full disk)."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # the original error is the one worth reporting
+
+
+def _disk_is_full(path: Path, exc: sqlite3.DatabaseError) -> bool:
+    """An I/O error while opening is most often a full disk (no room for the -wal/-shm files)."""
+    text = str(exc).lower()
+    if "disk is full" in text:
+        return True
+    if "disk i/o error" not in text:
+        return False
+    try:
+        import shutil
+
+        return shutil.disk_usage(path.parent).free < 256 * 1024
+    except OSError:
+        return False
