@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from explorer.core.run import Run
-from explorer.demo.hostile import HOSTILE_CASES, HostileServer
+from explorer.demo.hostile import HostileServer
+from explorer.demo.hostile_cases import HOSTILE_CASES
 from explorer.procedure import Options, run_interview_sync
 from explorer.store.history import HISTORY_FILE, History, HistoryError
 

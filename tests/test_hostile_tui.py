@@ -23,7 +23,8 @@ import pytest
 from textual.widgets import Static
 from tui_support import wait_for
 
-from explorer.demo.hostile import HOSTILE_CASES, TRAP, HostileServer
+from explorer.demo.hostile import HostileServer
+from explorer.demo.hostile_cases import HOSTILE_CASES, TRAP
 from explorer.tui.app import ExplorerApp, Start
 from explorer.tui.context import AppContext
 from explorer.tui.screens.interview import InterviewScreen

@@ -1,6 +1,6 @@
 """Every hostile case, verified end to end over real loopback HTTP: outcome, time, no traceback.
 
-`explorer.demo.hostile.HOSTILE_CASES` is the single source of truth: each test here is
+`explorer.demo.hostile_cases.HOSTILE_CASES` is the single source of truth: each test here is
 parametrized over it, and each case states the verdict a correct verifier reaches, the finding
 codes that must appear and the codes that must not. Every case must also finish within twice
 the timeout plus a second (CONTRACT.md: a hang ends within about twice the timeout), give a
@@ -33,7 +33,8 @@ import pytest
 from explorer.core.findings import CODES
 from explorer.core.report import validate_report
 from explorer.core.run import Run
-from explorer.demo.hostile import HOSTILE_CASES, TRAP, HostileCase, HostileServer
+from explorer.demo.hostile import HostileServer
+from explorer.demo.hostile_cases import HOSTILE_CASES, TRAP, HostileCase
 from explorer.net.http import MIB
 from explorer.procedure import Options, reverify_offline, run_interview_sync
 

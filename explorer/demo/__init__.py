@@ -57,4 +57,6 @@ Layout of this package
 - `app.py`: the Starlette app; `sdk_agent.py`: the same endpoint in front of a2a-sdk's server.
 - `fleet.py`: `Fleet`, every agent its own uvicorn server on one background event loop.
 - `sockets.py`: the listening socket every server binds (TCP, with TCP_NODELAY).
+- `hostile_cases.py`: the hostile agent's case table (one way to misbehave per row, with what a
+  verifier must conclude); `hostile.py`: the raw HTTP/1.1 server that serves those cases.
 """
