@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_hash(args: argparse.Namespace) -> int:
     from explorer.core.canonical import CanonicalError
-    from explorer.core.openclasp import terms_hash
+    from explorer.core.envelope import terms_hash
 
     contract = _load(args.hash_only, "contract")
     try:
@@ -89,7 +89,8 @@ def _print_hash(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from explorer.core.openclasp import OPENCLASP_URI, check_envelope
+    from explorer.core.card import OPENCLASP_URI
+    from explorer.core.envelope import check_envelope
 
     message = _load(args.file, "message")
     contract = _load(args.contract, "contract") if args.contract is not None else None

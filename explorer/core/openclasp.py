@@ -1,4 +1,4 @@
-"""OpenClasp (the second seed): platform attestation, card consistency, references, trust envelope.
+"""The OpenClasp extension: platform attestation, card consistency, references a user may paste.
 
 What the public aryaamin/OpenClasp repository (packages/protocol, packages/sidecar, apps/api)
 shows, and what this module relies on:
@@ -26,7 +26,8 @@ shows, and what this module relies on:
   resolvedAt}`.
 - Contracts are hashed whole (signatures member included) into an unpadded base64url
   `termsHash`; messages carry `{interactionId, termsHash, initiatorAgentId, responderAgentId}`
-  under the extension URI in `message.metadata` (docs/A2A_EXTENSION.md).
+  under the extension URI in `message.metadata` (docs/A2A_EXTENSION.md); that check is
+  `explorer.core.envelope`, used by the `envelope` command only.
 
 Everything here is pure and tolerant of hostile input: wrong types give a result or a message
 that says what was wrong, never an exception. `cryptography` is imported where a key is used,
@@ -45,7 +46,6 @@ from urllib.parse import quote, unquote, urlsplit
 
 from explorer.core.canonical import CanonicalError, canonicalize
 from explorer.core.card import OPENCLASP_URI
-from explorer.core.pointer import escape
 from explorer.core.sow import SowError, decode_b64url, encode_b64url
 from explorer.core.strict_json import describe_type
 from explorer.core.text import safe_text
@@ -56,22 +56,25 @@ if TYPE_CHECKING:
 
 KEY_PATH = "/.well-known/openclasp-session-key"
 RESOLVE_PATH = "/directory/resolve"
-ENVELOPE_MEMBERS: tuple[str, ...] = ("interactionId", "termsHash", "initiatorAgentId", "responderAgentId")
 
-_HASH = re.compile(r"[A-Za-z0-9_-]{43}")
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# An unpadded base64url SHA-256: attestation digests and contract terms hashes.
+HASH_FORM = re.compile(r"[A-Za-z0-9_-]{43}")
 _PROFILE = re.compile(r"(?P<prefix>.*)/a/(?P<slug>[^/]+)/?")
 _PUBLIC_CARD = re.compile(r"(?P<prefix>.*)/agents/(?P<id>[^/]+)/card\.json")
 _A2A_CARD = re.compile(r"(?P<prefix>.*)/agents/(?P<id>[^/]+)/a2a-agent-card\.json")
 _BARE = re.compile(r"[A-Za-z0-9_-]{1,128}")  # slugs and agent ids; a host name has a dot
 
 
-def _show(value: Any, limit: int = 120) -> str:
-    """A hostile value, short and printable, for a message."""
+def show(value: Any, limit: int = 120) -> str:
+    """A hostile value, short and printable, for a message (strings as they are, others by repr)."""
     return safe_text(value if isinstance(value, str) else repr(value), limit=limit)
 
 
-def _hash(value: Any) -> str:
+def jcs_hash(value: Any) -> str:
+    """Unpadded base64url SHA-256 over the JCS bytes of `value` (43 characters).
+
+    Raises CanonicalError when the value is not representable as JSON.
+    """
     return encode_b64url(hashlib.sha256(canonicalize(value)).digest())
 
 
@@ -80,7 +83,7 @@ def _hash(value: Any) -> str:
 
 def attestation_digest(public_card: Mapping[str, Any]) -> str:
     """base64url(SHA-256(JCS(card without platformAttestation))), 43 characters."""
-    return _hash({k: v for k, v in public_card.items() if k != "platformAttestation"})
+    return jcs_hash({k: v for k, v in public_card.items() if k != "platformAttestation"})
 
 
 AttestationStatus = Literal["verified", "invalid", "missing", "bad_key"]
@@ -111,11 +114,11 @@ def _pick_key(key_doc: Any, key_id: Any) -> tuple[str | None, str | None, str]:
         entries += [e for e in previous if isinstance(e, Mapping)]
     for entry in entries:
         if isinstance(key_id, str) and entry.get("keyId") == key_id:
-            return _key_text(entry), key_id, f"key {_show(key_id)}"
+            return _key_text(entry), key_id, f"key {show(key_id)}"
     note = "the key endpoint's current key"
     if isinstance(key_id, str) and isinstance(key_doc.get("keyId"), str):
-        offered = _show(key_doc["keyId"])
-        note += f" (the attestation names keyId {_show(key_id)}, the endpoint offers {offered})"
+        offered = show(key_doc["keyId"])
+        note += f" (the attestation names keyId {show(key_id)}, the endpoint offers {offered})"
     current_id = key_doc.get("keyId") if isinstance(key_doc.get("keyId"), str) else None
     return _key_text(key_doc), current_id, note
 
@@ -165,7 +168,7 @@ def verify_attestation(public_card: Any, key_doc: Any) -> AttestationResult:
     if att["digest"] != computed:
         return AttestationResult(
             False, "invalid",
-            f"the card changed after it was attested: digest {_show(att['digest'])}, computed {computed}",
+            f"the card changed after it was attested: digest {show(att['digest'])}, computed {computed}",
             computed,
         )
     key_text, key_id, note = _pick_key(key_doc, att.get("keyId"))
@@ -190,12 +193,12 @@ def verify_attestation(public_card: Any, key_doc: Any) -> AttestationResult:
 
 def _attestation_shape(att: Mapping[str, Any]) -> str | None:
     if att.get("algorithm") != "Ed25519":
-        return f"algorithm must be Ed25519, got {_show(att.get('algorithm'))}"
+        return f"algorithm must be Ed25519, got {show(att.get('algorithm'))}"
     for name in ("keyId", "value", "digest"):
         if not isinstance(att.get(name), str) or not att.get(name):
             return f"{name} must be a non-empty string"
-    if not _HASH.fullmatch(att["digest"]):
-        return f"digest must be 43 base64url characters, got {_show(att['digest'])}"
+    if not HASH_FORM.fullmatch(att["digest"]):
+        return f"digest must be 43 base64url characters, got {show(att['digest'])}"
     return None
 
 
@@ -279,30 +282,30 @@ def consistency_problems(
     if not isinstance(agent_id, str) or not agent_id:
         problems.append("the public card has no agentId string")
     elif params.get("agentId") != agent_id:
-        problems.append(f"params.agentId is {_show(params.get('agentId'))}, the public card's agentId is "
-                        f"{_show(agent_id)}")
+        problems.append(f"params.agentId is {show(params.get('agentId'))}, the public card's agentId is "
+                        f"{show(agent_id)}")
     card_url = params.get("openClaspCardUrl")
     own_url = public_card.get("cardUrl")
     if not isinstance(card_url, str):
         problems.append("params.openClaspCardUrl is missing or not a string")
     elif isinstance(own_url, str):
         if card_url != own_url:
-            problems.append(f"params.openClaspCardUrl is {_show(card_url)}, the public card's cardUrl is "
-                            f"{_show(own_url)}")
+            problems.append(f"params.openClaspCardUrl is {show(card_url)}, the public card's cardUrl is "
+                            f"{show(own_url)}")
     elif not _card_path_matches(card_url, agent_id, "card.json"):
-        problems.append(f"params.openClaspCardUrl {_show(card_url)} is not /agents/{{agentId}}/card.json "
+        problems.append(f"params.openClaspCardUrl {show(card_url)} is not /agents/{{agentId}}/card.json "
                         "for the public card's agentId")
     own_a2a = public_card.get("a2aAgentCardUrl")
     # The same card is commonly also served at the origin's well-known path; only a card read
     # from another origin than the one the platform names is a real disagreement.
     if (a2a_card_url is not None and isinstance(own_a2a, str)
             and not same_origin(own_a2a, a2a_card_url)):
-        problems.append(f"the A2A card was read from {_show(a2a_card_url)}, the public card names "
-                        f"{_show(own_a2a)}")
+        problems.append(f"the A2A card was read from {show(a2a_card_url)}, the public card names "
+                        f"{show(own_a2a)}")
     problems += _transport_problems(a2a_card, public_card)
     ext_uri = public_card.get("extensionUri")
     if isinstance(ext_uri, str) and ext_uri not in _extension_uris(a2a_card):
-        problems.append(f"the public card's extensionUri {_show(ext_uri)} is not declared by the A2A card")
+        problems.append(f"the public card's extensionUri {show(ext_uri)} is not declared by the A2A card")
     return problems
 
 
@@ -317,7 +320,7 @@ def _transport_problems(a2a_card: Mapping[str, Any], public_card: Mapping[str, A
     if not urls:
         return ["the A2A card declares no interface URL"]
     return [
-        f"interface URL {_show(url)} is not an endpoint in the public card's transports"
+        f"interface URL {show(url)} is not an endpoint in the public card's transports"
         for url in urls
         if url not in endpoints
     ]
@@ -356,7 +359,7 @@ class OpenClaspRef:
 def classify_reference(text: Any) -> OpenClaspRef:
     """Profile URL `/a/{slug}`, public card URL, A2A card URL, bare slug or id, or other."""
     if not isinstance(text, str):
-        return OpenClaspRef("other", _show(text))
+        return OpenClaspRef("other", show(text))
     ref = text.strip()
     parts = urlsplit(ref)
     if parts.scheme in ("http", "https") and parts.netloc:
@@ -382,149 +385,3 @@ def resolution_card(doc: Any) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(card, dict):
         return None, "the resolve response has no card object"
     return card, None
-
-
-# --- terms hash and the trust envelope in message metadata -------------------------------------
-
-
-def terms_hash(contract: Any) -> str:
-    """Unpadded base64url SHA-256 over the JCS of the whole contract (43 characters).
-
-    Raises CanonicalError when the contract is not representable as JSON.
-    """
-    return _hash(contract)
-
-
-@dataclass(frozen=True)
-class EnvelopeResult:
-    """The trust envelope found in a message, what is wrong with it, and the terms-hash check."""
-
-    ok: bool
-    uri: str
-    envelope: dict[str, Any] | None
-    location: str | None
-    problems: tuple[str, ...]
-    warnings: tuple[str, ...]
-    computed_hash: str | None = None
-    hash_match: bool | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "valid": self.ok,
-            "uri": self.uri,
-            "location": self.location,
-            "envelope": self.envelope,
-            "problems": list(self.problems),
-            "warnings": list(self.warnings),
-            "computed_terms_hash": self.computed_hash,
-            "terms_hash_match": self.hash_match,
-        }
-
-
-def _unwrap(message: Any, warnings: list[str]) -> tuple[Any, str]:
-    """The A2A message inside a JSON-RPC request (params.message) or a send request (message)."""
-    if isinstance(message, Mapping) and isinstance(message.get("params"), Mapping):
-        method = message.get("method")
-        if method not in ("message/send", "message/stream", "SendMessage", "SendStreamingMessage"):
-            warnings.append(f"the JSON-RPC method is {_show(method)}, not message/send or message/stream")
-        return message["params"].get("message"), "/params/message"
-    wrapped = isinstance(message, Mapping) and "metadata" not in message
-    if wrapped and isinstance(message.get("message"), Mapping):
-        return message["message"], "/message"
-    return message, ""
-
-
-def check_envelope(message: Any, contract: Any | None = None, *, uri: str = OPENCLASP_URI) -> EnvelopeResult:
-    """Validate the OpenClasp trust envelope of an A2A message; with a contract, check its hash."""
-    problems: list[str] = []
-    warnings: list[str] = []
-    msg, base = _unwrap(message, warnings)
-    envelope, location = _find_envelope(msg, base, uri, problems, warnings)
-    computed: str | None = None
-    match: bool | None = None
-    if envelope is not None:
-        _check_members(envelope, problems, warnings)
-    if contract is not None:
-        try:
-            computed = terms_hash(contract)
-        except CanonicalError as exc:
-            problems.append(f"the contract cannot be canonicalized: {exc}")
-        if computed is not None and envelope is not None:
-            match = envelope.get("termsHash") == computed
-            if not match:
-                sent = _show(envelope.get("termsHash"))
-                problems.append(f"termsHash {sent} does not match the contract's hash {computed}")
-            _check_contract(contract, envelope, problems, warnings)
-    return EnvelopeResult(
-        ok=not problems, uri=uri, envelope=envelope, location=location, problems=tuple(problems),
-        warnings=tuple(warnings), computed_hash=computed, hash_match=match,
-    )
-
-
-def _find_envelope(
-    msg: Any, base: str, uri: str, problems: list[str], warnings: list[str]
-) -> tuple[dict[str, Any] | None, str | None]:
-    if not isinstance(msg, Mapping):
-        problems.append(f"expected an A2A message object, got a JSON {describe_type(msg)}")
-        return None, None
-    extensions = msg.get("extensions")
-    if isinstance(extensions, list) and uri not in extensions:
-        warnings.append("the message's extensions list does not name the extension URI")
-    metadata = msg.get("metadata")
-    if metadata is None:
-        problems.append("the message has no metadata, so no trust envelope")
-        return None, None
-    if not isinstance(metadata, Mapping):
-        problems.append(f"message.metadata is a JSON {describe_type(metadata)}, not an object")
-        return None, None
-    location = f"{base}/metadata/{escape(uri)}"
-    if uri not in metadata:
-        others = [k for k in metadata if "openclasp" in str(k).lower()]
-        hint = f" (metadata has {', '.join(_show(k) for k in others[:3])})" if others else ""
-        problems.append(f"no trust envelope under {_show(uri)} in message.metadata{hint}")
-        return None, None
-    envelope = metadata[uri]
-    if not isinstance(envelope, dict):
-        problems.append(f"the trust envelope is a JSON {describe_type(envelope)}, not an object")
-        return None, location
-    return envelope, location
-
-
-def _check_members(envelope: Mapping[str, Any], problems: list[str], warnings: list[str]) -> None:
-    for name in ENVELOPE_MEMBERS:
-        value = envelope.get(name)
-        if name not in envelope:
-            problems.append(f"{name} is missing")
-        elif not isinstance(value, str):
-            problems.append(f"{name} must be a string, got a JSON {describe_type(value)}")
-        elif name == "interactionId" and not _UUID.fullmatch(value):
-            problems.append(f"interactionId {_show(value)} is not a UUID")
-        elif name == "termsHash" and not _HASH.fullmatch(value):
-            problems.append(f"termsHash {_show(value)} is not 43 base64url characters (unpadded SHA-256)")
-        elif not value:
-            problems.append(f"{name} is empty")
-    extra = [k for k in envelope if k not in ENVELOPE_MEMBERS]
-    if extra:
-        names = ", ".join(_show(k) for k in extra)
-        warnings.append(f"members beyond the four the extension defines: {names}")
-    initiator, responder = envelope.get("initiatorAgentId"), envelope.get("responderAgentId")
-    if isinstance(initiator, str) and initiator and initiator == responder:
-        warnings.append("initiatorAgentId and responderAgentId are the same agent")
-
-
-def _check_contract(
-    contract: Any, envelope: Mapping[str, Any], problems: list[str], warnings: list[str]
-) -> None:
-    if not isinstance(contract, Mapping):
-        warnings.append(f"the contract is a JSON {describe_type(contract)}, not an object")
-        return
-    sent = envelope.get("interactionId")
-    if isinstance(sent, str) and "interactionId" in contract and contract.get("interactionId") != sent:
-        problems.append(f"the contract's interactionId {_show(contract.get('interactionId'))} differs from "
-                        f"the envelope's {_show(sent)}")
-    parties = contract.get("parties")
-    if isinstance(parties, list):
-        for name in ("initiatorAgentId", "responderAgentId"):
-            agent = envelope.get(name)
-            if isinstance(agent, str) and agent not in parties:
-                warnings.append(f"{name} {_show(agent)} is not among the contract's parties")
