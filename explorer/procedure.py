@@ -28,6 +28,7 @@ from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 from explorer import __version__
+from explorer.core import attestation
 from explorer.core.card import Card, CardError, parse_card
 from explorer.core.evaluate import UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluate
 from explorer.core.findings import QUESTIONS
@@ -332,7 +333,7 @@ def _evaluate(
     started_at: str,
     finished_at: str,
 ) -> dict[str, Any]:
-    return evaluate(
+    report = evaluate(
         list(exchanges),
         dict(keys),
         target=target,
@@ -341,6 +342,8 @@ def _evaluate(
         finished_at=finished_at,
         explorer_version=__version__,
     )
+    # Every report says whether the run is signed; signing (explorer.evidence) replaces this.
+    return attestation.apply(report, attestation.unsigned(report, live=True))
 
 
 async def run_interview(target: str, options: Options, progress: ProgressCallback | None = None) -> Run:

@@ -299,15 +299,19 @@ def test_migrations_run_forward_from_version_1_and_keep_every_run(
     _create_version_1(home / HISTORY_FILE)
     with History.open(home) as history:
         run_id = history.record(make_run())
+    nxt = schema_module.SCHEMA_VERSION + 1  # a future version, after every released one
     migrations = dict(schema_module.MIGRATIONS)
-    migrations[2] = ("ALTER TABLE runs ADD COLUMN note TEXT", "CREATE INDEX runs_by_verdict ON runs(verdict)")
+    migrations[nxt] = (
+        "ALTER TABLE runs ADD COLUMN note TEXT",
+        "CREATE INDEX runs_by_verdict ON runs(verdict)",
+    )
     monkeypatch.setattr(schema_module, "MIGRATIONS", migrations)
-    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", nxt)
     with History.open(home) as history:
         assert history.load(run_id).report == make_run().report
         history.record(make_run())
     with sqlite3.connect(home / HISTORY_FILE) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == nxt
         assert "note" in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
     conn.close()
 
@@ -316,16 +320,17 @@ def test_a_failing_migration_changes_nothing(home: Path, monkeypatch: pytest.Mon
     _create_version_1(home / HISTORY_FILE)
     with History.open(home) as history:
         run_id = history.record(make_run())
+    current = schema_module.SCHEMA_VERSION
     migrations = dict(schema_module.MIGRATIONS)
-    migrations[2] = ("ALTER TABLE runs ADD COLUMN note TEXT", "THIS IS NOT SQL")
+    migrations[current + 1] = ("ALTER TABLE runs ADD COLUMN note TEXT", "THIS IS NOT SQL")
     monkeypatch.setattr(schema_module, "MIGRATIONS", migrations)
-    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", 2)
-    with pytest.raises(HistoryError, match="from history version 1 to 2"):
+    monkeypatch.setattr(schema_module, "SCHEMA_VERSION", current + 1)
+    with pytest.raises(HistoryError, match=f"from history version {current} to {current + 1}"):
         History.open(home)
     monkeypatch.undo()
     with History.open(home) as history:
         assert history.load(run_id).report == make_run().report
     with sqlite3.connect(home / HISTORY_FILE) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == current
         assert "note" not in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
     conn.close()

@@ -61,6 +61,8 @@ CODES: dict[str, Severity] = {
     "rate_limited": "warning",
     "card_changed": "info",
     "churn": "info",
+    # A transcript that presents evidence which cannot be checked (CONTRACT.md "Signed evidence").
+    "evidence_unverified": "warning",
     # Other declared extensions: reported in the `extensions` list, never in the verdict.
     "openclasp_attestation_invalid": "error",
     "openclasp_attestation_missing": "error",

@@ -30,6 +30,7 @@ REQUIRED_CARD_MEMBERS: tuple[str, ...] = ("url", "layout", "sha256", "signature"
 REQUIRED_SIGNATURE_MEMBERS: tuple[str, ...] = ("status", "form", "alg", "kid")
 
 SIGNATURE_STATUSES = ("verified", "invalid", "unverifiable", "unsigned")
+RUN_ATTESTATION_STATUSES = ("verified", "invalid", "unknown_signer", "unsigned")
 LAYOUTS = ("v0.3", "v1.0", "mixed", None)
 QUESTION_STATUSES = ("answered", "refused", "error", "not_asked")
 PROJECTION_STATUSES = ("match", "mismatch", "unresolved", "unverifiable")
@@ -169,6 +170,15 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _unverified(report: Mapping[str, Any]) -> bool:
+    """A result presented as evidence that is only a claim says why (`evidence_unverified`)."""
+    findings = report.get("findings")
+    return report.get("standing") == "claim" and any(
+        isinstance(f, Mapping) and f.get("code") == "evidence_unverified"
+        for f in (findings if isinstance(findings, list) else [])
+    )
+
+
 def _require(obj: Mapping[str, Any], names: tuple[str, ...], where: str) -> list[str]:
     return [f"{where}{name} is missing" for name in names if name not in obj]
 
@@ -190,8 +200,15 @@ def validate_report(report: Any) -> list[str]:
     if "ran_by" in report:
         if not isinstance(ran_by, Mapping) or "name" not in ran_by or ran_by.get("role") not in ROLES:
             problems.append("ran_by must be {name, role} with role self, independent or platform")
-        elif "standing" in report and report["standing"] != standing(ran_by["role"]):
+        elif report.get("standing", standing(ran_by["role"])) != standing(ran_by["role"]) and not _unverified(
+            report
+        ):
             problems.append(f"standing {report['standing']!r} does not follow from role {ran_by['role']!r}")
+    attestation = report.get("run_attestation")
+    if "run_attestation" in report and (
+        not isinstance(attestation, Mapping) or attestation.get("status") not in RUN_ATTESTATION_STATUSES
+    ):
+        problems.append("run_attestation must be {status, keyid, runner, role} with a known status")
     attempts = report.get("attempts")
     if "attempts" in report and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1):
         problems.append("attempts must be a positive integer")

@@ -89,19 +89,26 @@ class Run:
     report: Mapping[str, Any]
     exchanges: tuple[Exchange, ...] = ()
     keys: Mapping[str, Any] = field(default_factory=dict)
+    # The runner's signed attestation (a DSSE envelope, explorer.core.attestation), or None.
+    attestation: Mapping[str, Any] | None = None
 
     @property
     def verdict(self) -> str:
         return str(self.report.get("verdict", ""))
 
     def to_transcript(self) -> dict[str, Any]:
-        return {
+        """The JSON transcript; a signed run's envelope is its `run_attestation` member, and the
+        signature covers every other member (explorer.core.intoto.transcript_sha256)."""
+        data = {
             "transcript_version": TRANSCRIPT_VERSION,
             "explorer_version": self.report.get("explorer_version"),
             "report": dict(self.report),
             "exchanges": [e.to_json() for e in self.exchanges],
             "keys": dict(self.keys),
         }
+        if self.attestation is not None:
+            data["run_attestation"] = dict(self.attestation)
+        return data
 
     @classmethod
     def from_transcript(cls, data: Mapping[str, Any]) -> Run:
@@ -111,7 +118,12 @@ class Run:
             report=dict(data.get("report") or {}),
             exchanges=tuple(Exchange.from_json(e) for e in data.get("exchanges") or []),
             keys=dict(data.get("keys") or {}),
+            attestation=_mapping_or_none(data.get("run_attestation")),
         )
+
+
+def _mapping_or_none(value: Any) -> dict[str, Any] | None:
+    return dict(value) if isinstance(value, Mapping) else None
 
 
 def _b64(data: bytes | None) -> str | None:

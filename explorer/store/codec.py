@@ -73,6 +73,7 @@ class EncodedRun:
     bodies: list[Doc]  # every distinct request and response body
     keys: Doc  # the public JWKS used
     volatile: bytes  # zlib JSON: the nulled values, put back by decode_run
+    attestation: bytes | None = None  # zlib JSON: the runner's DSSE envelope of a signed run
 
 
 def encode_run(run: Run) -> EncodedRun:
@@ -85,11 +86,17 @@ def encode_run(run: Run) -> EncodedRun:
         bodies=bodies,
         keys=_doc(_dumps(dict(run.keys))),
         volatile=zlib.compress(_dumps({"report": report_volatile, "exchanges": ex_volatile}), 9),
+        attestation=None if run.attestation is None else zlib.compress(_dumps(dict(run.attestation)), 9),
     )
 
 
 def decode_run(
-    report: bytes, exchanges: bytes, keys: bytes, volatile: bytes, bodies: Mapping[str, bytes]
+    report: bytes,
+    exchanges: bytes,
+    keys: bytes,
+    volatile: bytes,
+    bodies: Mapping[str, bytes],
+    attestation: bytes | None = None,
 ) -> Run:
     """Join the stored parts back into the run as recorded; `bodies` maps hex digest to bytes.
 
@@ -103,9 +110,12 @@ def decode_run(
         volatile_value = json.loads(zlib.decompress(volatile))
         report_value.update(volatile_value["report"])
         joined = _join_exchanges(skeleton, bodies, volatile_value["exchanges"])
+        envelope = None if attestation is None else json.loads(zlib.decompress(attestation))
+        if envelope is not None and not isinstance(envelope, dict):
+            raise ValueError("the stored attestation is not an object")
     except (ValueError, KeyError, TypeError, AttributeError, RuntimeError, StopIteration, zlib.error) as exc:
         raise ValueError(str(exc)) from None
-    return Run(report=report_value, exchanges=joined, keys=keys_value)
+    return Run(report=report_value, exchanges=joined, keys=keys_value, attestation=envelope)
 
 
 def _split_headers(headers: Sequence[tuple[str, str]], volatile: list[str]) -> list[list[str | None]]:

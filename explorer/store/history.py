@@ -222,8 +222,8 @@ class History:
                 agent_id = _agent_id(conn, agent, fields.pop("name"))
                 cur = conn.execute(
                     """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
-                           answers_sha256, report_doc, exchanges_doc, keys_doc, volatile)
-                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                           answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                     (
                         agent_id,
                         _stamp(self._clock()),
@@ -237,6 +237,7 @@ class History:
                         skeleton_id,
                         keys_id,
                         encoded.volatile,
+                        encoded.attestation,
                     ),
                 )
                 return int(cur.lastrowid or 0)
@@ -344,11 +345,12 @@ class History:
         """The run exactly as recorded (bodies byte for byte); HistoryError if unknown or damaged."""
         with self._read() as conn:
             row = conn.execute(
-                "SELECT report_doc, exchanges_doc, keys_doc, volatile FROM runs WHERE id = ?", (run_id,)
+                "SELECT report_doc, exchanges_doc, keys_doc, volatile, attestation FROM runs WHERE id = ?",
+                (run_id,),
             ).fetchone()
             if row is None:
                 raise HistoryError(f"there is no run {run_id} in the history")
-            report_id, skeleton_id, keys_id, volatile_blob = row
+            report_id, skeleton_id, keys_id, volatile_blob, attestation_blob = row
             try:
                 bodies = {
                     digest.hex(): decode_document(digest, size, encoding, body)
@@ -364,6 +366,7 @@ class History:
                     get_document(conn, keys_id),
                     volatile_blob,
                     bodies,
+                    attestation_blob,
                 )
             except (ValueError, KeyError) as exc:  # a document or its parts do not fit
                 raise HistoryError(

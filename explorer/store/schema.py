@@ -70,8 +70,11 @@ SCHEMA_V1: tuple[str, ...] = (
     "CREATE INDEX runs_by_agent ON runs(agent_id, id)",
 )
 
+# Version 2: a signed run keeps its runner's DSSE envelope (zlib JSON), NULL for an unsigned run.
+SCHEMA_V2: tuple[str, ...] = ("ALTER TABLE runs ADD COLUMN attestation BLOB",)
+
 # MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty file).
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: SCHEMA_V1}
+MIGRATIONS: dict[int, tuple[str, ...]] = {1: SCHEMA_V1, 2: SCHEMA_V2}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
