@@ -39,6 +39,7 @@ from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.verdict import ROLES
 from explorer.net.discovery import discover_card, is_url
+from explorer.net.gate import HostGate
 from explorer.net.http import MIB, Fetcher, Limits, now_rfc3339
 from explorer.net.jsonrpc import call_headers, rpc_body
 from explorer.net.keys import load_keys, merge, public_keys
@@ -346,8 +347,12 @@ def _evaluate(
     return attestation.apply(report, attestation.unsigned(report, live=True))
 
 
-async def run_interview(target: str, options: Options, progress: ProgressCallback | None = None) -> Run:
+async def run_interview(
+    target: str, options: Options, progress: ProgressCallback | None = None, *, gate: HostGate | None = None
+) -> Run:
     """Run the whole procedure against a target and return the Run (cancellable as a task).
+
+    `gate` is a sweep's per-origin bound on requests in flight, shared by all its interviews.
 
     Raises KeysError when a key source in `options.keys` cannot be used and ValueError for an
     unknown role; network trouble never raises, it is in the report.
@@ -364,7 +369,8 @@ async def run_interview(target: str, options: Options, progress: ProgressCallbac
     plain_url = is_url(target) and classify_reference(target).kind == "other"
     secret_origin = target if plain_url else None
     report: dict[str, Any] | None = None
-    async with Fetcher(limits, secret_headers=dict(options.headers), secret_origin=secret_origin) as fetcher:
+    fetcher = Fetcher(limits, secret_headers=dict(options.headers), secret_origin=secret_origin, gate=gate)
+    async with fetcher:
         attempt = 1
         while True:
             tell.attempt = attempt

@@ -5,6 +5,9 @@
 - `demo --serve [--only NAME...] [--port N]`: headless. Prints one line per agent,
   `name<TAB>card URL<TAB>expected verdict`, on stdout, flushes, and serves until SIGINT or
   SIGTERM, then exits 0 with every port released. Never imports textual.
+- `demo --serve --crowd N [--seed S] [--crowd-only]`: also start N extra agents drawn from the
+  variants with a seeded mix (`explorer.demo.crowd`), printed in the same three-column lines
+  after the reference agents; `--crowd-only` leaves the reference agents out.
 - `demo --list`: print the variants table (name, expected verdict, expected codes, description)
   without starting anything.
 
@@ -35,8 +38,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="port of the first agent; the others take the following ports "
                         "(default: ephemeral)")
     parser.add_argument("--list", action="store_true", help="list the reference agents and exit")
+    parser.add_argument("--crowd", type=_crowd_size, default=0, metavar="N",
+                        help="with --serve: also start N extra agents (a seeded mix of the variants, "
+                        "one process)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="the crowd's seed (default 0)")
+    parser.add_argument("--crowd-only", action="store_true",
+                        help="with --crowd: start the crowd without the reference agents")
     add_watch_every_argument(parser)
     add_home_argument(parser)
+
+
+def _crowd_size(text: str) -> int:
+    from explorer.demo.crowd import MAX_CROWD
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 1 <= value <= MAX_CROWD:
+        raise argparse.ArgumentTypeError(f"a crowd has between 1 and {MAX_CROWD} agents")
+    return value
 
 
 def _list() -> int:
@@ -91,17 +112,26 @@ def _tui_launcher() -> Any:
 def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list()
+    if (args.crowd or args.crowd_only) and not args.serve:
+        say("--crowd and --crowd-only go with --serve", "demo")
+        return 2
+    if args.crowd_only and not args.crowd:
+        say("--crowd-only needs --crowd N", "demo")
+        return 2
+    if args.crowd_only and args.only:
+        say("give either --only or --crowd-only, not both", "demo")
+        return 2
     from explorer.demo.fleet import Fleet, FleetError
 
     with _stop_on_signal() as stop:
         try:
-            fleet = Fleet(args.only, port=args.port).start()
+            fleet = Fleet([] if args.crowd_only else args.only, port=args.port).start()
         except FleetError as exc:
             say(str(exc), "demo")
             return 2
         try:
             if args.serve:
-                return _serve(fleet, stop)
+                return _serve_with_crowd(fleet, stop, args)
             launcher = _tui_launcher()
             if launcher is not None:
                 return int(launcher(fleet, args))
@@ -113,9 +143,31 @@ def run(args: argparse.Namespace) -> int:
             fleet.stop()
 
 
-def _serve(fleet: Any, stop: threading.Event) -> int:
+def _serve_with_crowd(fleet: Any, stop: threading.Event, args: argparse.Namespace) -> int:
+    if not args.crowd:
+        return _serve(fleet, stop)
+    from explorer.demo.crowd import Crowd
+    from explorer.demo.fleet import FleetError
+
+    port = args.port + len(fleet.variants) if args.port else 0
+    try:
+        crowd = Crowd(args.crowd, seed=args.seed, port=port).start()
+    except FleetError as exc:
+        say(str(exc), "demo")
+        return 2
+    try:
+        return _serve(fleet, stop, crowd)
+    finally:
+        crowd.stop()
+
+
+def _serve(fleet: Any, stop: threading.Event, crowd: Any = None) -> int:
     _print_agents(fleet, verbose=False)
-    print(f"demo: {len(fleet.agents)} agents listening after {fleet.startup_seconds:.3f} s; "
+    count, seconds = len(fleet.agents), fleet.startup_seconds
+    if crowd is not None:
+        _print_agents(crowd, verbose=False)
+        count, seconds = count + len(crowd.agents), seconds + crowd.startup_seconds
+    print(f"demo: {count} agents listening after {seconds:.3f} s; "
           "SIGINT or SIGTERM stops them", file=sys.stderr)
     while not stop.is_set() and not fleet.wait_ready(timeout=0.5):
         pass

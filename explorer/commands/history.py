@@ -1,5 +1,7 @@
 """`interview-explorer history [AGENT] [--json]`: recorded runs, newest first.
 
+`history import FILE...` merges transcripts made elsewhere (see `explorer.commands.history_import`).
+
 One line per run: id, time, verdict, standing, the card and answers digests (first 12 hex
 digits) and the agent. A `*` marks a run whose card or answers digest differs from the previous
 run of the same agent, so churn is visible in the list itself. AGENT is a card URL, a base URL
@@ -31,7 +33,11 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "agent", nargs="?", metavar="AGENT", help="only this agent (card URL, base URL or name)"
+        "agent",
+        nargs="*",
+        metavar="AGENT",
+        help="only this agent (card URL, base URL or name); or `import FILE...` to record JSON "
+        "transcripts made elsewhere (re-verified offline first; a directory means its *.json)",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON array of runs")
     parser.add_argument("--limit", type=int, default=100, metavar="N", help="at most N runs (default 100)")
@@ -46,6 +52,13 @@ def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
     from explorer.store.history import HistoryError
 
+    if args.agent and args.agent[0] == "import":
+        from explorer.commands.history_import import run_import
+
+        return run_import(args, args.agent[1:])
+    if len(args.agent) > 1:
+        return error("give one AGENT (or `history import FILE...`)", EXIT_USAGE)
+    args.agent = args.agent[0] if args.agent else None
     if args.limit <= 0:
         return error("--limit must be a positive number", EXIT_USAGE)
     try:

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -27,6 +28,7 @@ from explorer.commands.common import (
     add_role_arguments,
     config_of,
     configured_target,
+    error,
     load_trusted_keys,
     open_history,
     print_json,
@@ -35,8 +37,10 @@ from explorer.commands.common import (
     say,
     verdict_exit,
 )
+from explorer.commands.verify_many import add_sweep_arguments, is_sweep
 
 if TYPE_CHECKING:
+    from explorer.config import Config
     from explorer.core.run import Run
     from explorer.procedure import Options, Progress
 
@@ -62,7 +66,10 @@ def _reruns(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "target", nargs="?", help="base URL, card URL, card file, OpenClasp reference or config agent name"
+        "target",
+        nargs="*",
+        help="base URL, card URL, card file, OpenClasp reference or config agent name; more than one "
+        "runs a sweep",
     )
     parser.add_argument("--json", action="store_true", help="print exactly the JSON report on stdout")
     add_role_arguments(
@@ -89,6 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-history", action="store_true", help="do not record this run")
     add_home_argument(parser)
+    add_sweep_arguments(parser)
 
 
 def _progress_printer(stream: TextIO) -> Any:
@@ -107,14 +115,19 @@ def _progress_printer(stream: TextIO) -> Any:
     return show
 
 
-def _options(args: argparse.Namespace) -> tuple[str, Options]:
+def _options(
+    args: argparse.Namespace,
+    given: str,
+    config: Config | None = None,
+    load_keys: Callable[[Sequence[str], float, str], dict[str, Any]] = load_trusted_keys,
+) -> tuple[str, Options]:
     """The target and the interview's options from the command line and the config file."""
     from explorer.procedure import Options
 
-    config = config_of(args)
-    target, agent = configured_target(args.target, config, COMMAND)
+    config = config if config is not None else config_of(args)
+    target, agent = configured_target(given, config, COMMAND)
     headers = request_headers(agent, args.header)
-    keys = load_trusted_keys([*config.key_sources(agent), *args.keys], args.timeout, COMMAND)
+    keys = load_keys([*config.key_sources(agent), *args.keys], args.timeout, COMMAND)
     options = Options(
         keys=(keys,) if keys["keys"] else (),
         allow_jku=args.allow_jku,
@@ -174,6 +187,13 @@ def _print_report(report: Any, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if is_sweep(args):
+        if args.offline:
+            message = "--offline re-evaluates one transcript; it does not go with a sweep"
+            return error(message, EXIT_USAGE, COMMAND)
+        from explorer.commands.verify_many import run_sweep
+
+        return run_sweep(args, lambda given, config, load_keys: _options(args, given, config, load_keys))
     try:
         if args.offline:
             if args.target:
@@ -184,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(
                     "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
                 )
-            target, options = _options(args)
+            target, options = _options(args, args.target[0])
             from explorer.procedure import run_interview_sync
 
             result = run_interview_sync(target, options, _progress_printer(sys.stderr))
@@ -194,4 +214,8 @@ def run(args: argparse.Namespace) -> int:
     _print_report(result.report, args.json)
     if not args.offline and not args.no_history:
         _record(result, args)
+    if not args.offline and (args.junit or args.transcripts):
+        from explorer.commands.verify_many import write_single_outputs
+
+        write_single_outputs(result, args)
     return verdict_exit(str(result.report.get("verdict")))

@@ -34,6 +34,7 @@ import httpx
 
 from explorer import __version__
 from explorer.core.run import REDACTED, Exchange
+from explorer.net.gate import HostGate
 from explorer.net.origins import Blocked, PinnedTarget, origin, resolve_public
 
 MIB = 1024 * 1024
@@ -108,8 +109,10 @@ class Fetcher:
         secret_headers: Mapping[str, str] | None = None,
         secret_origin: str | None = None,
         verify: ssl.SSLContext | bool = True,
+        gate: HostGate | None = None,
     ) -> None:
         self.limits = limits or Limits()
+        self._gate = gate  # a sweep's per-origin bound, shared by all its interviews
         self._verify = verify
         self.exchanges: list[Exchange] = []
         self._secrets = dict(secret_headers or {})
@@ -275,6 +278,12 @@ class Fetcher:
         return sent, recorded
 
     async def _hop(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
+        if self._gate is None:
+            return await self._hop_now(ask, headers)
+        async with self._gate.hold(ask.url):
+            return await self._hop_now(ask, headers)
+
+    async def _hop_now(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
         hop = _Hop()
         try:
             async with asyncio.timeout(self.limits.timeout):

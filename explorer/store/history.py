@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from explorer.core.run import Run
-from explorer.store.codec import decode_document, decode_run, encode_run, get_document, put_document
+from explorer.store.codec import (
+    EncodedRun,
+    decode_document,
+    decode_run,
+    encode_run,
+    get_document,
+    put_document,
+)
 from explorer.store.schema import HISTORY_FILE, HistoryError, connect, rollback
 
 __all__ = ["HISTORY_FILE", "AgentSummary", "History", "HistoryError", "RunSummary", "agent_of", "utc_now"]
@@ -200,6 +207,15 @@ class History:
 
     def record(self, run: Run) -> int:
         """Store a run in one transaction and return its id."""
+        return self._record(run, once=False)[0]
+
+    def record_once(self, run: Run) -> tuple[int, bool]:
+        """Store a run unless this very run (same agent, report, exchanges, keys, times) is already
+        stored; (its id, True when it was stored now). What `history import` uses, so importing a
+        transcript twice, or one of a run this history recorded itself, records it once."""
+        return self._record(run, once=True)
+
+    def _record(self, run: Run, *, once: bool) -> tuple[int, bool]:
         if not isinstance(run.report, Mapping):
             raise HistoryError("cannot record a run whose report is not an object")
         try:
@@ -210,6 +226,10 @@ class History:
         agent = agent_of(run.report)
         try:
             with self._write() as conn:
+                if once:
+                    found = _same_run(conn, agent, encoded)
+                    if found is not None:
+                        return found, False
                 skeleton_id, new_skeleton = put_document(conn, encoded.exchanges)
                 if new_skeleton:
                     child_ids = [put_document(conn, body)[0] for body in encoded.bodies]
@@ -240,7 +260,7 @@ class History:
                         encoded.attestation,
                     ),
                 )
-                return int(cur.lastrowid or 0)
+                return int(cur.lastrowid or 0), True
         except sqlite3.Error as exc:
             raise HistoryError(f"could not save the run to {self.path}: {exc}") from None
 
@@ -395,6 +415,20 @@ class History:
 
 
 # --- module-level helpers (all run inside a transaction the caller holds) ------------------------
+
+
+def _same_run(conn: sqlite3.Connection, agent: str, encoded: EncodedRun) -> int | None:
+    """The id of a stored run of `agent` with exactly these report, exchanges and keys documents
+    and volatile values, or None."""
+    row = conn.execute(
+        """SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
+             JOIN documents rd ON rd.id = r.report_doc JOIN documents xd ON xd.id = r.exchanges_doc
+             JOIN documents kd ON kd.id = r.keys_doc
+           WHERE a.agent = ? AND rd.sha256 = ? AND xd.sha256 = ? AND kd.sha256 = ? AND r.volatile = ?
+           ORDER BY r.id LIMIT 1""",
+        (agent, encoded.report.digest, encoded.exchanges.digest, encoded.keys.digest, encoded.volatile),
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def _agent_id(conn: sqlite3.Connection, agent: str, name: str | None) -> int:

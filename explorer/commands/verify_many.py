@@ -1,0 +1,316 @@
+"""`verify` with many targets (CONTRACT.md "Many agents in one run"): the command side of a sweep.
+
+`verify` hands over here when it is given more than one target, `--from FILE|-` or `--shard I/N`.
+The list is read (blank lines and `#` comments skipped), sharded by position, and every target
+is planned exactly as `verify` plans one (config agent names, headers, keys, role, runner,
+timeouts) before anything is asked: a usage problem in any of them is exit status 2 up front,
+not a surprise half way. Key sources shared by many targets (`--keys URL`) are loaded once.
+
+Then `explorer.sweep` runs the interviews, and each finished run is, in completion order:
+printed (one NDJSON report with its `target` per line with `--json`, else one line of words),
+recorded in the history in its own transaction (so a sweep killed half way keeps what finished),
+written as a transcript (`--transcripts DIR`) and added to the JUnit file (`--junit FILE`), and
+then dropped. A progress line (done/total, rate, verdict counts) is kept on stderr when stderr
+is a terminal, and a one-line summary ends the sweep there. The exit status follows the
+many-targets rule of `explorer.core.sweep`.
+
+Only the standard library is imported at module level: `verify --help` imports this module for
+its options and must stay instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from explorer.commands.common import (
+    EXIT_USAGE,
+    UsageError,
+    config_of,
+    load_trusted_keys,
+    open_history,
+    say,
+)
+
+if TYPE_CHECKING:
+    from explorer.config import Config
+    from explorer.core.run import Run
+    from explorer.core.sweep import Tally
+    from explorer.procedure import Options
+    from explorer.store.history import History
+    from explorer.store.sweep_files import JUnitWriter
+    from explorer.sweep import Finished
+
+COMMAND = "verify"
+MAX_JOBS = 256
+EXIT_INTERRUPTED = 130
+
+KeyLoader = Callable[[Sequence[str], float, str], dict[str, Any]]
+Planner = Callable[[str, "Config", KeyLoader], "tuple[str, Options]"]
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 1 <= value <= MAX_JOBS:
+        raise argparse.ArgumentTypeError(f"--jobs must be between 1 and {MAX_JOBS}")
+    return value
+
+
+def _shard(text: str) -> tuple[int, int]:
+    from explorer.core.sweep import ShardError, parse_shard
+
+    try:
+        return parse_shard(text)
+    except ShardError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--from`, `--jobs`, `--shard`, `--junit`, `--transcripts`."""
+    parser.add_argument(
+        "--from",
+        dest="from_",
+        default=None,
+        metavar="FILE",
+        help="targets one per line ('-' for stdin; blank lines and # comments skipped)",
+    )
+    parser.add_argument(
+        "--jobs", type=_jobs, default=8, metavar="N", help="interviews in flight at once (default 8)"
+    )
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=None,
+        metavar="I/N",
+        help="keep the targets at 0-based positions p with p mod N == I-1 (split a list over N machines)",
+    )
+    parser.add_argument("--junit", default=None, metavar="FILE", help="also write JUnit XML to FILE")
+    parser.add_argument(
+        "--transcripts",
+        default=None,
+        metavar="DIR",
+        help="write each run's JSON transcript into DIR as it finishes (for `history import`)",
+    )
+
+
+def is_sweep(args: argparse.Namespace) -> bool:
+    """True when `verify` was asked for many agents: several targets, `--from` or `--shard`."""
+    return args.from_ is not None or args.shard is not None or len(args.target) > 1
+
+
+def _listed(args: argparse.Namespace) -> list[str]:
+    """The positional targets, then the lines of `--from`."""
+    from explorer.core.sweep import target_lines
+
+    targets = [t.strip() for t in args.target if t.strip()]
+    if args.from_ is None:
+        return targets
+    try:
+        if args.from_ == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(args.from_).expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"--from: no such file {args.from_}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--from: cannot read {args.from_} as UTF-8 text ({exc})") from None
+    return targets + target_lines(text)
+
+
+def _cached(loader: KeyLoader) -> KeyLoader:
+    """Load each distinct list of key sources once for the whole sweep."""
+    cache: dict[tuple[str, ...], dict[str, Any]] = {}
+
+    def load(sources: Sequence[str], timeout: float, command: str) -> dict[str, Any]:
+        key = tuple(sources)
+        if key not in cache:
+            cache[key] = loader(sources, timeout, command)
+        return cache[key]
+
+    return load
+
+
+class _Outputs:
+    """Everything done with a finished run, in completion order; holds no report."""
+
+    def __init__(self, args: argparse.Namespace, total: int) -> None:
+        from explorer.core.sweep import Tally
+        from explorer.store.sweep_files import JUnitWriter
+
+        self.args = args
+        self.tally: Tally = Tally(total)
+        self.began = time.perf_counter()
+        self.junit: JUnitWriter | None = JUnitWriter(args.junit) if args.junit else None
+        self.transcripts = Path(args.transcripts).expanduser() if args.transcripts else None
+        self.history: History | None = None
+        if not args.no_history:
+            try:
+                self.history = open_history(args)
+            except Exception as exc:  # noqa: BLE001 - history trouble never changes the verdicts
+                say(f"warning: runs will not be recorded in the history: {exc}", COMMAND)
+        self.terminal = sys.stderr.isatty()
+        self._shown = 0.0
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+    def __call__(self, done: Finished) -> None:
+        if done.run is None:
+            self._failed(done)
+        else:
+            self._finished(done.run, done.job.target, done.seconds)
+        self._progress()
+
+    def _failed(self, done: Finished) -> None:
+        from explorer.core.text import safe_text
+
+        self.tally.add("unreachable")
+        say(f"{safe_text(done.job.target, limit=300)}: the interview failed: {done.error}", COMMAND)
+        if self.args.json:
+            self._write_line({"target": done.job.target, "verdict": "unreachable", "error": done.error})
+
+    def _finished(self, run: Run, target: str, seconds: float) -> None:
+        from explorer.store.sweep_files import SweepFileError, write_transcript
+
+        report = run.report
+        self.tally.add(str(report.get("verdict")))
+        # Recorded and written before it is printed: a line on stdout means the run is kept.
+        if self.history is not None:
+            try:
+                self.history.record(run)
+            except Exception as exc:  # noqa: BLE001 - a history problem is a warning, never a verdict
+                say(f"warning: {target}: the run was not recorded in the history: {exc}", COMMAND)
+        if self.transcripts is not None:
+            try:
+                write_transcript(self.transcripts, run)
+            except SweepFileError as exc:
+                say(f"warning: {exc}", COMMAND)
+        if self.junit is not None:
+            self.junit.add(run, name=target, seconds=seconds)
+        if self.args.json:
+            self._write_line(report if "target" in report else {**report, "target": target})
+        else:
+            self._clear()
+            sys.stdout.write(_line(report, target) + "\n")
+            sys.stdout.flush()
+
+    def _write_line(self, value: Any) -> None:
+        self._clear()
+        sys.stdout.write(json.dumps(value, ensure_ascii=True) + "\n")
+        sys.stdout.flush()
+
+    def _progress(self, force: bool = False) -> None:
+        if not self.terminal:
+            return
+        now = time.perf_counter()
+        if not force and now - self._shown < 0.1 and self.tally.done < self.tally.total:
+            return
+        self._shown = now
+        sys.stderr.write("\r\x1b[K" + self.tally.progress(now - self.began))
+        sys.stderr.flush()
+
+    def _clear(self) -> None:
+        if self.terminal and self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self._shown = 0.0
+
+    def close(self, interrupted: bool) -> None:
+        """Finish the JUnit file, close the history, and say the one-line summary on stderr."""
+        from explorer.store.sweep_files import SweepFileError
+
+        self._clear()
+        if self.junit is not None:
+            try:
+                self.junit.close()
+            except SweepFileError as exc:
+                say(str(exc), COMMAND)
+        if self.history is not None:
+            self.history.close()
+        summary = self.tally.summary(time.perf_counter() - self.began)
+        say(summary + (" (interrupted)" if interrupted else ""), COMMAND)
+
+
+def _line(report: Any, target: str) -> str:
+    """One agent of a sweep in words: verdict, target, card name, the error codes."""
+    from explorer.core.text import safe_text
+
+    card = report.get("card") if isinstance(report.get("card"), dict) else {}
+    name = card.get("name")
+    codes = sorted(
+        {
+            str(f.get("code"))
+            for f in report.get("findings") or []
+            if isinstance(f, dict) and f.get("severity") == "error"
+        }
+    )
+    parts = [
+        f"{safe_text(report.get('verdict'), limit=13):<13}",
+        safe_text(report.get("target") or target, limit=300),
+    ]
+    if isinstance(name, str) and name:
+        parts.append(f"({safe_text(name, limit=60)})")
+    if codes:
+        parts.append(safe_text(", ".join(codes), limit=300))
+    return "  ".join(parts)
+
+
+def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
+    """Plan every target, run the sweep, and return the many-targets exit status."""
+    import asyncio
+
+    from explorer.core.sweep import shard
+    from explorer.sweep import Job, sweep
+
+    try:
+        listed = _listed(args)
+        if not listed:
+            raise UsageError("no targets: give them as arguments or one per line with --from FILE|-")
+        positions = list(enumerate(listed))
+        if args.shard is not None:
+            positions = shard(positions, *args.shard)
+        config = config_of(args)
+        load_keys = _cached(load_trusted_keys)
+        jobs = [Job(p, *plan(given, config, load_keys)) for p, given in positions]
+    except UsageError as exc:
+        say(str(exc), COMMAND)
+        return EXIT_USAGE
+    from explorer.store.sweep_files import SweepFileError
+
+    try:
+        outputs = _Outputs(args, len(jobs))
+    except SweepFileError as exc:  # an unwritable --junit is the user's to fix
+        say(str(exc), COMMAND)
+        return EXIT_USAGE
+    interrupted = False
+    try:
+        asyncio.run(sweep(jobs, outputs, concurrency=args.jobs))
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        outputs.close(interrupted)
+    return EXIT_INTERRUPTED if interrupted else outputs.tally.exit_status()
+
+
+def write_single_outputs(run: Run, args: argparse.Namespace) -> None:
+    """`--junit` and `--transcripts` for a single-target `verify`."""
+    from explorer.store.sweep_files import JUnitWriter, SweepFileError, write_transcript
+
+    try:
+        if args.transcripts:
+            write_transcript(Path(args.transcripts).expanduser(), run)
+        if args.junit:
+            writer = JUnitWriter(args.junit)
+            target = run.report.get("target")
+            writer.add(run, name=target if isinstance(target, str) else None)
+            writer.close()
+    except SweepFileError as exc:
+        say(f"warning: {exc}", COMMAND)

@@ -1,0 +1,121 @@
+"""JUnit XML for a sweep (`verify --junit FILE`), as CONTRACT.md "Many agents in one run" shapes it.
+
+One `testsuite` per agent, one `testcase` per question and per closure probe, plus a `card`
+testcase for what concerns the card itself (unreachable, malformed, a signature that fails):
+those findings name no question, and a CI page must still show them as failures. Each
+error-severity finding is a `failure` whose type is the code and whose message names the code
+and the member; a `not_offered` agent is a skipped suite (every testcase skipped, neutral as in
+the verdict rule), and on an unreachable agent a testcase with nothing to say is skipped as not
+asked rather than passed.
+
+Everything here is text in, text out, so the writer can stream one suite per finished run and
+never hold the reports. Agent-supplied strings go through `safe_text` (controls and bidi
+escaped, length bounded) and then XML escaping; characters XML 1.0 forbids never reach the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from explorer.core.findings import QUESTIONS
+from explorer.core.text import safe_text
+
+PROBE_NAMES: tuple[str, ...] = ("undefined_method", "unmatched_selector", "unactivated_call")
+CASES: tuple[str, ...] = ("card", *QUESTIONS, *(f"probe:{name}" for name in PROBE_NAMES))
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One agent's suite as XML text, with the counts the `testsuites` root adds up."""
+
+    xml: str
+    tests: int
+    failures: int
+    skipped: int
+
+
+def _attr(value: Any, limit: int = 300) -> str:
+    return quoteattr(safe_text(value, limit=limit))
+
+
+def _text(value: Any, limit: int = 2000) -> str:
+    return escape(safe_text(value, limit=limit))
+
+
+def _case_of(item: Mapping[str, Any]) -> str:
+    probe = item.get("probe")
+    if isinstance(probe, str) and f"probe:{probe}" in CASES:
+        return f"probe:{probe}"
+    question = item.get("question")
+    if isinstance(question, str) and question in QUESTIONS:
+        return question
+    return "card"
+
+
+def _failure(item: Mapping[str, Any]) -> str:
+    code = str(item.get("code"))
+    member = item.get("member")
+    message = f"{code} at {member}" if isinstance(member, str) and member else code
+    return f"<failure type={_attr(code, 80)} message={_attr(message)}>{_text(item.get('detail'))}</failure>"
+
+
+def suite(report: Mapping[str, Any], *, name: str | None = None, seconds: float = 0.0) -> Suite:
+    """The `testsuite` element of one agent's report."""
+    verdict = str(report.get("verdict"))
+    target = name or report.get("target") or "(unknown agent)"
+    failures: dict[str, list[str]] = {case: [] for case in CASES}
+    for item in report.get("findings") or []:
+        if isinstance(item, Mapping) and item.get("severity") == "error":
+            failures[_case_of(item)].append(_failure(item))
+    skip_all = verdict == "not_offered"
+    not_asked = verdict == "unreachable"
+    cases: list[str] = []
+    skipped = failed = 0
+    for case in CASES:
+        head = f'<testcase classname={_attr(target)} name="{case}"'
+        if skip_all:
+            cases.append(
+                f'{head}><skipped message="not_offered: the card does not declare the interview"/></testcase>'
+            )
+            skipped += 1
+        elif failures[case]:
+            cases.append(f"{head}>{''.join(failures[case])}</testcase>")
+            failed += 1
+        elif not_asked and case != "card":
+            cases.append(f'{head}><skipped message="not asked: the agent was unreachable"/></testcase>')
+            skipped += 1
+        else:
+            cases.append(f"{head}/>")
+    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
+    properties = {
+        "verdict": verdict,
+        "standing": report.get("standing"),
+        "card_url": card.get("url"),
+        "card_sha256": card.get("sha256"),
+        "answers_sha256": report.get("answers_sha256"),
+    }
+    props = "".join(
+        f"<property name={_attr(k)} value={_attr(v)}/>" for k, v in properties.items() if isinstance(v, str)
+    )
+    xml = (
+        f'<testsuite name={_attr(target)} tests="{len(CASES)}" failures="{failed}" errors="0" '
+        f'skipped="{skipped}" time="{seconds:.3f}"><properties>{props}</properties>'
+        + "".join(cases)
+        + "</testsuite>"
+    )
+    return Suite(xml, len(CASES), failed, skipped)
+
+
+def document_head(tests: int, failures: int, skipped: int, seconds: float) -> str:
+    """The XML declaration and the opening `testsuites` tag with the sweep's totals."""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<testsuites name="interview-explorer verify" tests="{tests}" failures="{failures}" '
+        f'errors="0" skipped="{skipped}" time="{seconds:.3f}">\n'
+    )
+
+
+DOCUMENT_TAIL = "</testsuites>\n"

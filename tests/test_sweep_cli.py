@@ -1,0 +1,305 @@
+"""`verify` with many targets against real agents on 127.0.0.1, as CI and job runners use it:
+NDJSON, the one-line summary, exit statuses, shards, JUnit, the history (also of a sweep killed
+half way), transcripts and `history import`, and the promise that a sweep's verdict for an agent
+is the verdict that agent gets alone (the whole reference fleet, and a seeded crowd)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from explorer.cli import main
+from explorer.demo.crowd import Crowd
+from explorer.demo.fleet import Fleet
+from explorer.demo.ratelimit import RateLimit
+from explorer.store.history import History
+
+CROWD_SEED = 11
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _lines(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _alone(capsys: pytest.CaptureFixture[str], target: str) -> str:
+    code, out, _ = _run(capsys, "verify", target, "--json", "--allow-jku", "--no-history")
+    report = json.loads(out)
+    assert out.count("\n") == 1
+    return str(report["verdict"])
+
+
+@pytest.fixture(scope="module")
+def crowd() -> Iterator[Crowd]:
+    with Crowd(30, seed=CROWD_SEED, rate_limit=RateLimit(calls=100_000, per_seconds=60.0)) as started:
+        yield started
+
+
+def _list(tmp_path: Path, urls: list[str]) -> Path:
+    path = tmp_path / "agents.txt"
+    path.write_text("# agents to sweep\n\n" + "\n".join(urls) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_fleet_sweep_gives_every_agent_its_verdict_alone(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
+) -> None:
+    urls = [a.card_url for a in fleet.agents.values()]
+    code, out, err = _run(
+        capsys, "verify", "--from", str(_list(tmp_path, urls)), "--json", "--allow-jku", "--jobs", "8"
+    )
+    reports = _lines(out)
+    assert sorted(r["target"] for r in reports) == sorted(urls)
+    by_target = {r["target"]: r["verdict"] for r in reports}
+    expected = {a.card_url: a.variant.expected_verdict for a in fleet.agents.values()}
+    assert by_target == expected
+    for agent in fleet.agents.values():
+        assert _alone(capsys, agent.card_url) == by_target[agent.card_url], agent.name
+    assert code == 1  # some agent is nonconformant
+    summary = [line for line in err.splitlines() if "swept" in line]
+    assert len(summary) == 1 and f"swept {len(urls)}/{len(urls)} agents" in summary[0]
+    assert "nonconformant" in summary[0] and "Traceback" not in err
+    with History.open(os.environ["INTERVIEW_EXPLORER_HOME"]) as history:
+        assert {s.agent for s in history.agents()} >= set(urls)
+
+
+def test_a_seeded_crowd_sweep_gives_every_agent_its_verdict_alone(
+    capsys: pytest.CaptureFixture[str], crowd: Crowd
+) -> None:
+    urls = [a.card_url for a in crowd.agents.values()]
+    code, out, _ = _run(capsys, "verify", *urls, "--json", "--allow-jku", "--no-history", "--timeout", "5")
+    by_target = {r["target"]: r["verdict"] for r in _lines(out)}
+    assert by_target == {a.card_url: a.variant.expected_verdict for a in crowd.agents.values()}
+    assert {"unreachable", "conformant"} <= set(by_target.values())
+    for url, verdict in by_target.items():
+        assert _alone(capsys, url) == verdict
+    assert code == (1 if "nonconformant" in by_target.values() else 5 if "churn" in by_target.values() else 3)
+
+
+@pytest.mark.parametrize(
+    ("names", "status"),
+    [(["steady", "silent"], 0), (["steady", "churning"], 5), (["steady", "drifting", "churning"], 1)],
+)
+def test_the_exit_status_of_many_targets(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, names: list[str], status: int
+) -> None:
+    urls = [fleet.agents[n].card_url for n in names]
+    code, out, err = _run(capsys, "verify", *urls, "--no-history")
+    assert code == status
+    assert len(out.splitlines()) == len(names)  # one line of words per agent
+    assert "swept" in err
+
+
+def test_an_unreachable_agent_makes_the_sweep_exit_3(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet
+) -> None:
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    code, out, _ = _run(capsys, "verify", fleet.agents["steady"].card_url, dead, "--json", "--no-history")
+    assert code == 3
+    assert {r["target"]: r["verdict"] for r in _lines(out)}[dead] == "unreachable"
+
+
+def test_targets_from_stdin_and_shards_split_the_list(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ["steady", "legacy", "unsigned", "no-terms", "quiet"]
+    text = "# five\n" + "\n".join(fleet.agents[n].card_url for n in names) + "\n"
+    seen: list[str] = []
+    for index in (1, 2):
+        monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+        code, out, _ = _run(
+            capsys, "verify", "--from", "-", "--shard", f"{index}/2", "--json", "--no-history"
+        )
+        assert code == 0
+        seen.append(",".join(sorted(r["target"] for r in _lines(out))))
+    first = sorted(fleet.agents[n].card_url for n in names[0::2])
+    second = sorted(fleet.agents[n].card_url for n in names[1::2])
+    assert seen == [",".join(first), ",".join(second)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--from", "/nonexistent/list.txt"], "no such file"),
+        (["a", "b", "--offline", "t.json"], "does not go with a sweep"),
+        (["--from", "{empty}"], "no targets"),
+        (["a", "b", "--header", "NoColon"], "--header expects 'Name: value'"),
+    ],
+)
+def test_sweep_usage_errors_exit_2_before_anything_is_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], message: str
+) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing\n\n")
+    code, out, err = _run(capsys, "verify", *[a.replace("{empty}", str(empty)) for a in argv])
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+
+
+def test_bad_jobs_and_shard_values_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["a", "--jobs", "0"], ["a", "--shard", "3/2"], ["a", "--shard", "half"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["verify", *argv])
+        assert exc.value.code == 2
+    assert "I/N" in capsys.readouterr().err
+
+
+def test_junit_has_a_suite_per_agent_with_failures_by_code(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
+) -> None:
+    names = ["steady", "drifting", "silent"]
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    urls = [fleet.agents[n].card_url for n in names] + [dead]
+    out_file = tmp_path / "ci" / "junit.xml"
+    code, _, _ = _run(capsys, "verify", *urls, "--junit", str(out_file), "--allow-jku", "--no-history")
+    assert code == 1
+    root = ET.parse(out_file).getroot()
+    assert root.tag == "testsuites"
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == set(urls)
+    assert int(root.get("tests") or 0) == 9 * len(urls)
+    steady, drifting = suites[urls[0]], suites[urls[1]]
+    assert steady.get("failures") == "0" and steady.get("skipped") == "0"
+    usage = next(c for c in drifting.iter("testcase") if c.get("name") == "usage")
+    failure = usage.find("failure")
+    assert failure is not None and failure.get("type") == "projection_mismatch"
+    assert (failure.get("message") or "").startswith("projection_mismatch at /")
+    assert suites[urls[2]].get("skipped") == "9"  # not_offered: a skipped suite
+    card = next(c for c in suites[dead].iter("testcase") if c.get("name") == "card")
+    assert card.find("failure").get("type") == "card_unreachable"  # type: ignore[union-attr]
+    assert int(root.get("failures") or 0) == sum(int(s.get("failures") or 0) for s in suites.values())
+    assert not list(out_file.parent.glob(".*.tmp"))
+
+
+def test_transcripts_merge_into_another_history_once(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
+) -> None:
+    names = ["steady", "drifting", "churning", "silent"]
+    urls = [fleet.agents[n].card_url for n in names]
+    shard_dir, home, other = tmp_path / "out", tmp_path / "home", tmp_path / "other"
+    code, out, _ = _run(
+        capsys, "verify", *urls, "--json", "--allow-jku", "--transcripts", str(shard_dir), "--home", str(home)
+    )
+    verdicts = {r["target"]: r["verdict"] for r in _lines(out)}
+    files = sorted(shard_dir.glob("*.json"))
+    assert len(files) == 4 and not list(shard_dir.glob(".*"))
+    assert all(f.name.startswith("127.0.0.1_") for f in files)
+
+    code, out, _ = _run(capsys, "history", "import", str(shard_dir), "--home", str(other))
+    assert code == 0 and out.count("imported as run") == 4
+    with History.open(other) as history:
+        assert {s.agent: s.last_verdict for s in history.agents()} == verdicts
+    code, out, _ = _run(capsys, "history", "import", *map(str, files), "--home", str(other))
+    assert code == 0 and out.count("already recorded as run") == 4
+    code, out, _ = _run(capsys, "history", "import", str(shard_dir), "--home", str(home))
+    assert code == 0 and out.count("already recorded as run") == 4  # the sweep recorded them itself
+    with History.open(home) as history:
+        assert len(history.runs()) == 4
+
+
+def test_import_refuses_a_transcript_whose_bytes_do_not_give_its_verdict(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
+) -> None:
+    out_dir = tmp_path / "t"
+    _run(
+        capsys,
+        "verify",
+        fleet.agents["drifting"].card_url,
+        "--allow-jku",
+        "--no-history",
+        "--transcripts",
+        str(out_dir),
+    )
+    (path,) = out_dir.glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["report"]["verdict"] == "nonconformant"
+    data["report"]["verdict"] = "conformant"
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(data))
+    junk = tmp_path / "junk.json"
+    junk.write_text("[1, 2")
+    code, out, err = _run(capsys, "history", "import", str(forged), str(junk), str(path))
+    assert code == 1
+    assert out.count("refused") == 2 and out.count("imported as run") == 1
+    assert "its bytes give verdict 'nonconformant', but it states 'conformant'" in err
+    assert "not readable as JSON" in err and "Traceback" not in err
+    code, _, err = _run(capsys, "history", "import")
+    assert code == 2 and "needs one or more" in err
+
+
+def test_a_sweep_killed_half_way_keeps_what_finished(fleet: Fleet, tmp_path: Path) -> None:
+    """One agent answers at once; the others accept connections and never answer. The sweep is
+    killed (SIGKILL) once the first report is out: that run is in the history (a line is
+    printed only after its run is recorded)."""
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(16)
+    port = hang.getsockname()[1]
+    home = tmp_path / "home"
+    urls = [fleet.agents["steady"].card_url] + [f"http://127.0.0.1:{port}/a{i}" for i in range(3)]
+    env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "verify", *urls, "--json", "--timeout", "60", "--jobs", "4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert first["target"] == urls[0]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        hang.close()
+    with History.open(home) as history:
+        runs = history.runs()
+    assert [r.agent for r in runs] == [urls[0]]
+
+
+def test_demo_serves_a_seeded_crowd_in_the_fleet_format() -> None:
+    from explorer.demo.crowd import draw
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "demo", "--serve", "--crowd", "12", "--seed", "3", "--crowd-only"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline().rstrip("\n").split("\t") for _ in range(12)]
+        expected = draw(12, seed=3)
+        assert [line[0] for line in lines] == [v.name for v in expected]
+        assert [line[2] for line in lines] == [v.expected_verdict for v in expected]
+        assert len({line[1] for line in lines}) == 12
+        assert all(line[1].startswith("http://127.0.0.1:") for line in lines)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -1,0 +1,189 @@
+"""The rules of a sweep that scripts rely on, without a network: target lists, shards, the exit
+status of many targets, the JUnit shape, per-origin bounds and the crowd's seeded mix."""
+
+from __future__ import annotations
+
+import asyncio
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+
+from explorer.core import junit
+from explorer.core.sweep import ShardError, Tally, parse_shard, shard, sweep_exit, target_lines
+from explorer.demo.crowd import MIX, UNREACHABLE, draw
+from explorer.demo.fleet import FleetError
+from explorer.net.gate import HostGate
+
+
+def test_a_list_skips_blank_lines_comments_and_spaces() -> None:
+    text = "# fleet\n\n  http://a.example/  \n#http://skipped\nhttp://b.example/\r\n\t\n"
+    assert target_lines(text) == ["http://a.example/", "http://b.example/"]
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "x/2", "2", "-1/3", "1/3/4", ""])
+def test_a_bad_shard_is_refused_with_the_form_it_wants(text: str) -> None:
+    with pytest.raises(ShardError, match="I/N"):
+        parse_shard(text)
+
+
+def test_shards_split_a_list_by_position_with_no_overlap() -> None:
+    items = [f"t{p}" for p in range(11)]
+    parts = [shard(items, *parse_shard(f"{i}/3")) for i in (1, 2, 3)]
+    assert parts[0] == ["t0", "t3", "t6", "t9"]
+    assert parts[1] == ["t1", "t4", "t7", "t10"]
+    assert sorted(sum(parts, []), key=lambda t: int(t[1:])) == items
+    assert shard(items, 1, 1) == items
+    assert shard(["only"], 2, 5) == []
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "status"),
+    [
+        ([], 0),
+        (["conformant", "not_offered"], 0),
+        (["conformant", "unreachable", "not_offered"], 3),
+        (["unreachable", "churn"], 5),
+        (["churn", "nonconformant", "unreachable"], 1),
+        (["something new"], 3),
+    ],
+)
+def test_the_many_targets_exit_rule(verdicts: list[str], status: int) -> None:
+    assert sweep_exit(verdicts) == status
+    tally = Tally(len(verdicts))
+    for verdict in verdicts:
+        tally.add(verdict)
+    assert tally.exit_status() == status
+
+
+def test_the_summary_counts_in_contract_order() -> None:
+    tally = Tally(4)
+    for verdict in ("nonconformant", "conformant", "conformant", "not_offered"):
+        tally.add(verdict)
+    line = tally.summary(2.0)
+    assert line == "swept 4/4 agents in 2.0 s (2.0/s): 2 conformant, 1 nonconformant, 1 not_offered"
+    assert "\n" not in line
+
+
+def _report(verdict: str, findings: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"verdict": verdict, "target": "http://a.example/", "standing": "claim", "findings": findings}
+
+
+def _suite(report: dict[str, Any]) -> ET.Element:
+    return ET.fromstring(junit.suite(report).xml)
+
+
+def test_junit_one_testcase_per_question_and_probe_and_failures_by_code_and_member() -> None:
+    report = _report(
+        "nonconformant",
+        [
+            {
+                "code": "projection_mismatch",
+                "severity": "error",
+                "question": "usage",
+                "member": "/skills/0",
+                "detail": "d",
+            },
+            {
+                "code": "closure_method_not_refused",
+                "severity": "error",
+                "probe": "undefined_method",
+                "detail": "x",
+            },
+            {"code": "card_signature_invalid", "severity": "error", "detail": "bad"},
+            {"code": "card_unsigned", "severity": "warning", "detail": "warnings are not failures"},
+        ],
+    )
+    suite = _suite(report)
+    names = [case.get("name") for case in suite.iter("testcase")]
+    assert names == [
+        "card",
+        "identity",
+        "capabilities",
+        "usage",
+        "terms",
+        "refusals",
+        "probe:undefined_method",
+        "probe:unmatched_selector",
+        "probe:unactivated_call",
+    ]
+    failures = {case.get("name"): [f.attrib for f in case.iter("failure")] for case in suite.iter("testcase")}
+    assert failures["usage"] == [
+        {"type": "projection_mismatch", "message": "projection_mismatch at /skills/0"}
+    ]
+    assert failures["probe:undefined_method"][0]["type"] == "closure_method_not_refused"
+    assert failures["card"][0]["type"] == "card_signature_invalid"
+    assert suite.get("failures") == "3" and suite.get("skipped") == "0"
+
+
+def test_junit_not_offered_is_a_skipped_suite_and_unreachable_skips_what_was_not_asked() -> None:
+    silent = _suite(
+        _report("not_offered", [{"code": "interview_not_declared", "severity": "info", "detail": ""}])
+    )
+    assert silent.get("skipped") == "9" and silent.get("failures") == "0"
+    assert all(case.find("skipped") is not None for case in silent.iter("testcase"))
+    gone = _suite(
+        _report("unreachable", [{"code": "card_unreachable", "severity": "error", "detail": "refused"}])
+    )
+    cases = {case.get("name"): case for case in gone.iter("testcase")}
+    assert cases["card"].find("failure").get("type") == "card_unreachable"  # type: ignore[union-attr]
+    assert gone.get("skipped") == "8"
+
+
+def test_junit_escapes_what_an_agent_sends() -> None:
+    hostile = "\x1b[31m<b>&\u202e\x00\"'"
+    report = _report(
+        "nonconformant",
+        [
+            {
+                "code": "projection_mismatch",
+                "severity": "error",
+                "question": "identity",
+                "member": hostile,
+                "detail": hostile,
+            }
+        ],
+    )
+    report["target"] = hostile
+    text = junit.suite(report).xml
+    suite = ET.fromstring(text)  # well-formed XML 1.0
+    assert "\x1b" not in text and "\x00" not in text and "\u202e" not in text
+    assert suite.find("testcase") is not None
+
+
+def test_the_gate_bounds_requests_per_origin_and_forgets_idle_origins() -> None:
+    gate = HostGate(2)
+    peak: dict[str, int] = {}
+    now: dict[str, int] = {}
+
+    async def one(url: str) -> None:
+        async with gate.hold(url):
+            key = url.split("/")[2]
+            now[key] = now.get(key, 0) + 1
+            peak[key] = max(peak.get(key, 0), now[key])
+            await asyncio.sleep(0.01)
+            now[key] -= 1
+
+    async def main() -> None:
+        urls = [f"http://127.0.0.1:{8000 + i % 3}/p{i}" for i in range(30)]
+        await asyncio.gather(*(one(u) for u in urls))
+
+    asyncio.run(main())
+    assert peak == {"127.0.0.1:8000": 2, "127.0.0.1:8001": 2, "127.0.0.1:8002": 2}
+    assert gate._slots == {}
+
+
+def test_the_crowd_is_a_seeded_mix_with_unique_names() -> None:
+    first, again, other = draw(300, seed=4), draw(300, seed=4), draw(300, seed=5)
+    assert [v.name for v in first] == [v.name for v in again]
+    assert [v.name for v in first] != [v.name for v in other]
+    assert len({v.name for v in first}) == 300
+    assert first[0].name.startswith("crowd-0001-")
+    kinds = {v.name.split("-", 2)[2] for v in first}
+    assert kinds == {name for name, _ in MIX}
+    honest = sum(v.expected_verdict == "conformant" for v in first)
+    assert honest > 150  # mostly honest
+    assert sum(v.name.endswith(UNREACHABLE) for v in first) > 5
+    assert sum(weight for _, weight in MIX) == 100
+    with pytest.raises(FleetError):
+        draw(0)
