@@ -36,6 +36,7 @@ from explorer.demo.agent import Agent
 from explorer.demo.app import build_app
 from explorer.demo.fleet import HOST, FleetError, RunningAgent, _Slot
 from explorer.demo.ratelimit import RateLimit, RateLimiter
+from explorer.demo.sockets import listening_socket
 from explorer.demo.variants import VARIANTS, Variant
 
 MAX_CROWD = 5000
@@ -203,14 +204,19 @@ class Crowd:
         return apps
 
     def _bind(self, port: int, *, listen: bool) -> socket.socket:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        """A listening socket (`demo.sockets`: TCP_NODELAY), or for an unreachable member a bound
+        one that never listens, so every connection to it is refused."""
         try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((HOST, port))
             if listen:
-                sock.listen(128)
+                sock = listening_socket(HOST, port)
+            else:
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+                try:
+                    sock.bind((HOST, port))
+                except OSError:
+                    sock.close()
+                    raise
         except OSError as exc:
-            sock.close()
             raise FleetError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from None
         self._sockets.append(sock)
         return sock
