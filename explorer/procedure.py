@@ -1,4 +1,4 @@
-"""The interview as procedure (seed section 8): fetch, ask, probe, and re-run on conflict.
+"""The interview as procedure (the interview extension, section 8): fetch, ask, probe, and re-run on conflict.
 
 This module does the I/O and nothing else. Per attempt it finds the card, reads it only far
 enough to know what to fetch next (a `jku` key set when allowed, every committed proposal, the

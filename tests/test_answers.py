@@ -1,4 +1,7 @@
-"""Shape checks on what an agent answers: the JSON-RPC envelope, answers (seed 5), refusals (seed 6)."""
+"""Shape checks on what an agent answers: the JSON-RPC envelope, answers and refusals.
+
+Answers follow the interview extension, section 5; refusals its section 6.
+"""
 
 from __future__ import annotations
 

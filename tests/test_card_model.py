@@ -1,7 +1,7 @@
 """The card model: layouts, the JSON-RPC interface choice, extensions, and hostile cards.
 
-What a user depends on here: the interview is asked over the interface PROTOCOL.md section 1
-names, terms entries are judged by PROTOCOL.md section 5, and no card, however odd, crashes the
+What a user depends on here: the interview is asked over the interface docs/PROTOCOL.md section 1
+names, terms entries are judged by docs/PROTOCOL.md section 5, and no card, however odd, crashes the
 explorer; oddities become readable problems instead.
 """
 

@@ -1,4 +1,7 @@
-"""The verdict rule table, standing, and the churn finding (CONTRACT.md, seed 7.3, 8, 9)."""
+"""The verdict rule table, standing, and the churn finding.
+
+See docs/CONTRACT.md and the interview extension, section 7 rule 3 and sections 8 and 9.
+"""
 
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def _extension_lines(card: Card) -> list[str]:
 
     lines = ["Extensions", _ext_line("interview", card.interview)]
     if card.interview is not None and card.interview.required is True:
-        lines.append("              ! required must not be true (seed section 3 rule 1)")
+        lines.append("              ! required must not be true (interview extension 3.1)")
     terms = card.terms
     if not terms:
         lines.append(f"  {'terms':<11} not declared")

@@ -1,19 +1,19 @@
 """Shape checks for what an agent sends back: the JSON-RPC envelope, interview answers, refusals.
 
-These are the seed's sections 5 and 6 read as a grammar. Every function takes untrusted,
-already-parsed (or raw) data and returns findings; none of them raises on bad input, because a
-malformed answer is a result to report, not a crash. Shape is checked here and only here; the
+These are the interview extension's sections 5 and 6 read as a grammar. Every function takes
+untrusted, already-parsed (or raw) data and returns findings; none of them raises on bad input,
+because a malformed answer is a result to report, not a crash. Shape is checked here and only here; the
 section 7 comparison of values against declared documents lives in `explorer.core.diff`.
 
 Members named in findings are RFC 6901 pointers into the answer (or refusal) itself, so a user
 can find the offending member in the raw response: `/projections/2/source/url`, `/verbose`.
 
-Reading of the seed where it is silent:
+Reading of the interview extension where it is silent:
 
-- `declared` is shown only in the seed's `terms` example and is the whole answer of section 4.4
-  (no terms: `declared: false`), so it is required on `terms` and optional (but, when present,
-  a boolean) on the other four questions.
-- A projection's source may carry `url`/`digest` even when `document` is `card`; the seed only
+- `declared` is shown only in the extension's `terms` example and is the whole answer of section
+  4 rule 4 (no terms: `declared: false`), so it is required on `terms` and optional (but, when
+  present, a boolean) on the other four questions.
+- A projection's source may carry `url`/`digest` even when `document` is `card`; the extension only
   says a card source needs no locator, so extra locators are tolerated there, not required.
 - A proposal source's `digest` must look like a terms-extension digest (`sha256:` + 64 lowercase
   hex), because it is matched byte for byte against the card's commitments.
@@ -159,14 +159,14 @@ def read_jsonrpc(body: bytes, *, expected_id: Any) -> RpcOutcome:
 
 
 def check_answer(question: str, result: Any) -> list[Finding]:
-    """Findings about the shape of one interview answer (seed section 5); [] when well formed.
+    """Findings about the shape of one interview answer (the interview extension, section 5); [] if fine.
 
     The answer must be an object with exactly `question` (equal to the question asked),
     `declared` (a boolean; required on `terms` only, see the module docstring) and
     `projections` (an array). Each projection is exactly `{source, value}`; each source is
     `{document, member, url?, digest?}` with `document` "card" or "proposal", `member` a valid
     RFC 6901 pointer, and `url` plus a well-formed `digest` on a proposal source. Any other
-    member, at any level, is `answer_extra_member` (section 5.3: no free-text field anywhere).
+    member, at any level, is `answer_extra_member` (section 5 rule 3: no free-text field anywhere).
     """
     out: list[Finding] = []
 
@@ -179,7 +179,7 @@ def check_answer(question: str, result: Any) -> list[Finding]:
         return out
     for key in sorted(set(result) - ANSWER_MEMBERS):
         add("answer_extra_member", f"the answer carries {_brief(key)}, which is not question, declared or "
-            "projections (seed 5.3: no member that is not a projection)", jp.join(key))
+            "projections (interview extension 5.3: no member that is not a projection)", jp.join(key))
     if "question" not in result:
         add("answer_shape_invalid", "the answer does not name its question", "/question")
     elif result["question"] != question:
@@ -190,8 +190,8 @@ def check_answer(question: str, result: Any) -> list[Finding]:
             add("answer_shape_invalid", f"declared is {_kind_name(result['declared'])}, not a boolean",
                 "/declared")
     elif question == "terms":
-        add("answer_shape_invalid", "the terms answer lacks declared (seed 4.4: declared states whether "
-            "terms are published)", "/declared")
+        add("answer_shape_invalid", "the terms answer lacks declared (interview extension 4.4: declared "
+            "states whether terms are published)", "/declared")
     projections = result.get("projections")
     if "projections" not in result:
         add("answer_shape_invalid", "the answer has no projections array", "/projections")
@@ -260,9 +260,9 @@ def source_problems(source: dict[str, Any]) -> list[tuple[str, str]]:
             problems.append((f"{key} is {_kind_name(source[key])}, not a string", key))
     if document == "proposal":
         if "url" not in source:
-            problems.append(("a proposal source carries no url (seed 5.1)", "url"))
+            problems.append(("a proposal source carries no url (interview extension 5.1)", "url"))
         if "digest" not in source:
-            problems.append(("a proposal source carries no digest (seed 5.1)", "digest"))
+            problems.append(("a proposal source carries no digest (interview extension 5.1)", "digest"))
         elif isinstance(source["digest"], str) and not _DIGEST.fullmatch(source["digest"]):
             problems.append(("digest is not sha256: followed by 64 lowercase hex digits", "digest"))
     return problems
@@ -284,7 +284,7 @@ def check_refusal(
     question: str | None = None,
     probe: str | None = None,
 ) -> list[Finding]:
-    """Findings about one standard refusal (seed section 6); [] when it is exactly right.
+    """Findings about one standard refusal (the interview extension, section 6); [] when it is exactly right.
 
     The refusal is exactly `{refused: true, reason, detail, declared_skills}` with `reason` from
     the closed set and `detail` a string (`refusal_shape_invalid` otherwise), and

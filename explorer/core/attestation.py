@@ -1,8 +1,9 @@
 """A run's signature (DSSE over an in-toto statement) and the standing it earns (CONTRACT.md).
 
-Seed section 8: a result an agent ran against itself is a claim; one an independent party or a
-platform recorded is evidence. `--as independent` alone is a label anyone can type, so a runner
-signs its result and whoever receives it checks three things before calling it evidence:
+The interview extension, section 8: a result an agent ran against itself is a claim; one an
+independent party or a platform recorded is evidence. `--as independent` alone is a label
+anyone can type, so a runner signs its result and whoever receives it checks three things before
+calling it evidence:
 
 1. the role is `independent` or `platform`;
 2. the DSSE envelope verifies under a runner key the reader trusts (Ed25519 over the DSSE

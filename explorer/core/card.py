@@ -1,6 +1,6 @@
 """The A2A Agent Card as the explorer reads it: layout, interfaces, skills, declared extensions.
 
-Two card layouts are in use and one card may carry both (PROTOCOL.md section 1): v0.3 puts the
+Two card layouts are in use and one card may carry both (docs/PROTOCOL.md section 1): v0.3 puts the
 endpoint in `url` + `preferredTransport` + `additionalInterfaces`, v1.0 lists
 `supportedInterfaces`, and a2a-sdk 1.3 serves a merged card whenever an interface speaks 0.3.
 `parse_card` detects the layout, picks the JSON-RPC interface the interview is asked over, and
@@ -120,7 +120,7 @@ class ProposalRef:
 
 @dataclass(frozen=True)
 class TermsEntry:
-    """A terms extension entry, validated as PROTOCOL.md section 5 says."""
+    """A terms extension entry, validated as docs/PROTOCOL.md section 5 says."""
 
     extension: Extension
     sow_spec: str | None

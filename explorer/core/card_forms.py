@@ -1,4 +1,4 @@
-"""Which bytes a card signature covers, under each payload form signers use (PROTOCOL.md section 2).
+"""Which bytes a card signature covers, under each payload form signers use (docs/PROTOCOL.md section 2).
 
 The A2A spec says a card signature covers "the card minus `signatures`, canonicalized", but the
 signers in real use disagree on what "the card" is before canonicalization, so a verifier that

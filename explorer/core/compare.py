@@ -1,6 +1,6 @@
 """What changed between two reports: the pure core of `compare`, `replay`, `watch` and the compare screen.
 
-Two runs of the same agent are compared the way the seed's diff thinks: per question, each
+Two runs of the same agent are compared the way the interview extension's diff thinks: per question, each
 projection is identified by where it claims to come from, `(document, url, member)`, not by its
 position in the answer, so an agent that reorders its projections has not "changed" anything,
 while one that answers a new member, drops one, or gives a different value (compared as JCS

@@ -1,4 +1,4 @@
-"""The seed's section 7 diff: every projection of one answer against the declared bytes.
+"""The interview extension's section 7 diff: every projection of one answer against the declared bytes.
 
 A pure function over plain data. The caller has already fetched and verified the card and the
 committed proposals; `diff_question` resolves each projection's `source.member` in the document
@@ -215,7 +215,7 @@ def _diff_projection(
         return _replace(base, status=status), findings
 
     if ctx.question == "terms" and document != "proposal":
-        add("source_invalid", "a terms answer projects only committed proposals (seed 4.4), "
+        add("source_invalid", "a terms answer projects only committed proposals (interview extension 4.4), "
             f"not the {document}")
 
     signed: bool | None
@@ -271,7 +271,10 @@ def _diff_projection(
 
 
 def _terms_rules(answer: Mapping[str, Any], declared: bool) -> list[Finding]:
-    """Seed 4.4: no terms entry means `declared: false` and no projections, and vice versa."""
+    """No terms entry means `declared: false` and no projections, and vice versa.
+
+    The interview extension, section 4 rule 4.
+    """
     said = answer.get("declared")
     projections = answer.get("projections")
     count = len(projections) if isinstance(projections, list) else 0
@@ -283,7 +286,8 @@ def _terms_rules(answer: Mapping[str, Any], declared: bool) -> list[Finding]:
             if count:
                 what.append(f"{count} projection(s)")
             return [finding("terms_fabricated", "the card carries no terms extension entry, yet the terms "
-                            f"answer has {' and '.join(what)} (seed 4.4: declared false, no projections)",
+                            f"answer has {' and '.join(what)} (interview extension 4.4: declared false, "
+                            "no projections)",
                             question="terms")]
         return []
     if said is False:
@@ -298,7 +302,10 @@ def _listed(ids: list[str], shown: int = 10) -> str:
 
 
 def _boundary_rule(results: list[ProjectionResult], skill_ids: Sequence[str]) -> list[Finding]:
-    """Seed 4.5: the refusals answer states the declared skill ids, exactly, as the boundary."""
+    """The refusals answer states the declared skill ids, exactly, as the boundary.
+
+    The interview extension, section 4 rule 5.
+    """
     stated = {r.value for r in results
               if r.document == "card" and _skill_id_index(r.member) and isinstance(r.value, str)}
     declared = set(skill_ids)

@@ -1,4 +1,4 @@
-"""The whole report, rebuilt from recorded exchanges: the seed's section 8 as a pure function.
+"""The whole report, rebuilt from recorded exchanges: the interview extension's section 8, pure.
 
 `evaluate` never touches the network. It reads the `Exchange` records the procedure made (or a
 stored transcript holds), groups them by attempt, and for each attempt redoes every judgement:
@@ -16,8 +16,9 @@ Reading of the texts where they are silent:
 
 - A refusal returned for one of the five questions (no selector) is not the answer section 4
   requires; it is reported as `answer_shape_invalid` after its own shape is checked.
-- A closure probe must draw the refusal with reason `out_of_scope` (seed 4.3 and 6.1); any
-  other outcome, including a well-formed `not_declared` refusal, fails the probe.
+- A closure probe must draw the refusal with reason `out_of_scope` (the interview extension,
+  section 4 rule 3 and section 6 rule 1); any other outcome, including a well-formed
+  `not_declared` refusal, fails the probe.
 - The unactivated call is judged by its JSON-RPC body whatever the HTTP status, since only
   -32601 is acceptable and some servers send it with a 4xx status.
 - Terms entries that are malformed commit to nothing, but the card still *carries* terms, so a
@@ -226,14 +227,14 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     _openclasp(a, exs, doc, card, card_ex, sig.get("status"))
     if interview is None:
         a.add("interview_not_declared", "the card does not declare the interview extension, so nothing is "
-              "asked; absence says nothing about the agent (seed 9.2)")
+              "asked; absence says nothing about the agent (interview extension 9.2)")
         return a
     if interview.required is True:
         a.add("interview_required_true", "the interview entry says required: true; it must never be "
-              "required (seed 3.1)", member=interview.pointer + "/required")
+              "required (interview extension 3.1)", member=interview.pointer + "/required")
     if card.jsonrpc is None:
         a.add("no_jsonrpc_interface", "the card declares the interview but offers no JSON-RPC interface to "
-              "ask it over (the seed defines no other binding)")
+              "ask it over (the interview extension defines no other binding)")
         a.reachable = False
         return a
     status = sig.get("status")
@@ -358,7 +359,7 @@ def _terms(
                 committed.append((ref.url, ref.digest, ref.sow, ref.offering))
     if card.interview is not None and not entries:
         a.add("terms_not_declared", "the interview is declared but the terms extension is not; the terms "
-              "answer must then say declared: false (seed 3.3, 4.4)")
+              "answer must then say declared: false (interview extension 3.3 and 4.4)")
     proposals: dict[tuple[str, str], ProposalCheck] = {}
     for url, digest, sow, offering in committed:
         if (url, digest) in proposals:
@@ -397,7 +398,7 @@ def _reputation(a: _Attempt, doc: Mapping[str, Any], card: Card) -> None:
         "reputation_declared",
         "the card points at a reputation record (shown verbatim; nothing is fetched). An interview "
         "measures consistency with declarations, not conduct: what counterparties concluded about the "
-        "agent is the reputation record's business (seed 9.1)",
+        "agent is the reputation record's business (interview extension 9.1)",
         member=ext.pointer,
     ))
 
@@ -588,7 +589,7 @@ def _refused(a: _Attempt, q: str, refusal: Any, skill_ids: tuple[str, ...]) -> N
     a.questions[q]["status"] = "refused"
     a.findings.extend(check_refusal(refusal, skill_ids, question=q))
     a.add("answer_shape_invalid", f"interview/{q} was refused, but it is one of the five questions and must "
-          "be answered (seed section 4); refusals are for what lies outside them", question=q)
+          "be answered (interview extension, section 4); refusals are for what lies outside them", question=q)
 
 
 def _fingerprint(out: RpcOutcome, ex: Exchange) -> tuple[str, Any]:
@@ -602,7 +603,7 @@ def _determinism(a: _Attempt, q: str, one: RpcOutcome, two: RpcOutcome, exs: lis
         return  # already answer_malformed; raw bytes echo each ask's own id, so they always differ
     if _fingerprint(one, exs[0]) != _fingerprint(two, exs[1]):
         a.add("nondeterministic_answer", f"two asks of interview/{q} gave different canonical bytes; answers "
-              "are lookups and must be identical on every ask (seed 4.1)", question=q)
+              "are lookups and must be identical on every ask (interview extension 4.1)", question=q)
 
 
 # --- the closure probes ------------------------------------------------------------------------
@@ -659,7 +660,7 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...]) ->
         reason = refusal.get("reason") if isinstance(refusal, dict) else None
         if reason == "not_declared":
             a.add(_CLOSURE_CODES[name], "refused with reason not_declared; the closure's reason is "
-                  "out_of_scope (seed 4.3, 6.1)", probe=name)
+                  "out_of_scope (interview extension 4.3 and 6.1)", probe=name)
 
 
 def _describe(out: RpcOutcome, outcome: str) -> str:

@@ -21,7 +21,7 @@ shows, and what this module relies on:
 - The A2A card (toA2AAgentCard) is a v1.0 card with `supportedInterfaces[].url` copied from
   `transports[].endpoint`, `documentationUrl` = `cardUrl`, `signatures: []`, and one extension
   `{uri: card.extensionUri, required: false, params: {agentId, openClaspCardUrl: cardUrl}}`.
-- Resolution (`/directory/resolve?reference=...`, per PROTOCOL.md) returns AgentResolutionSchema
+- Resolution (`/directory/resolve?reference=...`, docs/PROTOCOL.md section 7) returns AgentResolutionSchema
   `{reference, matchedBy: agent_id|slug|profile_url|card_url|a2a_card_url, verified, card,
   resolvedAt}`.
 - Contracts are hashed whole (signatures member included) into an unpadded base64url

@@ -4,12 +4,12 @@
 `projection_canonical` are the tolerant readers that compare, export and the screens share: a
 report may come from an old or hand-edited transcript, so a missing or mistyped member reads as
 None instead of raising, and a value is shown and compared by its canonical text, recomputed
-when the report does not carry it. `summary_lines` is the human
-summary the headless `verify` prints (and the exports reuse): every agent-supplied string goes
-through `safe_text`, and the standing is spelled out with who ran the interview, because seed
-sections 8 and 9 make the claim/evidence distinction mandatory in any display. `validate_report`
-lists what a report lacks against the CONTRACT's required members, so tests and `--offline`
-replays can assert the contract instead of re-describing it.
+when the report does not carry it. `summary_lines` is the human summary the headless `verify`
+prints (and the exports reuse): every agent-supplied string goes through `safe_text`, and the
+standing is spelled out with who ran the interview, because the interview extension's sections 8
+and 9 make the claim/evidence distinction mandatory in any display. `validate_report` lists what
+a report lacks against the CONTRACT's required members, so tests and `--offline` replays can
+assert the contract instead of re-describing it.
 """
 
 from __future__ import annotations

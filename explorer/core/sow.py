@@ -3,7 +3,7 @@
 A card's terms extension commits to proposals by `sha256:<hex>` over the JCS bytes of the whole
 document (signatures included). The provider signature is not JWS: it is Ed25519 over
 `agent-sow-v1\\n` + JCS(document minus `signatures`), with the public key written as a NATS nkey
-(base32 of prefix byte 'U' + 32-byte key + CRC-16/XMODEM). See PROTOCOL.md section 5 and
+(base32 of prefix byte 'U' + 32-byte key + CRC-16/XMODEM). See docs/PROTOCOL.md section 5 and
 `tests/vectors/sow/README.md`.
 
 `check_proposal` is pure: the network layer hands it the bytes it fetched (or the reason it could
@@ -243,7 +243,7 @@ def check_proposal(
     sow: Any = None,
     offering: Any = None,
 ) -> ProposalCheck:
-    """Verify fetched proposal bytes against the digest a card committed to (PROTOCOL.md 5).
+    """Verify fetched proposal bytes against the digest a card committed to (docs/PROTOCOL.md section 5).
 
     `body` is the raw response body (None when the fetch failed, with `fetch_error` saying why).
     `sow` and `offering` are copied from the card entry into the result for display.

@@ -1,4 +1,4 @@
-"""The verdict rule and the standing of a result (CONTRACT.md; seed sections 7.3, 8 and 9).
+"""The verdict rule and a result's standing (docs/CONTRACT.md; the interview extension, sections 7-9).
 
 Kept apart from the diff so the rule reads as the table it is: the verdict depends only on
 whether a card and the questions could be reached, whether the interview is offered, and which
@@ -24,7 +24,7 @@ def standing(role: str | None) -> Standing:
     """`claim` for a self-run result, `evidence` for an independent party or a platform.
 
     An unknown or missing role is read as `self`: a surface must never present a claim as
-    evidence (seed 9.4), so doubt falls on the side of claim.
+    evidence (the interview extension, section 9 rule 4), so doubt falls on the side of claim.
     """
     return "evidence" if role in ("independent", "platform") else "claim"
 

@@ -5,7 +5,7 @@
 web layer (`explorer.demo.app`, or the a2a-sdk front in `explorer.demo.sdk_agent`) only moves
 bytes and headers in and out, so both serve identical interview behaviour.
 
-The order of checks is the security argument of seed sections 6 and 10, in code:
+The order of checks is the security argument of the interview extension, sections 6 and 10, in code:
 
 1. rate limit per client (429 + Retry-After) before anything is parsed;
 2. strict JSON-RPC framing (-32700, -32600; notifications get 204 and no body);

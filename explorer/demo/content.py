@@ -57,7 +57,7 @@ def card_version(generation: int = 0) -> str:
 DEFAULT_INPUT_MODES = ["text/plain", "application/json"]
 DEFAULT_OUTPUT_MODES = ["application/json"]
 
-# Security schemes in each layout's own shape (PROTOCOL.md section 1).
+# Security schemes in each layout's own shape (docs/PROTOCOL.md section 1).
 SECURITY_V1 = {
     "schemes": {"apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-Api-Key"}}},
     "requirements": [{"schemes": {"apiKey": {"list": []}}}],

@@ -10,7 +10,8 @@ verifier's findings can be checked code for code.
   carry values that differ from their members.
 - "misquote": one capabilities projection points at a member that does not exist.
 - "fabricate": the terms answer also cites a proposal the card never committed to.
-- "extra_member": every answer carries a free-text `note`, which seed section 5.3 forbids.
+- "extra_member": every answer carries a free-text `note`, which the interview extension
+  forbids (section 5 rule 3).
 - "alternate_order": the capabilities answer lists its projections in a different order on every
   ask, cycling through seventeen orders, so two identical asks give different bytes and so do
   two verifier runs in a row (see `ask_forms`).

@@ -1,4 +1,4 @@
-"""A miniature OpenClasp platform for the `openclasp` demo agents (the second seed).
+"""A miniature OpenClasp platform for the `openclasp` demo agents (the OpenClasp extension).
 
 OpenClasp publishes an agent as three documents and two lookups, all unauthenticated: the A2A
 card (`/agents/{agentId}/a2a-agent-card.json`, a v1.0 card with `signatures: []` and the trust

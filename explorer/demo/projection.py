@@ -8,7 +8,7 @@ value is read back through the same pointer the verifier will resolve, it is equ
 construction; the only way to get it wrong is to project something other than the bytes you
 publish (see `explorer.demo.faults` for the ways the misbehaving demo agents do exactly that).
 
-Which members each question projects (seed section 4, PROTOCOL.md section 4):
+Which members each question projects (the interview extension, section 4; docs/PROTOCOL.md section 4):
 
 - identity: `/name`, `/provider`, `/version`, the interface members (`/supportedInterfaces` on a
   v1.0 card; `/url`, `/preferredTransport`, `/protocolVersion` on a v0.3 card) and `/signatures`
@@ -20,7 +20,8 @@ Which members each question projects (seed section 4, PROTOCOL.md section 4):
   members to that skill.
 - terms: every clause of every committed proposal (each top-level member that holds a graded
   clause, found with `explorer.core.sow.clauses`), cited by the terms entry's `url` and `digest`.
-  No terms entry: `declared: false` and no projections (seed 4.4). A selector keeps the proposals
+  No terms entry: `declared: false` and no projections (the interview extension, section 4 rule
+  4). A selector keeps the proposals
   whose `offering` is that skill.
 - refusals: `/skills/N/id` for every skill: the boundary.
 
@@ -84,7 +85,7 @@ def skill_index(card: Mapping[str, Any], selector: str) -> int | None:
 
 
 def standard_refusal(card: Mapping[str, Any]) -> dict[str, Any]:
-    """The seed's section 6 refusal, produced from the declaration alone."""
+    """The interview extension's section 6 refusal, produced from the declaration alone."""
     return {
         "refused": True,
         "reason": "out_of_scope",

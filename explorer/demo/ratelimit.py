@@ -1,4 +1,4 @@
-"""Per-client rate limiting of interview calls, as the seed recommends (sections 4.2 and 10).
+"""Per-client rate limiting of interview calls (the interview extension, section 4 rule 2, section 10).
 
 A token bucket per client address: `calls` tokens, refilled continuously over `per_seconds`.
 The default (600 calls a minute, bursts of 600) is generous: a full interview is 13 calls, so a

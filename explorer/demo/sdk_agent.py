@@ -4,7 +4,7 @@ This is how an agent builder who already runs on a2a-sdk adds the extension with
 
 - the card is an `a2a.types.AgentCard`, signed by the SDK's own `create_agent_card_signer` and
   served by the SDK's own `create_agent_card_routes`. The SDK signs its normalised form of the
-  card (PROTOCOL.md section 2, `sdk-normalized`), which is what a verifier must accept;
+  card (docs/PROTOCOL.md section 2, `sdk-normalized`), which is what a verifier must accept;
 - interview answers are projected from exactly what that route serves (`agent_card_to_dict` of
   the signed card), never from the dict the card was built from, because the SDK drops defaults
   such as `"required": false` on the way out;

@@ -1,10 +1,10 @@
 """The one HTTP client of the explorer: every byte from an agent comes through `Fetcher`.
 
-Agents are untrusted (PROTOCOL.md section 8), so each request is bounded in every direction:
+Agents are untrusted (docs/PROTOCOL.md section 8), so each request is bounded in every direction:
 connect and read timeouts plus one overall deadline for the whole body (a server trickling a
 byte a second is cut at the timeout, not kept alive by it), a streamed size cap, redirects
 followed by hand and only within the origin, 429 honoured once and only for a short wait, and
-in public-only mode the OpenClasp seed's transport rules (https, port 443, public addresses,
+in public-only mode the OpenClasp extension's transport rules (https, port 443, public addresses,
 DNS pinned, no redirects).
 
 Nothing here raises for network or HTTP trouble: every outcome is an `Exchange` whose

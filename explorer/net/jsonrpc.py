@@ -1,7 +1,7 @@
 """The wire form of interview calls: JSON-RPC bodies and the activation headers.
 
 Kept apart from the procedure so the exact bytes and headers a verifier sends are stated once
-(PROTOCOL.md section 3): `A2A-Extensions` carries the interview URI when the extension is
+(docs/PROTOCOL.md section 3): `A2A-Extensions` carries the interview URI when the extension is
 activated (plus `X-A2A-Extensions` for a v0.3 interface, whose SDKs read the older name), and
 `A2A-Version` names the interface's protocol family on every call, activated or not, so the
 unactivated probe differs from a real call by the activation alone.

@@ -4,7 +4,7 @@ A JWKS given by the user is the trust root of the signature check, so it is read
 reduced to what verification needs: public keys only. Private members (`d`, `p`, `q`, ...)
 are dropped so a private key pasted by mistake never reaches a transcript or the history,
 and symmetric (`oct`) keys are dropped because an HMAC "signature" proves nothing to a third
-party (PROTOCOL.md section 2). Every problem is a `KeysError` with a message that names the
+party (docs/PROTOCOL.md section 2). Every problem is a `KeysError` with a message that names the
 source; nothing here returns half-read keys silently.
 
 Fetching a key URL goes through the same bounded `Fetcher` as everything else, but is not part

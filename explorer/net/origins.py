@@ -2,7 +2,7 @@
 
 Two decisions hang on "where does this URL point": whether a user's secret headers may be sent
 (only to the origin they were given for) and, in public-only mode, whether a host may be
-contacted at all (the OpenClasp seed's rules: HTTPS on port 443, public addresses only, DNS
+contacted at all (the OpenClasp extension's transport rules: HTTPS on port 443, public addresses only, DNS
 pinned). Both live here, apart from the HTTP client, so they can be tested without a socket.
 """
 

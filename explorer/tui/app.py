@@ -261,7 +261,7 @@ class ExplorerApp(App[int]):
     ) -> None:
         """Every toast, from any screen or widget, is plain text with control characters made
         visible: messages quote exceptions and agent text, so neither markup nor terminal escapes
-        may pass, whatever the caller remembered (PROTOCOL.md section 8)."""
+        may pass, whatever the caller remembered (docs/PROTOCOL.md section 8)."""
         super().notify(
             safe.visible(message, 2_000, single_line=False),
             title=safe.visible(title, 200),

@@ -135,7 +135,7 @@ def verdict_text(report: Mapping[str, Any]) -> str:
 
 
 def standing_text(report: Mapping[str, Any]) -> str:
-    """Seed sections 8 and 9: a self-run result is a claim and must never read as evidence."""
+    """A self-run result is a claim and must never read as evidence (interview extension, sections 8, 9)."""
     ran_by = _map(report.get("ran_by"))
     role = _str(ran_by.get("role"), "self")
     name = _str(ran_by.get("name")) or "unnamed runner"
@@ -285,7 +285,7 @@ def refusal_boundary(report: Mapping[str, Any]) -> list[str]:
 
 
 def probe_text(probe: Mapping[str, Any]) -> tuple[str, bool]:
-    """A probe's outcome in words; a correct refusal is a good answer (seed 9 rule 3)."""
+    """A probe's outcome in words; a correct refusal is a good answer (interview extension 9.3)."""
     name = _str(probe.get("name"), "probe")
     outcome = _str(probe.get("outcome"), "unknown")
     expected = "method_not_found" if name == "unactivated_call" else "refused"

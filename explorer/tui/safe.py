@@ -3,7 +3,7 @@
 Every string an agent sends (names, descriptions, values, URLs, finding details quoting them)
 reaches the screen through this module. Textual parses plain `str` given to Static, Label,
 OptionList, DataTable or notify as markup, so `[@click=app.quit]` in a card name would become a
-live action and a stray `[/]` would crash the app (PROTOCOL.md section 8). The helpers here
+live action and a stray `[/]` would crash the app (docs/PROTOCOL.md section 8). The helpers here
 return `Content` objects built without markup, after terminal control characters and bidi
 overrides are made visible as escapes and the length is capped.
 

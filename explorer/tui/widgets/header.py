@@ -2,7 +2,7 @@
 
 Four facts a reader must not miss are spelled out in words as well as marked: the signature
 status with its payload form and key id, the verdict, and the standing (a self-run result is a
-claim, never evidence: seed sections 8 and 9). The agent's name and URL are untrusted and go
+claim, never evidence: interview extension, sections 8 and 9). The agent's name and URL are untrusted and go
 through `safe.text`.
 """
 
