@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "export a recorded run as a JSON, Markdown or HTML transcript"),
     "forget": ("forget", "delete a recorded run, or every run of an agent"),
     "envelope": ("envelope", "check an A2A message's OpenClasp trust envelope"),
+    "keygen": ("keygen", "create a runner's Ed25519 key for signing results (prints its public JWKS)"),
 }
 
 

@@ -9,6 +9,8 @@ dir, or `config.toml` inside an explicit home:
     role = "independent"               # self | independent | platform
     keys = ["~/keys/agents.jwks"]      # trusted JWKS files or URLs, looked up by kid
     watch_every = 60                   # seconds between replays when the TUI watches an agent
+    sign_key = "~/.config/interview-explorer/runner-key.pem"   # sign independent/platform runs
+    trusted_runners = ["~/keys/ci-runner.jwks"]                 # runner keys whose results are evidence
 
     [agents.stonework]
     url = "https://stonework.example"
@@ -54,6 +56,8 @@ class Config:
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     keymap: dict[str, str] = field(default_factory=dict)
     watch_every: float | None = None
+    sign_key: str | None = None  # the runner's private key file (explorer.runner_keys)
+    trusted_runners: tuple[str, ...] = ()  # JWKS files or URLs of runner keys read as evidence
     path: Path | None = None
     ignored: tuple[str, ...] = ()  # settings this explorer does not know (typos, or a newer version's)
 
@@ -125,7 +129,9 @@ def _strs(value: Any, what: str, path: Path) -> tuple[str, ...]:
     raise ConfigError(f"{path}: {what} must be a string or a list of strings")
 
 
-KNOWN_SETTINGS = frozenset({"runner", "role", "keys", "watch_every", "agents", "keymap"})
+KNOWN_SETTINGS = frozenset(
+    {"runner", "role", "keys", "watch_every", "agents", "keymap", "sign_key", "trusted_runners"}
+)
 KNOWN_AGENT_SETTINGS = frozenset({"url", "headers", "keys"})
 
 
@@ -161,6 +167,9 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
     runner = data.get("runner")
     if runner is not None and not isinstance(runner, str):
         raise ConfigError(f"{path}: runner must be a string")
+    sign_key = data.get("sign_key")
+    if sign_key is not None and (not isinstance(sign_key, str) or not sign_key):
+        raise ConfigError(f"{path}: sign_key must be the path of a key file (see keygen)")
     watch_every = data.get("watch_every")
     if watch_every is not None and (
         isinstance(watch_every, bool)
@@ -175,6 +184,8 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
         agents=agents,
         keymap=dict(keymap),
         watch_every=float(watch_every) if watch_every is not None else None,
+        sign_key=sign_key,
+        trusted_runners=_strs(data.get("trusted_runners"), "trusted_runners", path),
         path=path,
         ignored=tuple(ignored),
     )

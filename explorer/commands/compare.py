@@ -2,7 +2,9 @@
 
 Per question, projections are aligned by source (document, url and pointer), and the added,
 removed and changed ones are listed with both values; then the card and proposal digests, the
-signature, the verdict and the findings. Offline: only the stored reports are read.
+signature, the verdict and the findings; each run's standing is re-derived under the runner keys
+trusted here (`--trust-runner`, the config's `trusted_runners`). Offline: only the stored runs
+are read.
 
 Exit status: 0 identical, 1 different, 2 usage error, 3 unknown run id or unreadable history.
 """
@@ -15,6 +17,8 @@ from explorer.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
     EXIT_UNKNOWN,
+    EXIT_USAGE,
+    UsageError,
     add_home_argument,
     error,
     print_json,
@@ -22,17 +26,20 @@ from explorer.commands.common import (
     read_runs,
     run_id_argument,
 )
+from explorer.commands.evidence_options import add_trust_runner_argument, assessed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", type=run_id_argument, metavar="RUN_A", help="the earlier run id")
     parser.add_argument("run_b", type=run_id_argument, metavar="RUN_B", help="the later run id")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    add_trust_runner_argument(parser)
     add_home_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.compare import compare_reports
+    from explorer.core.report import standing_words
     from explorer.core.text import safe_text
     from explorer.store.history import HistoryError
 
@@ -40,14 +47,26 @@ def run(args: argparse.Namespace) -> int:
         (a, run_a), (b, run_b) = read_runs(args, args.run_a, args.run_b)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
+    try:
+        run_a, run_b = assessed([run_a, run_b], args, "compare")
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE)
     comparison = compare_reports(run_a.report, run_b.report)
     if args.json:
-        print_json({"run_a": a.to_json(), "run_b": b.to_json(), **comparison.to_json()}, indent=2)
+        heads_json = {
+            key: {
+                **r.to_json(),
+                "standing": run.report.get("standing"),
+                "run_attestation": run.report.get("run_attestation"),
+            }
+            for key, r, run in (("run_a", a, run_a), ("run_b", b, run_b))
+        }
+        print_json({**heads_json, **comparison.to_json()}, indent=2)
     else:
         heads = [
             f"run {label}: {r.id}, {r.recorded_at}, {safe_text(r.verdict, limit=20)}, "
-            f"{safe_text(r.agent, limit=200)}"
-            for label, r in (("a", a), ("b", b))
+            f"{safe_text(r.agent, limit=200)}; {standing_words(run.report)}"
+            for label, r, run in (("a", a, run_a), ("b", b, run_b))
         ]
         print_lines([*heads, *comparison.lines()])
     return EXIT_OK if comparison.identical else EXIT_DIFFERENT

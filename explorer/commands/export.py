@@ -1,9 +1,11 @@
-"""`interview-explorer export RUN [--format json|md|html] [-o FILE]`: a recorded run as a transcript.
+"""`interview-explorer export RUN [--format json|md|html|intoto] [-o FILE]`: a recorded run as a transcript.
 
 JSON is complete and self-contained (`verify --offline FILE` re-checks it); Markdown and HTML are
 for people. The format defaults to the suffix of FILE, else JSON. With `-o` the file is written
 atomically (a temporary file renamed into place); without it the transcript goes to stdout.
-Secrets never appear in any format.
+Secrets never appear in any format. `intoto` writes a signed run's attestation alone (a DSSE
+envelope); Markdown and HTML state the standing the run earns under the trusted runner keys
+(`--trust-runner`, the config's `trusted_runners`).
 
 Exit status: 0 exported, 1 the file could not be written, 2 usage error, 3 unknown run id or
 unreadable history.
@@ -19,27 +21,30 @@ from explorer.commands.common import (
     EXIT_OK,
     EXIT_UNKNOWN,
     EXIT_USAGE,
+    UsageError,
     add_home_argument,
     error,
     read_runs,
     run_id_argument,
     say,
 )
+from explorer.commands.evidence_options import add_trust_runner_argument, assessed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from explorer.store.export import EXPORT_FORMATS
+    from explorer.store.export import ALL_FORMATS
 
     parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
     parser.add_argument(
         "--format",
-        choices=list(EXPORT_FORMATS),
+        choices=list(ALL_FORMATS),
         default=None,
-        help="; ".join(f"{f.name}: {f.description}" for f in EXPORT_FORMATS.values()),
+        help="; ".join(f"{f.name}: {f.description}" for f in ALL_FORMATS.values()),
     )
     parser.add_argument(
         "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
     )
+    add_trust_runner_argument(parser)
     add_home_argument(parser)
 
 
@@ -59,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
         [(_, stored)] = read_runs(args, args.run_id)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
+    try:
+        if fmt in ("md", "html"):  # JSON and intoto are written exactly as signed and recorded
+            [stored] = assessed([stored], args, "export")
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE)
     try:
         if args.output is None:
             sys.stdout.write(export(stored, fmt))

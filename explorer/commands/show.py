@@ -14,6 +14,8 @@ import argparse
 from explorer.commands.common import (
     EXIT_OK,
     EXIT_UNKNOWN,
+    EXIT_USAGE,
+    UsageError,
     add_home_argument,
     error,
     print_json,
@@ -21,11 +23,13 @@ from explorer.commands.common import (
     read_runs,
     run_id_argument,
 )
+from explorer.commands.evidence_options import add_trust_runner_argument, assessed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
     parser.add_argument("--json", action="store_true", help="print the stored report as JSON")
+    add_trust_runner_argument(parser)
     add_home_argument(parser)
 
 
@@ -38,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
         [(summary, stored)] = read_runs(args, args.run_id)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
+    try:
+        [stored] = assessed([stored], args, "show")
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE)
     if args.json:
         print_json(dict(stored.report), indent=2)
         return EXIT_OK

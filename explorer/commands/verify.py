@@ -38,11 +38,18 @@ from explorer.commands.common import (
     verdict_exit,
 )
 from explorer.commands.verify_many import add_sweep_arguments, is_sweep
+from explorer.commands.evidence_options import (
+    add_sign_key_argument,
+    add_trust_runner_argument,
+    signing_key,
+    trusted_runners,
+)
 
 if TYPE_CHECKING:
     from explorer.config import Config
     from explorer.core.run import Run
     from explorer.procedure import Options, Progress
+    from explorer.runner_keys import RunnerKey
 
 COMMAND = "verify"
 _COLOURS = {
@@ -94,6 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TRANSCRIPT.json",
         help="re-evaluate a stored transcript instead of contacting the agent",
     )
+    add_sign_key_argument(parser)
+    add_trust_runner_argument(parser)
     parser.add_argument("--no-history", action="store_true", help="do not record this run")
     add_home_argument(parser)
     add_sweep_arguments(parser)
@@ -142,8 +151,12 @@ def _options(
     return target, options
 
 
-def _offline(path: str) -> Run:
+def _offline(path: str, args: argparse.Namespace) -> Run:
+    """Re-verify a transcript file: the verdict from its bytes, the standing from its signature."""
+    from dataclasses import replace
+
     from explorer.core.run import Run
+    from explorer.evidence import assess_transcript
     from explorer.procedure import reverify_offline
 
     try:
@@ -156,7 +169,24 @@ def _offline(path: str) -> Run:
         run = Run.from_transcript(data)
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--offline: {path}: {exc}") from None
-    return reverify_offline(run)
+    trusted = trusted_runners(args.trust_runner, config_of(args), args.timeout, COMMAND)
+    rebuilt = reverify_offline(run)
+    return replace(rebuilt, report=assess_transcript(data, rebuilt.report, trusted))
+
+
+def _sign(result: Run, key: RunnerKey | None) -> Run:
+    """The run signed with the runner key (--sign-key or the config's), if one applies."""
+    if key is None:
+        return result
+    from explorer.evidence import SigningError, sign_run
+
+    try:
+        signed = sign_run(result, key)
+    except SigningError as exc:
+        say(f"warning: the run could not be signed and stays unsigned: {exc}", COMMAND)
+        return result
+    say(f"signed with runner key {key.keyid}", COMMAND)
+    return signed
 
 
 def _record(run: Run, args: argparse.Namespace) -> None:
@@ -198,16 +228,20 @@ def run(args: argparse.Namespace) -> int:
         if args.offline:
             if args.target:
                 raise UsageError("give either TARGET or --offline TRANSCRIPT.json, not both")
-            result = _offline(args.offline)
+            if args.sign_key:
+                raise UsageError("--sign-key signs a live run; --offline re-checks one (use --trust-runner)")
+            result = _offline(args.offline, args)
         else:
             if not args.target:
                 raise UsageError(
                     "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
                 )
             target, options = _options(args, args.target[0])
+            key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
             from explorer.procedure import run_interview_sync
 
             result = run_interview_sync(target, options, _progress_printer(sys.stderr))
+            result = _sign(result, key)
     except UsageError as exc:
         say(str(exc), COMMAND)
         return EXIT_USAGE

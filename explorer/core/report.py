@@ -89,14 +89,58 @@ def projection_canonical(
 
 
 def standing_words(report: Mapping[str, Any]) -> str:
-    """"claim: run by the agent's operator" and the like, with the runner's name when known."""
+    """"claim: run by the agent's operator" and the like, with the runner's name when known, and
+    for a signed or checked result who signed it with which key, or why it is only a claim."""
     ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
     role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
+    name = ran_by.get("name")
+    run_att = report.get("run_attestation") if isinstance(report.get("run_attestation"), Mapping) else {}
+    reason = run_att.get("reason")
+    if report.get("standing") == "claim" and role != "self" and isinstance(reason, str):
+        return f"claim, {_s(reason, 40)}: {_claim_reason(run_att, reason, name)}"
     words = STANDING_WORDS[role]
     if report.get("standing") == "claim" and role != "self":  # never print evidence for a claim
         words = STANDING_WORDS["self"]
-    name = ran_by.get("name")
+    if run_att.get("status") == "verified" and report.get("standing") == "evidence":
+        signer = _s(run_att.get("runner") or name or "an unnamed runner", 80)
+        how = words.split(": ", 1)[1]
+        return f"evidence: signed by {signer} ({_key(run_att.get('keyid'))}, trusted); {how}"
     return f"{words} ({_s(name, 80)})" if name else words
+
+
+def attestation_words(report: Mapping[str, Any]) -> str:
+    """A report's `run_attestation` in words: `verified (key <thumbprint>, runner ci)`."""
+    run_att = report.get("run_attestation")
+    if not isinstance(run_att, Mapping):
+        return "not recorded (a run from before signed evidence)"
+    status = _s(run_att.get("status", "unknown"), 40).replace("_", " ")
+    parts = [f"key {_s(run_att['keyid'], 80)}"] if run_att.get("keyid") else []
+    if run_att.get("runner"):
+        parts.append(f"runner {_s(run_att['runner'], 80)}")
+    if run_att.get("reason"):
+        parts.append(f"evidence unverified: {_s(run_att['reason'], 40)}")
+    return status + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _key(keyid: Any) -> str:
+    return f"key {_s(keyid[:6], 12)}…" if isinstance(keyid, str) and keyid else "no key id"
+
+
+def _claim_reason(run_att: Mapping[str, Any], reason: str, name: Any) -> str:
+    signer = _s(run_att.get("runner") or name or "an unnamed runner", 80)
+    key = _key(run_att.get("keyid"))
+    said = f"{_s(name, 80)} says it ran this as {_ROLE_NOUNS.get(str(run_att.get('role')), 'an outsider')}"
+    reasons = {
+        "unsigned": f"{said}, but the result is not signed, so that is only a label",
+        "unknown signer": f"signed by {signer} ({key}, not a runner key you trust)",
+        "bad signature": f"the signature does not verify ({key}), so who ran it is unknown",
+        "altered transcript": f"signed by {signer} ({key}), but the transcript changed after signing",
+        "self-attested": f"signed by {signer} ({key}), the same key that signs the agent's own card",
+    }
+    return reasons.get(reason, f"{said}, but its evidence cannot be checked")
+
+
+_ROLE_NOUNS = {"independent": "an independent party", "platform": "a platform"}
 
 
 def signature_words(sig: Mapping[str, Any]) -> str:

@@ -32,7 +32,13 @@ from explorer import __version__
 from explorer.core.canonical import CanonicalError, canonical_text, sha256_hex
 from explorer.core.diff import first_difference
 from explorer.core.findings import QUESTIONS
-from explorer.core.report import lookup, projection_canonical, signature_words, standing_words
+from explorer.core.report import (
+    attestation_words,
+    lookup,
+    projection_canonical,
+    signature_words,
+    standing_words,
+)
 from explorer.core.run import Run
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as parse_json
@@ -76,7 +82,17 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
         "for people: one self-contained page (inline CSS, no scripts) with the same content as Markdown",
     ),
 }
+# Only a signed run has one, so it is offered apart from the formats every run exports to.
+ATTESTATION_FORMAT = ExportFormat(
+    "intoto",
+    "Signed attestation",
+    ".intoto.json",
+    "application/vnd.dsse.envelope.v1+json",
+    "a signed run's attestation alone: the runner's DSSE envelope over an in-toto statement",
+)
+ALL_FORMATS: dict[str, ExportFormat] = {**EXPORT_FORMATS, "intoto": ATTESTATION_FORMAT}
 _SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+_LONG_SUFFIXES = {".intoto.json": "intoto", ".intoto.jsonl": "intoto", ".dsse.json": "intoto"}
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'"  # no scripts, no remote loads
 _CELL = 160  # characters of a value shown in a table cell
@@ -89,6 +105,10 @@ class ExportError(Exception):
 
 def format_for_path(path: str | os.PathLike[str]) -> str | None:
     """The format a file name asks for by its suffix, or None."""
+    name = Path(path).name.lower()
+    for suffix, fmt in _LONG_SUFFIXES.items():
+        if name.endswith(suffix):
+            return fmt
     return _SUFFIXES.get(Path(path).suffix.lower())
 
 
@@ -100,7 +120,11 @@ def export(run: Run, fmt: Format | str) -> str:
         return _markdown(run)
     if fmt == "html":
         return _html(run)
-    raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    if fmt == "intoto":
+        if run.attestation is None:
+            raise ExportError("this run is not signed, so it has no attestation (see verify --sign-key)")
+        return json.dumps(dict(run.attestation), ensure_ascii=False, indent=2) + "\n"
+    raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(ALL_FORMATS)}")
 
 
 def write_export(run: Run, fmt: Format | str, path: str | os.PathLike[str]) -> Path:
@@ -144,7 +168,13 @@ def _canonical_of(body: bytes | None) -> dict[str, Any]:
 
 
 def transcript(run: Run) -> dict[str, Any]:
-    """The JSON transcript: Run.to_transcript() plus digests and canonical forms, secrets redacted."""
+    """The JSON transcript: Run.to_transcript() plus digests and canonical forms, secrets redacted.
+
+    A signed run is written exactly as it was signed (`Run.to_transcript()`, headers already
+    redacted before signing) and nothing is added: its `run_attestation` covers every other
+    member, so anyone can recompute the digest from the file alone."""
+    if run.attestation is not None:
+        return run.to_transcript()
     data = run.to_transcript()
     report = run.report
     ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
@@ -202,6 +232,7 @@ def _facts(run: Run) -> list[tuple[str, str]]:
         ("Agent", str(card.get("url") or report.get("target") or "unknown")),
         ("Verdict", str(report.get("verdict", "unknown"))),
         ("Standing", standing_words(report)),
+        ("Attestation", attestation_words(report)),
         ("Card", f"sha256 {card.get('sha256')}, layout {card.get('layout')}"),
         ("Signature", signature_words(sig)),
         ("Answers digest", f"sha256 {report.get('answers_sha256')}"),

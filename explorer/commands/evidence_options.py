@@ -1,0 +1,129 @@
+"""The options of signed evidence, shared by `verify`, `show`, `compare`, `export` and the TUI.
+
+- `--sign-key PATH` (or the config's `sign_key`): the runner key `verify` signs a live run with.
+  Signing needs a runner name and an `independent` or `platform` role. `--sign-key` with the
+  role `self` is refused with a usage error rather than recorded: a self-run result is a claim
+  whatever the signature, and a signed claim would only look like evidence. A `sign_key` in the
+  config simply does not sign self-run interviews (said once on stderr).
+- `--trust-runner JWKS` (repeatable, files or URLs; plus the config's `trusted_runners`): the
+  runner keys whose signed results read as evidence. The reader's own configured `sign_key`
+  counts as trusted on the reader's machine: they hold its private half.
+
+Errors are `UsageError`s (exit status 2) naming the file and the problem, never a key's bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from explorer.commands.common import UsageError, say
+
+if TYPE_CHECKING:
+    from explorer.config import Config
+    from explorer.core.run import Run
+    from explorer.runner_keys import RunnerKey
+
+
+def add_sign_key_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sign-key",
+        metavar="PATH",
+        default=None,
+        help="sign the result with this runner key (see keygen); "
+        "needs --runner and --as independent or platform",
+    )
+
+
+def add_trust_runner_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trust-runner",
+        action="append",
+        default=[],
+        metavar="JWKS",
+        help="a runner's public key set (file or URL); results it signed read as evidence (repeatable)",
+    )
+
+
+def config_file_path(config: Config, text: str) -> Path:
+    """A path from the config file: `~` expanded, relative to the config file's folder."""
+    path = Path(text).expanduser()
+    if not path.is_absolute() and config.path is not None:
+        path = config.path.parent / path
+    return path
+
+
+def _load(path: Path | str, what: str) -> RunnerKey:
+    from explorer.core.text import safe_text
+    from explorer.runner_keys import RunnerKeyError, load, loose_permissions
+
+    try:
+        key = load(path)
+    except RunnerKeyError as exc:
+        raise UsageError(f"{what}: {safe_text(str(exc), limit=400)}") from None
+    if loose_permissions(key.path):
+        say(f"warning: {safe_text(str(key.path), limit=300)} can be read by others; chmod 600 it")
+    return key
+
+
+def signing_key(
+    explicit: str | None, config: Config, role: str, runner: str | None, command: str
+) -> RunnerKey | None:
+    """The key a live run is signed with, or None; UsageError when signing cannot be honest."""
+    if explicit is None and config.sign_key is None:
+        return None
+    if role == "self":
+        if explicit is not None:
+            raise UsageError(
+                "--sign-key signs evidence, and a self-run result is a claim whatever the signature: "
+                "run with --as independent or --as platform (and --runner NAME), or drop --sign-key"
+            )
+        say("note: the config's sign_key is not used for a self-run interview (a claim)", command)
+        return None
+    if not runner:
+        raise UsageError("--sign-key needs --runner NAME (or runner in the config): who signs is who ran it")
+    if explicit is not None:
+        return _load(explicit, "--sign-key")
+    assert config.sign_key is not None
+    return _load(config_file_path(config, config.sign_key), "sign_key in the config")
+
+
+def trusted_runners(sources: list[str], config: Config, timeout: float, command: str) -> dict[str, bytes]:
+    """Thumbprint -> raw key of every trusted runner key: --trust-runner, the config's
+    trusted_runners, and the reader's own configured sign_key."""
+    from explorer.runner_keys import RunnerKeyError, load, trusted_set
+
+    configured = [s if "://" in s else str(config_file_path(config, s)) for s in config.trusted_runners]
+    jwks = _runner_jwks([*sources, *configured], timeout, command)
+    own = None
+    if config.sign_key is not None:
+        try:
+            own = load(config_file_path(config, config.sign_key))
+        except RunnerKeyError as exc:
+            say(f"note: the config's sign_key is not trusted here: {exc}", command)
+    return trusted_set(jwks, own)
+
+
+def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Run]:
+    """Stored runs with the standing each earns here (`--trust-runner` and the config)."""
+    from explorer.commands.common import config_of
+    from explorer.evidence import assess_run
+
+    trusted = trusted_runners(getattr(args, "trust_runner", []), config_of(args), 10.0, command)
+    return [assess_run(run, trusted) for run in runs]
+
+
+def _runner_jwks(sources: list[str], timeout: float, command: str) -> dict[str, Any]:
+    if not sources:
+        return {"keys": []}
+    from explorer.net.http import Limits
+    from explorer.net.keys import KeysError, load_keys_sync
+
+    try:
+        keys, notes = load_keys_sync(sources, Limits(timeout=timeout))
+    except KeysError as exc:
+        raise UsageError(f"--trust-runner: {exc}") from None
+    for note in notes:
+        say(f"note: {note}", command)
+    return keys
