@@ -226,3 +226,39 @@ def test_an_altered_or_resigned_transcript_is_a_claim_and_its_verdict_comes_from
     _run(capsys, "verify", agent.card_url, "--keys", str(keys), *unsigned_home, "--as", "independent")
     code, _, err = _run(capsys, "export", "1", "--format", "intoto", *unsigned_home)
     assert code == 2 and "not signed" in err
+
+
+def test_a_sweep_signs_every_run_and_history_import_keeps_the_attestation(
+    capsys: pytest.CaptureFixture[str], fleet: Any, machines: dict[str, Path], tmp_path: Path
+) -> None:
+    key = tmp_path / "runner.pem"
+    trust = tmp_path / "runner.jwks"
+    trust.write_text(json.dumps(_keygen(capsys, key)))
+    targets = [fleet.agents[name].card_url for name in ("steady", "unsigned")]
+    folder = tmp_path / "transcripts"
+    code, out, err = _run(
+        capsys, "verify", *targets, "--json", "--transcripts", str(folder), "--no-history",
+        "--sign-key", str(key), "--runner", "ci", "--as", "independent",
+    )  # fmt: skip
+    reports = [json.loads(line) for line in out.splitlines()]
+    assert len(reports) == 2 and all(r["run_attestation"]["status"] == "verified" for r in reports), err
+    files = sorted(folder.glob("*.json"))
+    assert len(files) == 2
+    reader = ["--home", str(machines["reader"])]
+    code, out, err = _run(capsys, "history", "import", str(folder), *reader)
+    assert code == 0, err
+    for run_id, path in ((1, files[0]), (2, files[1])):
+        original = json.loads(path.read_text())
+        code, out, _ = _run(capsys, "export", str(run_id), "--format", "intoto", *reader)
+        assert code == 0
+        envelope = json.loads(out)
+        assert envelope in [json.loads(f.read_text())["run_attestation"] for f in files]
+        code, out, _ = _run(capsys, "show", str(run_id), "--json", "--trust-runner", str(trust), *reader)
+        assert json.loads(out)["standing"] == "evidence"
+        code, out, _ = _run(capsys, "show", str(run_id), "--json", *reader)
+        assert json.loads(out)["standing"] == "claim"
+        assert original["run_attestation"]["payloadType"] == "application/vnd.in-toto+json"
+    exported = tmp_path / "again.json"
+    _run(capsys, "export", "1", "-o", str(exported), *reader)
+    code, out, _ = _run(capsys, "verify", "--offline", str(exported), "--trust-runner", str(trust), "--json")
+    assert json.loads(out)["standing"] == "evidence"  # the imported run re-exports byte for byte as signed

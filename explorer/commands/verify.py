@@ -37,13 +37,13 @@ from explorer.commands.common import (
     say,
     verdict_exit,
 )
-from explorer.commands.verify_many import add_sweep_arguments, is_sweep
 from explorer.commands.evidence_options import (
     add_sign_key_argument,
     add_trust_runner_argument,
     signing_key,
     trusted_runners,
 )
+from explorer.commands.verify_many import add_sweep_arguments, is_sweep
 
 if TYPE_CHECKING:
     from explorer.config import Config
@@ -174,18 +174,15 @@ def _offline(path: str, args: argparse.Namespace) -> Run:
     return replace(rebuilt, report=assess_transcript(data, rebuilt.report, trusted))
 
 
-def _sign(result: Run, key: RunnerKey | None) -> Run:
+def _sign(result: Run, key: RunnerKey | None, target: str) -> Run:
     """The run signed with the runner key (--sign-key or the config's), if one applies."""
     if key is None:
         return result
-    from explorer.evidence import SigningError, sign_run
+    from explorer.commands.verify_many import sign_or_keep
 
-    try:
-        signed = sign_run(result, key)
-    except SigningError as exc:
-        say(f"warning: the run could not be signed and stays unsigned: {exc}", COMMAND)
-        return result
-    say(f"signed with runner key {key.keyid}", COMMAND)
+    signed = sign_or_keep(result, key, target)
+    if signed.attestation is not None:
+        say(f"signed with runner key {key.keyid}", COMMAND)
     return signed
 
 
@@ -241,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
             from explorer.procedure import run_interview_sync
 
             result = run_interview_sync(target, options, _progress_printer(sys.stderr))
-            result = _sign(result, key)
+            result = _sign(result, key, target)
     except UsageError as exc:
         say(str(exc), COMMAND)
         return EXIT_USAGE

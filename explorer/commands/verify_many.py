@@ -36,12 +36,14 @@ from explorer.commands.common import (
     open_history,
     say,
 )
+from explorer.commands.evidence_options import signing_key
 
 if TYPE_CHECKING:
     from explorer.config import Config
     from explorer.core.run import Run
     from explorer.core.sweep import Tally
     from explorer.procedure import Options
+    from explorer.runner_keys import RunnerKey
     from explorer.store.history import History
     from explorer.store.sweep_files import JUnitWriter
     from explorer.sweep import Finished
@@ -141,11 +143,12 @@ def _cached(loader: KeyLoader) -> KeyLoader:
 class _Outputs:
     """Everything done with a finished run, in completion order; holds no report."""
 
-    def __init__(self, args: argparse.Namespace, total: int) -> None:
+    def __init__(self, args: argparse.Namespace, total: int, key: RunnerKey | None = None) -> None:
         from explorer.core.sweep import Tally
         from explorer.store.sweep_files import JUnitWriter
 
         self.args = args
+        self.key = key  # the runner key every run is signed with (--sign-key), or None
         self.tally: Tally = Tally(total)
         self.began = time.perf_counter()
         self.junit: JUnitWriter | None = JUnitWriter(args.junit) if args.junit else None
@@ -180,6 +183,8 @@ class _Outputs:
     def _finished(self, run: Run, target: str, seconds: float) -> None:
         from explorer.store.sweep_files import SweepFileError, write_transcript
 
+        if self.key is not None:
+            run = sign_or_keep(run, self.key, target)
         report = run.report
         self.tally.add(str(report.get("verdict")))
         # Recorded and written before it is printed: a line on stdout means the run is kept.
@@ -280,13 +285,15 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
         config = config_of(args)
         load_keys = _cached(load_trusted_keys)
         jobs = [Job(p, *plan(given, config, load_keys)) for p, given in positions]
+        first = jobs[0].options if jobs else None
+        key = signing_key(args.sign_key, config, first.role, first.runner, COMMAND) if first else None
     except UsageError as exc:
         say(str(exc), COMMAND)
         return EXIT_USAGE
     from explorer.store.sweep_files import SweepFileError
 
     try:
-        outputs = _Outputs(args, len(jobs))
+        outputs = _Outputs(args, len(jobs), key)
     except SweepFileError as exc:  # an unwritable --junit is the user's to fix
         say(str(exc), COMMAND)
         return EXIT_USAGE
@@ -298,6 +305,18 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
     finally:
         outputs.close(interrupted)
     return EXIT_INTERRUPTED if interrupted else outputs.tally.exit_status()
+
+
+def sign_or_keep(run: Run, key: RunnerKey, target: str) -> Run:
+    """The run signed with the runner key; unsigned (with a warning) when it cannot be."""
+    from explorer.core.text import safe_text
+    from explorer.evidence import SigningError, sign_run
+
+    try:
+        return sign_run(run, key)
+    except SigningError as exc:
+        say(f"warning: {safe_text(target, limit=300)}: the run stays unsigned: {exc}", COMMAND)
+        return run
 
 
 def write_single_outputs(run: Run, args: argparse.Namespace) -> None:
