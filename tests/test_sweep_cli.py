@@ -303,3 +303,37 @@ def test_demo_serves_a_seeded_crowd_in_the_fleet_format() -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_watch_from_names_the_agents_that_changed_since_the_previous_sweep(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
+) -> None:
+    names = ["steady", "flaky", "churning"]
+    urls = [fleet.agents[n].card_url for n in names]
+    code, out, err = _run(
+        capsys, "watch", "--from", str(_list(tmp_path, urls)), "--every", "0.1", "--count", "2", "--allow-jku"
+    )
+    first, second = out.splitlines()
+    assert "sweep 1: 3 agents" in first and first.endswith("first sweep")
+    assert "sweep 2: 3 agents" in second and "CHANGED 2:" in second
+    assert "(Flaky) (answers)" in second and "(Churning) (card, answers)" in second
+    assert "(Steady)" not in second
+    assert code == 1 and "watching 3 agents every 0.1 s, 2 sweeps" in err
+    with History.open(os.environ["INTERVIEW_EXPLORER_HOME"]) as history:
+        assert len(history.runs(urls[0])) == 2  # every run recorded
+
+
+def test_watch_lines_say_what_changed() -> None:
+    from explorer.commands.watch_many import State, sweep_line
+
+    before = {"a": State("A", "conformant", "c1", "x1"), "b": State("B\x1b[2J", "conformant", "c1", "x1")}
+    after = {
+        "a": State("A", "conformant", "c1", "x1"),
+        "b": State("B\x1b[2J", "churn", "c2", "x1"),
+        "c": State("C", "conformant", None, None),
+    }
+    line = sweep_line("T", 2, after, before, 1.0, "counts")
+    assert line.startswith("T  sweep 2: 3 agents in 1.0 s (counts)  CHANGED 2: ")
+    assert "B\\x1b[2J (verdict conformant -> churn, card)" in line and "C (new in the list)" in line
+    assert "\x1b" not in line
+    assert sweep_line("T", 3, after, after, 1.0, "counts").endswith("no change")

@@ -75,8 +75,8 @@ def _shard(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--from`, `--jobs`, `--shard`, `--junit`, `--transcripts`."""
+def add_list_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--from FILE|-` and `--jobs N`, shared by `verify` and `watch`."""
     parser.add_argument(
         "--from",
         dest="from_",
@@ -87,6 +87,11 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs", type=_jobs, default=8, metavar="N", help="interviews in flight at once (default 8)"
     )
+
+
+def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--from`, `--jobs`, `--shard`, `--junit`, `--transcripts`."""
+    add_list_arguments(parser)
     parser.add_argument(
         "--shard",
         type=_shard,
@@ -108,22 +113,22 @@ def is_sweep(args: argparse.Namespace) -> bool:
     return args.from_ is not None or args.shard is not None or len(args.target) > 1
 
 
-def _listed(args: argparse.Namespace) -> list[str]:
-    """The positional targets, then the lines of `--from`."""
+def listed_targets(positional: Sequence[str], from_: str | None) -> list[str]:
+    """The positional targets, then the lines of `--from FILE|-`; UsageError when unreadable."""
     from explorer.core.sweep import target_lines
 
-    targets = [t.strip() for t in args.target if t.strip()]
-    if args.from_ is None:
+    targets = [t.strip() for t in positional if t.strip()]
+    if from_ is None:
         return targets
     try:
-        if args.from_ == "-":
+        if from_ == "-":
             text = sys.stdin.read()
         else:
-            text = Path(args.from_).expanduser().read_text(encoding="utf-8")
+            text = Path(from_).expanduser().read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"--from: no such file {args.from_}") from None
+        raise UsageError(f"--from: no such file {from_}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--from: cannot read {args.from_} as UTF-8 text ({exc})") from None
+        raise UsageError(f"--from: cannot read {from_} as UTF-8 text ({exc})") from None
     return targets + target_lines(text)
 
 
@@ -276,7 +281,7 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
     from explorer.sweep import Job, sweep
 
     try:
-        listed = _listed(args)
+        listed = listed_targets(args.target, args.from_)
         if not listed:
             raise UsageError("no targets: give them as arguments or one per line with --from FILE|-")
         positions = list(enumerate(listed))

@@ -1,5 +1,8 @@
 """`interview-explorer watch TARGET --every SECONDS [--count N]`: replay on a schedule, one line per run.
 
+With `--from FILE` the whole list is re-swept instead, one line per sweep naming the agents that
+changed (`explorer.commands.watch_many`).
+
 TARGET is a run id (its interview is repeated: same target, role, runner and key trust) or
 anything `verify` accepts. Each run is recorded (unless `--no-history`) and compared with the one
 before it (for the first, the latest recorded run of that agent, if any); the line shows the
@@ -35,6 +38,7 @@ from explorer.commands.common import (
     seconds_type,
     verdict_exit,
 )
+from explorer.commands.verify_many import add_list_arguments
 from explorer.config import MAX_WATCH_EVERY
 
 
@@ -50,7 +54,10 @@ def _count(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "target", metavar="TARGET", help="a run id, or a URL, card file or configured agent name"
+        "target",
+        metavar="TARGET",
+        nargs="?",
+        help="a run id, or a URL, card file or configured agent name (or a list with --from)",
     )
     parser.add_argument(
         "--every",
@@ -64,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_interview_arguments(parser)
     parser.add_argument("--no-history", action="store_true", help="do not record the new runs")
     add_home_argument(parser)
+    add_list_arguments(parser)
 
 
 def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[Any, tuple[int, Any] | None]:
@@ -126,6 +134,12 @@ async def _loop(args: argparse.Namespace, plan: Any, previous: Any, history: Any
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.from_ is not None:
+        from explorer.commands.watch_many import run_watch_many
+
+        return run_watch_many(args)
+    if not args.target:
+        return error("a TARGET is required (or a list of them with --from FILE)", EXIT_USAGE)
     from explorer.config import ConfigError
     from explorer.core.text import safe_text
     from explorer.store.history import HistoryError

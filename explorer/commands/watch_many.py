@@ -1,0 +1,203 @@
+"""`interview-explorer watch --from FILE --every SECONDS [--count N]`: re-sweep a list, one line a sweep.
+
+Every SECONDS the whole list is swept (`explorer.sweep`, `--jobs` interviews in flight, per-origin
+bounds), each run recorded unless `--no-history`, and ONE line is printed for the sweep: when it
+ended, how many agents in how long, the verdict counts, and the agents whose verdict or declared
+documents (the card, which commits the proposals, and the answers' canonical digest) changed
+since the previous sweep, each named by its card name (else its target) with what changed. The
+first sweep has nothing to compare with and says so. Targets are planned once, at the start,
+exactly as `watch TARGET` plans one (config agent names, headers, keys, role, runner).
+
+A slow sweep delays the next one and never piles them up; Ctrl+C stops the watch between or
+during sweeps (what finished is recorded). Exit status: the many-targets rule of `verify` for
+the last complete sweep; 2 usage error; 130 when interrupted before any sweep finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, interview_settings, say
+
+if TYPE_CHECKING:
+    from explorer.store.history import History
+    from explorer.sweep import Finished, Job
+
+COMMAND = "watch"
+EXIT_INTERRUPTED = 130
+_SHOWN = 8  # agents named on one line; the rest are counted
+
+
+@dataclass(frozen=True)
+class State:
+    """What a sweep saw of one agent: enough to say what changed, nothing more (no report kept)."""
+
+    name: str
+    verdict: str
+    card: str | None
+    answers: str | None
+
+
+def state_of(report: Mapping[str, Any], target: str) -> State:
+    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
+    name = card.get("name")
+    digest = card.get("sha256")
+    answers = report.get("answers_sha256")
+    return State(
+        name if isinstance(name, str) and name else target,
+        str(report.get("verdict")),
+        digest if isinstance(digest, str) else None,
+        answers if isinstance(answers, str) else None,
+    )
+
+
+def changes(before: State, after: State) -> list[str]:
+    """What differs between two sweeps of one agent, in words."""
+    out = []
+    if before.verdict != after.verdict:
+        out.append(f"verdict {before.verdict} -> {after.verdict}")
+    if before.card != after.card:
+        out.append("card")
+    if before.answers != after.answers:
+        out.append("answers")
+    return out
+
+
+def sweep_line(
+    finished_at: str,
+    number: int,
+    states: Mapping[str, State],
+    previous: Mapping[str, State] | None,
+    seconds: float,
+    counts: str,
+) -> str:
+    """The one line printed for a sweep."""
+    from explorer.core.text import safe_text
+
+    head = f"{finished_at}  sweep {number}: {len(states)} agents in {seconds:.1f} s ({counts})"
+    if previous is None:
+        return f"{head}  first sweep"
+    changed = []
+    for target, state in states.items():
+        old = previous.get(target)
+        what = ["new in the list"] if old is None else changes(old, state)
+        if what:
+            changed.append(f"{safe_text(state.name, limit=80)} ({', '.join(what)})")
+    if not changed:
+        return f"{head}  no change"
+    more = f", +{len(changed) - _SHOWN} more" if len(changed) > _SHOWN else ""
+    return f"{head}  CHANGED {len(changed)}: " + "; ".join(changed[:_SHOWN]) + more
+
+
+@dataclass
+class _Round:
+    """One sweep in progress."""
+
+    history: History | None
+    states: dict[str, State] = field(default_factory=dict)
+
+    def __call__(self, done: Finished) -> None:
+        target = done.job.target
+        if done.run is None:
+            say(f"{target}: the interview failed: {done.error}", COMMAND)
+            self.states[target] = State(target, "unreachable", None, None)
+            return
+        if self.history is not None:
+            try:
+                self.history.record(done.run)
+            except Exception as exc:  # noqa: BLE001 - a history problem is a warning, never a verdict
+                say(f"warning: {target}: the run was not recorded: {exc}", COMMAND)
+        self.states[target] = state_of(done.run.report, target)
+
+
+def _jobs(args: argparse.Namespace) -> list[Job]:
+    from explorer.commands.verify_many import listed_targets
+    from explorer.config import ConfigError
+    from explorer.store.replay import plan_for_target
+    from explorer.sweep import Job
+
+    targets = listed_targets([args.target] if args.target else [], args.from_)
+    if not targets:
+        raise UsageError("no targets in the list: give one per line (blank lines and # comments skipped)")
+    config = config_of(args)
+    settings = interview_settings(args, config)
+    jobs = []
+    for position, given in enumerate(targets):
+        try:
+            plan = plan_for_target(given, role=args.role, runner=args.runner, **settings)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        jobs.append(Job(position, plan.target, plan.options()))
+    return jobs
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+async def _watch(args: argparse.Namespace, jobs: list[Job], history: History | None, last: list[int]) -> None:
+    from explorer.core.sweep import Tally
+    from explorer.sweep import sweep
+
+    previous: dict[str, State] | None = None
+    number = 0
+    next_at = time.monotonic()
+    while args.count is None or number < args.count:
+        pause = next_at - time.monotonic()
+        if pause > 0:
+            await asyncio.sleep(pause)
+        next_at = max(next_at + args.every, time.monotonic())
+        began = time.perf_counter()
+        current = _Round(history)
+        await sweep(jobs, current, concurrency=args.jobs)
+        number += 1
+        tally = Tally(len(jobs))
+        for state in current.states.values():
+            tally.add(state.verdict)
+        states = {job.target: current.states[job.target] for job in jobs if job.target in current.states}
+        print(
+            sweep_line(_now(), number, states, previous, time.perf_counter() - began, tally.words()),
+            flush=True,
+        )
+        previous = states
+        last[:] = [tally.exit_status()]
+
+
+def run_watch_many(args: argparse.Namespace) -> int:
+    from explorer.store.history import HistoryError
+
+    try:
+        jobs = _jobs(args)
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE, COMMAND)
+    history = None
+    if not args.no_history:
+        from explorer.commands.common import open_history
+
+        try:
+            history = open_history(args)
+        except HistoryError as exc:
+            say(f"warning: runs will not be recorded: {exc}", COMMAND)
+    last: list[int] = []
+    print(
+        f"watching {len(jobs)} agents every {args.every:g} s"
+        + (f", {args.count} sweeps" if args.count else ", until Ctrl+C"),
+        file=sys.stderr,
+    )
+    try:
+        asyncio.run(_watch(args, jobs, history, last))
+    except KeyboardInterrupt:
+        print("\nstopped", file=sys.stderr)
+        if not last:
+            return EXIT_INTERRUPTED
+    finally:
+        if history is not None:
+            history.close()
+    return last[0] if last else EXIT_INTERRUPTED
