@@ -86,7 +86,7 @@ class _Call:
     purpose: str
     question: str | None
     method: str
-    params: Mapping[str, Any]
+    params: Mapping[str, Any] | None  # None: the request carries no `params` member
     activated: bool
 
 
@@ -98,6 +98,7 @@ PROBES: tuple[_Call, ...] = (
     _Call("probe:undefined_method", None, UNDEFINED_METHOD, {}, True),
     _Call("probe:unmatched_selector", "usage", "interview/usage", {"skill": UNMATCHED_SELECTOR}, True),
     _Call("probe:unactivated_call", "identity", "interview/identity", {}, False),
+    _Call("probe:unactivated_call_no_params", "identity", "interview/identity", None, False),
 )
 
 

@@ -136,9 +136,12 @@ ECHO = (("A2A-Extensions", INTERVIEW_URI), ("Content-Type", "application/json"))
 
 def call(purpose: str, attempt: int, rid: int, method: str, body: bytes | None, *, params: dict | None = None,
          activated: bool = True, status: int | None = 200, error: str | None = None,
-         headers: tuple = ECHO) -> Exchange:
+         headers: tuple = ECHO, omit_params: bool = False) -> Exchange:
     request_headers = (("A2A-Version", "1.0"),) + ((("A2A-Extensions", INTERVIEW_URI),) if activated else ())
-    request = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}}).encode()
+    sent: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if not omit_params:
+        sent["params"] = params or {}
+    request = json.dumps(sent).encode()
     return Exchange(purpose=purpose, attempt=attempt, method="POST", url=RPC_URL,
                     request_headers=request_headers, request_body=request, status=None if error else status,
                     response_headers=() if error else headers, response_body=body or b"", error=error)
@@ -175,6 +178,7 @@ def attempt(
         "undefined_method": rpc_result(refusal(), 11),
         "unmatched_selector": rpc_result(refusal(), 12),
         "unactivated_call": rpc_error(-32601, "Method not found", 13),
+        "unactivated_call_no_params": rpc_error(-32601, "Method not found", 14),
     }
     probe_bodies.update(probes or {})
     out.append(call("probe:undefined_method", n, 11, UNDEFINED_METHOD, probe_bodies["undefined_method"]))
@@ -182,6 +186,9 @@ def attempt(
                     params={"skill": UNMATCHED_SELECTOR}))
     out.append(call("probe:unactivated_call", n, 13, "interview/identity", probe_bodies["unactivated_call"],
                     activated=False, headers=()))
+    out.append(call("probe:unactivated_call_no_params", n, 14, "interview/identity",
+                    probe_bodies["unactivated_call_no_params"], activated=False, headers=(),
+                    omit_params=True))
     return override(out) if override else out
 
 
@@ -231,10 +238,12 @@ def test_conformant_agent_gives_the_full_report() -> None:
     assert {p["document"] for p in terms} == {"proposal"} and all(p["signed"] for p in terms)
     assert [(p["name"], p["outcome"]) for p in report["probes"]] == [
         ("undefined_method", "refused"), ("unmatched_selector", "refused"),
-        ("unactivated_call", "method_not_found")]
+        ("unactivated_call", "method_not_found"), ("unactivated_call_no_params", "method_not_found")]
     assert report["probes"][1]["request"] == {
         "method": "interview/usage", "params": {"skill": UNMATCHED_SELECTOR}, "activated": True}
-    assert report["probes"][2]["request"]["activated"] is False
+    assert report["probes"][2]["request"] == {
+        "method": "interview/identity", "params": {}, "activated": False}
+    assert report["probes"][3]["request"] == {"method": "interview/identity", "activated": False}
     expected = hashlib.sha256(canonicalize(honest_answers(CARD))).hexdigest()
     assert report["answers_sha256"] == expected
     assert report["card"]["sha256"] == hashlib.sha256(canonicalize(CARD)).hexdigest()
@@ -612,8 +621,21 @@ def test_probes_that_are_not_refused() -> None:
         ("closure_selector_not_refused", "unmatched_selector"),
         ("unactivated_call_answered", "unactivated_call"),
     ]
-    assert [p["outcome"] for p in report["probes"]] == ["method_not_found", "answered", "answered"]
+    assert [p["outcome"] for p in report["probes"]] == [
+        "method_not_found", "answered", "answered", "method_not_found"]
     assert "-32601" in report["findings"][0]["detail"]
+
+
+def test_an_unactivated_call_without_params_must_be_refused_too() -> None:
+    """JSON-RPC 2.0 lets a request omit params; seed 3.2 covers that request as well."""
+    report = report_of(attempt(probes={
+        "unactivated_call_no_params": rpc_result(honest_answers(make_card())["identity"], 14),
+    }))
+    assert report["verdict"] == "nonconformant"
+    assert [(f["code"], f.get("probe")) for f in report["findings"]] == [
+        ("unactivated_call_answered", "unactivated_call_no_params")]
+    assert "with no params" in report["findings"][0]["detail"]
+    assert [p["outcome"] for p in report["probes"]][2:] == ["method_not_found", "answered"]
 
 
 def test_probe_refusals_are_checked() -> None:
@@ -820,7 +842,7 @@ _ANY_JSON = st.recursive(
 
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(QUESTIONS), _ANY_JSON, st.binary(max_size=40), st.sampled_from(
-    ["undefined_method", "unmatched_selector", "unactivated_call"]))
+    ["undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params"]))
 def test_any_answer_or_probe_body_gives_a_valid_report(
     question: str, result: Any, raw: bytes, probe: str
 ) -> None:

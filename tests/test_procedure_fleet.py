@@ -65,7 +65,7 @@ async def test_a_steady_run_records_every_exchange_in_order(fleet: Any) -> None:
     assert purposes.count("proposal") == 2
     for q in QUESTIONS:
         assert purposes.count(f"ask:{q}#1") == 1 and purposes.count(f"ask:{q}#2") == 1
-    for probe in ("undefined_method", "unmatched_selector", "unactivated_call"):
+    for probe in ("undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params"):
         assert f"probe:{probe}" in purposes
     assert {e.attempt for e in run.exchanges} == {1}
     assert run.report["attempts"] == 1
@@ -86,10 +86,24 @@ async def test_activation_headers_and_bodies(fleet: Any) -> None:
     assert body["jsonrpc"] == "2.0" and body["method"] == "interview/identity" and body["params"] == {}
     unactivated = dict(by_purpose["probe:unactivated_call"].request_headers)
     assert "A2A-Extensions" not in unactivated and "X-A2A-Extensions" not in unactivated
+    bare = by_purpose["probe:unactivated_call_no_params"]
+    assert "A2A-Extensions" not in dict(bare.request_headers)
+    sent = json.loads(bare.request_body or b"")
+    assert "params" not in sent and sent["method"] == "interview/identity"
     selector = json.loads(by_purpose["probe:unmatched_selector"].request_body or b"")
     assert selector["method"] == "interview/usage" and selector["params"] == {
         "skill": "interview-explorer/no-such-skill"
     }
+
+
+async def test_an_agent_that_gates_only_calls_with_params_is_caught_by_the_bare_probe(fleet: Any) -> None:
+    run = await run_interview(fleet.agents["paramless"].base_url, _options())
+    outcomes = {p["name"]: p["outcome"] for p in run.report["probes"]}
+    assert outcomes["unactivated_call"] == "method_not_found"  # params {}: refused as it should be
+    assert outcomes["unactivated_call_no_params"] == "answered"
+    answered = [f for f in run.report["findings"] if f["code"] == "unactivated_call_answered"]
+    assert [f["probe"] for f in answered] == ["unactivated_call_no_params"]
+    assert run.report["verdict"] == "nonconformant"
 
 
 async def test_role_gives_standing(fleet: Any) -> None:

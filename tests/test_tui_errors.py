@@ -205,3 +205,37 @@ async def test_every_toast_is_plain_text_whoever_raises_it(tmp_path: Path) -> No
         assert toast.message == "[@click=app.quit]boom[/] \\x1b[31mred"
         assert "\x1b" not in toast.title and toast.markup is False
         assert app.is_running and "app.quit" not in app.actions_run
+
+
+def test_every_toast_that_quotes_anything_is_plain_text() -> None:
+    """The app's notify honours `markup` (Textual's own hints are markup). A call in the explorer
+    whose message is not a fixed string quotes exceptions or agent text, so it must say
+    markup=False."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "explorer"
+    missing = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "notify"):
+                continue
+            if isinstance(node.func.value, ast.Call):  # super().notify: the override itself
+                continue
+            fixed = bool(node.args) and isinstance(node.args[0], ast.Constant)
+            markup = [k.value for k in node.keywords if k.arg == "markup"]
+            plain = bool(markup) and isinstance(markup[0], ast.Constant) and markup[0].value is False
+            if not (fixed or plain):
+                missing.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert missing == []
+
+
+async def test_a_toast_that_asks_for_markup_styles_words_but_never_runs_an_action(tmp_path: Path) -> None:
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.notify("Press [b]ctrl+q[/b] to quit")
+        app.notify("[@click=app.quit]boom[/]")
+        app.notify("[/] unbalanced")
+        await pilot.pause()
+        assert [n.markup for n in app._notifications] == [True, False, False]
+        assert app.is_running and "app.quit" not in app.actions_run

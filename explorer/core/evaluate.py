@@ -38,7 +38,7 @@ from explorer.core.answers import ANY_ID, RpcOutcome, check_answer, check_refusa
 from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
 from explorer.core.card import INTERVIEW_URI, WELL_KNOWN, Card, Extension, parse_card
 from explorer.core.diff import diff_question
-from explorer.core.findings import PROBES, QUESTIONS, Finding, finding, ordered
+from explorer.core.findings import PROBES, QUESTIONS, UNACTIVATED_PROBES, Finding, finding, ordered
 from explorer.core.openclasp import consistency_problems, verify_attestation
 from explorer.core.run import Exchange
 from explorer.core.signatures import verify_card
@@ -628,9 +628,12 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...]) ->
         if ex is None:
             continue
         request = _request(ex)
+        sent = _parse(ex.request_body)
+        keys = ("method", "params", "activated") if isinstance(sent, dict) and "params" in sent else (
+            "method", "activated")  # a probe sent without params says so by leaving the member out
         entry: dict[str, Any] = {
             "name": name,
-            "request": {k: request[k] for k in ("method", "params", "activated")},
+            "request": {k: request[k] for k in keys},
             "response": _parse(ex.response_body),
             "status": ex.status,
             "outcome": "error",
@@ -644,10 +647,11 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...]) ->
         entry["outcome"] = outcome
         status = f" (HTTP {ex.status})" if not _ok_status(ex) else ""
         got = _describe(out, outcome) + status
-        if name == "unactivated_call":
+        if name in UNACTIVATED_PROBES:
             if outcome != "method_not_found":
-                a.add("unactivated_call_answered", "an interview call without the activation header must get "
-                      f"JSON-RPC error -32601 (method not found); it got {got}", probe=name)
+                how = "with no params" if name == "unactivated_call_no_params" else "with params {}"
+                a.add("unactivated_call_answered", f"an interview call without the activation header ({how}) "
+                      f"must get JSON-RPC error -32601 (method not found); it got {got}", probe=name)
             continue
         if outcome != "refused":
             a.add(_CLOSURE_CODES[name], f"expected the standard refusal (reason out_of_scope); got {got}",

@@ -74,7 +74,15 @@ CODES: dict[str, Severity] = {
     "reputation_declared": "info",
 }
 
-PROBES: tuple[str, ...] = ("undefined_method", "unmatched_selector", "unactivated_call")
+PROBES: tuple[str, ...] = (
+    "undefined_method",
+    "unmatched_selector",
+    "unactivated_call",
+    "unactivated_call_no_params",
+)
+# The probes sent without the activation header: each must get -32601 (seed 3.2). JSON-RPC 2.0
+# lets a request omit `params`, so the unactivated call is sent with `params: {}` and without.
+UNACTIVATED_PROBES: frozenset[str] = frozenset({"unactivated_call", "unactivated_call_no_params"})
 
 @dataclass(frozen=True)
 class Finding:

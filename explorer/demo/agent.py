@@ -150,7 +150,7 @@ class Agent:
         question = METHODS.get(method)
         if not self.variant.interview:
             raise RpcError(METHOD_NOT_FOUND, "Method not found")
-        if not activated and (question is None or self.variant.needs_activation):
+        if not activated and (question is None or self._gated(params)):
             raise RpcError(METHOD_NOT_FOUND, "Method not found")
         if question is None:
             if self.variant.closure == "leaky":
@@ -166,6 +166,12 @@ class Agent:
                     return self._answer_bytes("usage", None)
                 return self._refusal()
         return self._answer_bytes(question, skill)
+
+    def _gated(self, params: Any) -> bool:
+        """Whether an unactivated call with these params is refused (`paramless` misses one form)."""
+        if not self.variant.needs_activation:
+            return False
+        return params is not None or self.variant.gates_paramless
 
     def _refusal(self) -> _Refusal:
         return _Refusal(projection.standard_refusal(self.documents.card))

@@ -27,6 +27,8 @@ description and a verdict is a steady v1.0 agent):
 - `closure`: "standard" refusals, "leaky" (helpful answers instead), or "as_error" (the refusal
   inside a JSON-RPC error).
 - `needs_activation` / `echo`: answer only under activation / echo the activated URI.
+- `gates_paramless`: with `needs_activation`, also refuse an unactivated call that omits `params`
+  (off for `paramless`, which only checks the activation of calls carrying params).
 - `churn`: the card and answers change between a verifier's first attempt and its re-run.
 - `hostile`: names, descriptions and values full of markup, escapes and huge or deep values.
 - `openclasp`: "valid" or "forged" OpenClasp trust extension and public card.
@@ -68,6 +70,7 @@ class Variant:
     faults: frozenset[str] = field(default_factory=frozenset)
     closure: Literal["standard", "leaky", "as_error"] = "standard"
     needs_activation: bool = True
+    gates_paramless: bool = True
     echo: bool = True
     churn: bool = False
     hostile: bool = False
@@ -135,6 +138,9 @@ _TABLE: tuple[Variant, ...] = (
        "conformant", ("proposal_not_standing",), proposal_fault="not_standing"),
     _v("eager", "answers interview calls even without the activation header", "nonconformant",
        ("unactivated_call_answered",), needs_activation=False),
+    _v("paramless", "checks the activation header only on calls that carry params; an unactivated "
+       "call without params is answered", "nonconformant", ("unactivated_call_answered",),
+       gates_paramless=False),
     _v("quiet", "consistent, but does not echo the activated URI", "conformant", ("activation_not_echoed",),
        echo=False),
     _v("refusing-by-error", "delivers the standard refusal inside a JSON-RPC error", "conformant",

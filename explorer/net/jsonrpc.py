@@ -17,8 +17,11 @@ from explorer.core.card import INTERVIEW_URI
 
 
 def rpc_body(request_id: int, method: str, params: Mapping[str, Any] | None = None) -> bytes:
-    """A JSON-RPC 2.0 request body (compact, deterministic)."""
-    doc = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params or {})}
+    """A JSON-RPC 2.0 request body (compact, deterministic); `params` None omits the member,
+    which JSON-RPC 2.0 allows (the unactivated probe is sent both ways)."""
+    doc: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        doc["params"] = dict(params)
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.screen import Screen
 
 from explorer.tui import safe
@@ -35,6 +36,17 @@ class Start(NamedTuple):
     run_id: int | None = None
     run: Run | None = None
     origin: str = ""
+
+
+def _harmless_markup(text: str) -> bool:
+    """Whether `text` parses as markup that only styles (no `@` action anywhere)."""
+    if "[@" in text or "@click" in text:
+        return False
+    try:
+        Content.from_markup(text)
+    except Exception:  # noqa: BLE001 - any markup error: show the words as they are
+        return False
+    return True
 
 
 class ExplorerApp(App[int]):
@@ -257,18 +269,22 @@ class ExplorerApp(App[int]):
         title: str = "",
         severity: Any = "information",
         timeout: float | None = None,
-        markup: bool = False,
+        markup: bool = True,
     ) -> None:
-        """Every toast, from any screen or widget, is plain text with control characters made
-        visible: messages quote exceptions and agent text, so neither markup nor terminal escapes
-        may pass, whatever the caller remembered (docs/PROTOCOL.md section 8)."""
-        super().notify(
-            safe.visible(message, 2_000, single_line=False),
-            title=safe.visible(title, 200),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
+        """Every toast, from any screen or widget, with control characters made visible.
+
+        `markup` is honoured, with Textual's default, so Textual's own messages keep their
+        formatting (the ctrl+c hint's bold key). Ours quote exceptions and agent text and pass
+        `markup=False` at every call site (tests/test_tui_errors.py checks each one), so neither
+        markup nor terminal escapes pass from an agent (docs/PROTOCOL.md section 8). As a second
+        guard, markup that does not parse or that would carry an action (`[@click=...]`) is
+        shown as plain text: a toast styles words, it never runs anything.
+        """
+        shown = safe.visible(message, 2_000, single_line=False)
+        if markup:
+            markup = _harmless_markup(shown)
+        title = safe.visible(title, 200)
+        super().notify(shown, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # ---- audit: the hostile-agent test checks no action runs from agent text ----------------------
     async def run_action(self, action: Any, default_namespace: Any = None) -> bool:

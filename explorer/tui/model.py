@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
+from explorer.core.findings import UNACTIVATED_PROBES
 
 # Symbol + word for each state, so nothing is told by colour alone.
 PROJECTION_MARK: dict[str, str] = {
@@ -288,7 +289,7 @@ def probe_text(probe: Mapping[str, Any]) -> tuple[str, bool]:
     """A probe's outcome in words; a correct refusal is a good answer (interview extension 9.3)."""
     name = _str(probe.get("name"), "probe")
     outcome = _str(probe.get("outcome"), "unknown")
-    expected = "method_not_found" if name == "unactivated_call" else "refused"
+    expected = "method_not_found" if name in UNACTIVATED_PROBES else "refused"
     ok = outcome == expected
     mark = "✓" if ok else "✗"
     words = {

@@ -84,7 +84,7 @@ class ProgressScreen(ModalScreen[Outcome | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="progress.cancel"),
     ]
-    STEPS_ESTIMATE = 16  # card, keys, proposals, 5 questions x 2, 3 probes
+    STEPS_ESTIMATE = 17  # card, keys, proposals, 5 questions x 2, 4 probes
 
     def __init__(self, target: str) -> None:
         super().__init__()

@@ -57,7 +57,8 @@ def summary_lines(report: Mapping[str, Any], name: str) -> Content:
         for probe in model.probes(report):
             words, ok = model.probe_text(probe)
             request = probe.get("request") if isinstance(probe.get("request"), Mapping) else {}
-            sent = f"{request.get('method', '?')} {safe.visible(request.get('params', {}), 80)}"
+            params = safe.visible(request["params"], 80) if "params" in request else "(no params)"
+            sent = f"{request.get('method', '?')} {params}"
             lines.append(Content.assemble(("  ", ""), (words, "" if ok else "bold")))
             lines.append(Content.assemble(("      sent ", "dim"), safe.text(sent, 120, "dim")))
         if not model.probes(report):

@@ -1,0 +1,26 @@
+"""Keys a newcomer presses: quitting, and the hints Textual itself gives about it.
+
+Ctrl+C does not quit a Textual app; Textual answers it with a toast naming the quit key. That
+toast is Textual's own markup and must read as formatted text ("Press ctrl+q to quit"), not as
+"Press [b]ctrl+q[/b]", while every toast quoting agent text stays plain (tests/test_tui_errors.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_hostile_tui import screen_lines
+from tui_support import make_app, wait_for
+
+
+async def test_ctrl_c_names_the_quit_key_without_showing_markup(tmp_path: Path) -> None:
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await pilot.pause()
+        app.set_focus(None)  # ctrl+c in an input copies; elsewhere it is Textual's quit hint
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: any("to quit" in n.message for n in app._notifications))
+        await pilot.pause(0.3)
+        shown = "\n".join(screen_lines(app))
+        assert "Press ctrl+q to quit the app" in shown, shown
+        assert "[b]" not in shown
