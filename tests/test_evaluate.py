@@ -627,7 +627,7 @@ def test_probes_that_are_not_refused() -> None:
 
 
 def test_an_unactivated_call_without_params_must_be_refused_too() -> None:
-    """JSON-RPC 2.0 lets a request omit params; seed 3.2 covers that request as well."""
+    """JSON-RPC 2.0 lets a request omit params; the interview extension, section 3 rule 2, covers it."""
     report = report_of(attempt(probes={
         "unactivated_call_no_params": rpc_result(honest_answers(make_card())["identity"], 14),
     }))

@@ -19,6 +19,7 @@ from textual.content import Content
 from textual.widgets import OptionList, Static, TabbedContent
 from tui_support import make_app, plain, screen_text, wait_for, wait_for_interview
 
+from explorer.demo.variants import VARIANTS
 from explorer.tui.app import ExplorerApp
 from explorer.tui.fleet import demo_agents, demo_keys
 from explorer.tui.launch import build_app, run_tui
@@ -392,7 +393,8 @@ async def test_a_plain_session_starts_the_reference_agents_from_the_load_screen_
         rows = [demo.get_option_at_index(i).prompt.plain for i in range(demo.option_count)]
         assert rows[0].startswith("steady  expected: conformant") and demo.highlighted == 0
         assert any(r.startswith("drifting  expected: nonconformant") for r in rows)
-        assert any(n.message.startswith("28 reference agents on 127.0.0.1") for n in app._notifications)
+        started = f"{len(VARIANTS)} reference agents on 127.0.0.1"
+        assert any(n.message.startswith(started) for n in app._notifications)
         await pilot.press("enter")  # steady, verified by the keys the session now trusts
         screen = await wait_for_interview(pilot)
         header = plain(screen.query_one("#header", Static))

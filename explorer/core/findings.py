@@ -80,8 +80,9 @@ PROBES: tuple[str, ...] = (
     "unactivated_call",
     "unactivated_call_no_params",
 )
-# The probes sent without the activation header: each must get -32601 (seed 3.2). JSON-RPC 2.0
-# lets a request omit `params`, so the unactivated call is sent with `params: {}` and without.
+# The probes sent without the activation header: each must get -32601 (the interview extension,
+# section 3 rule 2). JSON-RPC 2.0 lets a request omit `params`, so the unactivated call is sent
+# with `params: {}` and without.
 UNACTIVATED_PROBES: frozenset[str] = frozenset({"unactivated_call", "unactivated_call_no_params"})
 
 @dataclass(frozen=True)
