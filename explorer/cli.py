@@ -3,7 +3,8 @@
 The first word picks a headless command (`card`, `verify`, `history`, ...); anything else, or
 nothing, opens the TUI on an optional target. Each command lives in its own module under
 `explorer.commands` and is imported only when chosen, so `verify` in a CI job never pays for
-(or imports) textual. Only the `tui` path imports the TUI.
+(or imports) textual. Only this module imports the TUI: on the TUI path, and for `demo`, which
+gets the TUI's launcher from here (`args.tui_launcher`) instead of importing it itself.
 """
 
 from __future__ import annotations
@@ -12,15 +13,11 @@ import argparse
 import gc
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from explorer import __version__
-from explorer.commands.common import (
-    add_home_argument,
-    add_keys_argument,
-    add_role_arguments,
-    add_watch_every_argument,
-)
+from explorer.commands.common import add_home_argument, add_setting_arguments, add_watch_every_argument
 
 # name -> (module under explorer.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -57,7 +54,18 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
+        if name == "demo":
+            p.set_defaults(tui_launcher=_demo_tui_launcher)
     return parser
+
+
+def _demo_tui_launcher() -> Callable[[Any, argparse.Namespace], int] | None:
+    """`demo`'s way to open the explorer on its agents; None where textual cannot be imported."""
+    try:
+        from explorer.tui.launch import run_demo
+    except ImportError:
+        return None
+    return run_demo
 
 
 def _tui_parser() -> argparse.ArgumentParser:
@@ -67,11 +75,7 @@ def _tui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("target", nargs="?", help="URL, card file, OpenClasp reference or history run id")
     add_home_argument(parser)
-    add_keys_argument(parser)
-    parser.add_argument("--allow-jku", action="store_true", help="fetch keys from the card's own jku")
-    parser.add_argument("--header", action="append", default=[], help="'Name: value' for the agent")
-    add_role_arguments(parser, "who runs the interview: self (a claim, the default), independent or platform")
-    parser.add_argument("--openclasp", default=None, help="OpenClasp base URL to resolve slugs and ids")
+    add_setting_arguments(parser, "tui")
     add_watch_every_argument(parser)
     return parser
 
@@ -89,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             return 130
     args = _tui_parser().parse_args(args_list)
-    from explorer.tui.launch import run_tui  # the only import of the TUI from the CLI
+    from explorer.tui.launch import run_tui  # with _demo_tui_launcher, the only imports of the TUI
 
     return run_tui(args)
 

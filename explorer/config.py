@@ -21,15 +21,22 @@ dir, or `config.toml` inside an explicit home:
     "app.quit" = "ctrl+q"
 
 Header values are references (`env:VAR`) resolved at run time and never written anywhere.
+
+The interview settings (`runner`, `role`, `keys`, an agent's `headers` and `keys`, and any added
+later) are declared, read and checked by `explorer.settings`, beside their command-line options;
+this module knows only where the file is, the agent entries' names and URLs, the TUI's own
+settings (`watch_every`, `keymap`) and the run-signing ones (`sign_key`, `trusted_runners`),
+which are not interview options. `explorer.planning` combines it all for one interview.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from explorer import settings
 
 APP_NAME = "interview-explorer"
 HOME_ENV = "INTERVIEW_EXPLORER_HOME"
@@ -42,17 +49,25 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class AgentConfig:
+    """One `[agents.NAME]` entry: where the agent is, and its interview settings (by setting name,
+    as `explorer.settings` read them; header values are still `env:` references)."""
+
     name: str
     url: str
-    headers: dict[str, str] = field(default_factory=dict)  # values are env: references
-    keys: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return dict(self.settings.get("headers", ()))
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.settings.get("keys", ()))
 
 
 @dataclass(frozen=True)
 class Config:
-    runner: str | None = None
-    role: str | None = None
-    keys: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)  # top-level interview settings, by name
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     keymap: dict[str, str] = field(default_factory=dict)
     watch_every: float | None = None
@@ -60,6 +75,18 @@ class Config:
     trusted_runners: tuple[str, ...] = ()  # JWKS files or URLs of runner keys read as evidence
     path: Path | None = None
     ignored: tuple[str, ...] = ()  # settings this explorer does not know (typos, or a newer version's)
+
+    @property
+    def runner(self) -> str | None:
+        return self.settings.get("runner")
+
+    @property
+    def role(self) -> str | None:
+        return self.settings.get("role")
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.settings.get("keys", ()))
 
     def ignored_note(self) -> str | None:
         """One line naming the settings that were ignored, or None when every one was used."""
@@ -70,18 +97,15 @@ class Config:
         names = ", ".join(safe_text(name, limit=80) for name in self.ignored)
         return f"{self.path}: ignored settings this version does not know: {names}"
 
-    def agent(self, target: str, *, by_url: bool = False) -> AgentConfig | None:
-        """The configured agent a target names: by its name, and with `by_url` also by its URL."""
+    def agent(self, target: str) -> AgentConfig | None:
+        """The configured agent a target names: by its name, else by its URL (a trailing slash
+        aside). The one rule every command and the TUI use."""
         if target in self.agents:
             return self.agents[target]
-        if not by_url:
+        wanted = target.strip().rstrip("/")
+        if not wanted:
             return None
-        wanted = target.rstrip("/")
         return next((a for a in self.agents.values() if a.url.rstrip("/") == wanted), None)
-
-    def key_sources(self, agent: AgentConfig | None = None) -> tuple[str, ...]:
-        """The trusted key sources for an interview: the global ones, then the agent's own."""
-        return self.keys + (agent.keys if agent is not None else ())
 
 
 def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -119,6 +143,19 @@ def load_config(explicit_home: str | os.PathLike[str] | None = None) -> Config:
     return _from_toml(data, path)
 
 
+KNOWN_SETTINGS = frozenset(
+    {"watch_every", "agents", "keymap", "sign_key", "trusted_runners"}
+) | settings.config_keys("global")
+KNOWN_AGENT_SETTINGS = frozenset({"url"}) | settings.config_keys("agent")
+
+
+def _read(table: dict[str, Any], scope: settings.Scope, where: str, path: Path) -> dict[str, Any]:
+    try:
+        return settings.read_config(table, scope, where)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
 def _strs(value: Any, what: str, path: Path) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -129,44 +166,22 @@ def _strs(value: Any, what: str, path: Path) -> tuple[str, ...]:
     raise ConfigError(f"{path}: {what} must be a string or a list of strings")
 
 
-KNOWN_SETTINGS = frozenset(
-    {"runner", "role", "keys", "watch_every", "agents", "keymap", "sign_key", "trusted_runners"}
-)
-KNOWN_AGENT_SETTINGS = frozenset({"url", "headers", "keys"})
-
-
 def _from_toml(data: dict[str, Any], path: Path) -> Config:
     agents: dict[str, AgentConfig] = {}
     # Unknown settings are reported, not refused: a config written for a newer explorer still works.
     ignored = [key for key in data if key not in KNOWN_SETTINGS]
-    for name, entry in (data.get("agents") or {}).items():
+    entries = data.get("agents") or {}
+    if not isinstance(entries, dict):
+        raise ConfigError(f"{path}: [agents] must be a table of agent entries")
+    for name, entry in entries.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
             raise ConfigError(f"{path}: [agents.{name}] needs a url")
         ignored += [f"agents.{name}.{key}" for key in entry if key not in KNOWN_AGENT_SETTINGS]
-        headers = entry.get("headers") or {}
-        if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
-            raise ConfigError(f"{path}: [agents.{name}] headers must map names to 'env:VAR' strings")
-        for key, value in headers.items():
-            if not value.startswith("env:"):
-                raise ConfigError(
-                    f"{path}: [agents.{name}] header {key} must be an env:VAR reference, "
-                    "not a literal value (secrets never live in the config file)"
-                )
-        agents[name] = AgentConfig(
-            name=name,
-            url=entry["url"],
-            headers=dict(headers),
-            keys=_strs(entry.get("keys"), f"[agents.{name}] keys", path),
-        )
+        found = _read(entry, "agent", f"[agents.{name}] ", path)
+        agents[name] = AgentConfig(name=name, url=entry["url"], settings=found)
     keymap = data.get("keymap") or {}
     if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
         raise ConfigError(f"{path}: [keymap] must map binding ids to key strings")
-    role = data.get("role")
-    if role is not None and role not in ("self", "independent", "platform"):
-        raise ConfigError(f"{path}: role must be self, independent or platform")
-    runner = data.get("runner")
-    if runner is not None and not isinstance(runner, str):
-        raise ConfigError(f"{path}: runner must be a string")
     sign_key = data.get("sign_key")
     if sign_key is not None and (not isinstance(sign_key, str) or not sign_key):
         raise ConfigError(f"{path}: sign_key must be the path of a key file (see keygen)")
@@ -178,9 +193,7 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
     ):
         raise ConfigError(f"{path}: watch_every must be a number of seconds, more than 0 and at most 86400")
     return Config(
-        runner=runner,
-        role=role,
-        keys=_strs(data.get("keys"), "keys", path),
+        settings=_read(data, "global", "", path),
         agents=agents,
         keymap=dict(keymap),
         watch_every=float(watch_every) if watch_every is not None else None,
@@ -189,33 +202,3 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
         path=path,
         ignored=tuple(ignored),
     )
-
-
-def resolve_header_value(value: str) -> str:
-    """Turn an `env:VAR` reference into its value; a missing variable is an error, not ''."""
-    if value.startswith("env:"):
-        var = value[4:]
-        if var not in os.environ:
-            raise ConfigError(f"environment variable {var} is not set (referenced by a header)")
-        return os.environ[var]
-    return value
-
-
-def agent_headers(
-    agent: AgentConfig | None, given: Iterable[tuple[str, str]] = ()
-) -> tuple[tuple[str, str], ...]:
-    """The agent's configured headers with their `env:` references resolved, then `given` (the
-    command line's), which win over a configured header of the same name. ConfigError when a
-    referenced variable is unset."""
-    merged = {name: resolve_header_value(ref) for name, ref in (agent.headers if agent else {}).items()}
-    merged.update(given)
-    return tuple(merged.items())
-
-
-def parse_header_option(text: str) -> tuple[str, str]:
-    """`--header 'Name: value'` -> (name, value); raises ValueError with a readable message."""
-    name, sep, value = text.partition(":")
-    name = name.strip()
-    if not sep or not name or any(c.isspace() for c in name):
-        raise ValueError(f"--header expects 'Name: value', got {text!r}")
-    return name, value.strip()

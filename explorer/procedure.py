@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
@@ -54,11 +54,16 @@ Stop = Literal["asked", "unreachable", "not_offered", "no_jsonrpc"]
 @dataclass(frozen=True)
 class Options:
     """How to run an interview. `keys` holds JWKs / JWKS objects, or file paths and URLs of
-    key sets to load; `headers` are (name, value) pairs sent only to the agent's origin."""
+    key sets to load; `headers` are (name, value) pairs sent only to the agent's origin.
+
+    The one settings type: `explorer.planning` fills it from the target, the command line and
+    the config file, and each field a person can set is declared once in `explorer.settings`
+    (its option, its config key, how the two combine).
+    """
 
     keys: tuple[Any, ...] = ()
     allow_jku: bool = False
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # secrets: never printed
     role: str = "self"
     runner: str | None = None
     reruns: int = 1

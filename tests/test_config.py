@@ -6,16 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import (
-    AgentConfig,
-    ConfigError,
-    agent_headers,
-    config_path,
-    home_dir,
-    load_config,
-    parse_header_option,
-    resolve_header_value,
-)
+from explorer.config import AgentConfig, Config, ConfigError, config_path, home_dir, load_config
+from explorer.planning import PlanError, plan
+from explorer.settings import parse_header_option, resolve_reference
 
 
 def _write(home: Path, text: str) -> None:
@@ -60,7 +53,7 @@ keys = "https://stonework.example/keys.jwks"
     assert cfg.keys == ("~/keys/a.jwks",)
     agent = cfg.agents["stonework"]
     assert agent.url == "https://stonework.example"
-    assert agent.headers == {"Authorization": "env:STONEWORK_TOKEN"}
+    assert agent.headers == {"Authorization": "env:STONEWORK_TOKEN"}  # a reference, not a value
     assert agent.keys == ("https://stonework.example/keys.jwks",)
     assert cfg.keymap == {"app.quit": "ctrl+q"}
     assert cfg.watch_every == 45.0
@@ -89,10 +82,10 @@ def test_bad_config_is_a_clear_error(_isolated_home: Path, text: str, fragment: 
 
 def test_env_references(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TOKEN_FOR_TEST", "Bearer s3cret")
-    assert resolve_header_value("env:TOKEN_FOR_TEST") == "Bearer s3cret"
+    assert resolve_reference("env:TOKEN_FOR_TEST") == "Bearer s3cret"
     monkeypatch.delenv("TOKEN_FOR_TEST")
-    with pytest.raises(ConfigError, match="TOKEN_FOR_TEST"):
-        resolve_header_value("env:TOKEN_FOR_TEST")
+    with pytest.raises(ValueError, match="TOKEN_FOR_TEST"):
+        resolve_reference("env:TOKEN_FOR_TEST")
 
 
 def test_header_option() -> None:
@@ -102,7 +95,7 @@ def test_header_option() -> None:
             parse_header_option(bad)
 
 
-def test_a_target_names_a_configured_agent_by_name_or_on_request_by_url(_isolated_home: Path) -> None:
+def test_a_target_names_a_configured_agent_by_name_or_by_url(_isolated_home: Path) -> None:
     _write(
         _isolated_home,
         'keys = ["global.jwks"]\n[agents.stonework]\nurl = "https://stonework.example/"\nkeys = "own.jwks"\n',
@@ -110,25 +103,27 @@ def test_a_target_names_a_configured_agent_by_name_or_on_request_by_url(_isolate
     cfg = load_config()
     agent = cfg.agent("stonework")
     assert agent is not None and agent.url == "https://stonework.example/"
-    # verify and card match names only; replay and watch also recognise the agent's URL.
-    assert cfg.agent("https://stonework.example") is None
-    assert cfg.agent("https://stonework.example", by_url=True) is agent
-    assert cfg.agent("https://elsewhere.example", by_url=True) is None
-    assert cfg.key_sources(agent) == ("global.jwks", "own.jwks")
-    assert cfg.key_sources() == ("global.jwks",)
+    # One rule for every command and the TUI: the name, or the URL (a trailing slash aside).
+    assert cfg.agent("https://stonework.example") is agent
+    assert cfg.agent("https://stonework.example/") is agent
+    assert cfg.agent("https://elsewhere.example") is None
+    assert cfg.agent("") is None
+    assert plan("stonework", {}, cfg)[1].keys == ("global.jwks", "own.jwks")
+    assert plan("https://elsewhere.example", {}, cfg)[1].keys == ("global.jwks",)
 
 
 def test_command_line_headers_win_over_configured_ones(monkeypatch: pytest.MonkeyPatch) -> None:
-    headers = {"Authorization": "env:A_TOKEN", "X-Team": "env:A_TEAM"}
-    agent = AgentConfig("a", "https://a.example", headers=headers)
+    headers = (("Authorization", "env:A_TOKEN"), ("X-Team", "env:A_TEAM"))
+    config = Config(agents={"a": AgentConfig("a", "https://a.example", {"headers": headers})})
     monkeypatch.setenv("A_TOKEN", "Bearer from-env")
     monkeypatch.setenv("A_TEAM", "blue")
-    merged = dict(agent_headers(agent, [("Authorization", "Bearer typed")]))
-    assert merged == {"Authorization": "Bearer typed", "X-Team": "blue"}
-    assert agent_headers(None, [("X-Only", "1")]) == (("X-Only", "1"),)
+    _, options = plan("a", {"headers": (("Authorization", "Bearer typed"),)}, config)
+    assert dict(options.headers) == {"Authorization": "Bearer typed", "X-Team": "blue"}
+    assert plan("https://b.example", {"headers": (("X-Only", "1"),)}, config)[1].headers == (("X-Only", "1"),)
     monkeypatch.delenv("A_TEAM")
-    with pytest.raises(ConfigError, match="A_TEAM is not set"):
-        agent_headers(agent)
+    with pytest.raises(PlanError, match="A_TEAM is not set"):
+        plan("a", {}, config)
+    assert plan("a", {}, config, secrets=False)[1].headers == ()  # `card` never needs them
 
 
 def test_unknown_settings_are_ignored_and_named_not_refused(_isolated_home: Path) -> None:

@@ -80,7 +80,9 @@ from explorer.tui.screens.interview import InterviewScreen
 home, keys, *targets = sys.argv[1:]
 
 async def main():
-    context = AppContext(home=Path(home), keys=(keys,), runner="killed-tui", export_dir=Path(home))
+    context = AppContext(
+        home=Path(home), settings={"keys": (keys,), "runner": "killed-tui"}, export_dir=Path(home)
+    )
     app = ExplorerApp(context, Start())
     async with app.run_test(size=(120, 40)) as pilot:
         print("ready", flush=True)
@@ -249,7 +251,9 @@ async def test_the_tui_on_a_full_disk_says_why_the_run_was_not_recorded(
     home = tiny_fs / "home"
     with History.open(home) as history:
         history.record(runs[0])
-    context = AppContext(home=home, keys=(server.jwks_url,), runner="full-disk", export_dir=tiny_fs)
+    context = AppContext(
+        home=home, settings={"keys": (server.jwks_url,), "runner": "full-disk"}, export_dir=tiny_fs
+    )
     app = ExplorerApp(context, Start())
     async with app.run_test(size=(160, 50)) as pilot:
         await pilot.pause()

@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 from test_history_support import CARD_URL, make_run
 
-from explorer.config import Config, ConfigError, load_config
+from explorer.config import load_config
 from explorer.core.run import Run
+from explorer.planning import PlanError, plan, plan_for_run
+from explorer.procedure import Options
+from explorer.replay import interview, interview_async, tick_line
 from explorer.store.history import History
-from explorer.store.replay import Plan, interview, interview_async, plan_for_run, plan_for_target, tick_line
 
 
 def _with_key_source(run: Run, source: str | None) -> Run:
@@ -27,18 +29,17 @@ def _with_key_source(run: Run, source: str | None) -> Run:
 
 def test_a_replay_asks_the_same_target_as_the_same_runner_trusting_the_same_keys() -> None:
     run = _with_key_source(make_run(role="independent", runner="auditor"), "user")
-    plan = plan_for_run(run, timeout=3.0)
-    assert (plan.target, plan.role, plan.runner, plan.timeout) == (CARD_URL, "independent", "auditor", 3.0)
-    assert plan.keys == (dict(run.keys),)
-    assert plan.allow_jku is False
-    options = plan.options()
-    assert (options.role, options.runner, options.keys) == ("independent", "auditor", (dict(run.keys),))
+    target, options = plan_for_run(run, {"timeout": 3.0, "role": "platform"})
+    assert (target, options.role, options.runner) == (CARD_URL, "independent", "auditor")
+    assert options.timeout == 3.0
+    assert options.keys == (dict(run.keys),)
+    assert options.allow_jku is False
 
 
 def test_a_key_from_the_cards_jku_is_fetched_again_not_promoted_to_trusted() -> None:
-    plan = plan_for_run(_with_key_source(make_run(), "jku"))
-    assert plan.allow_jku is True
-    assert plan.keys == ()
+    _, options = plan_for_run(_with_key_source(make_run(), "jku"))
+    assert options.allow_jku is True
+    assert options.keys == ()
 
 
 def test_headers_come_from_the_command_line_and_the_config_never_from_the_run(
@@ -51,29 +52,15 @@ def test_headers_come_from_the_command_line_and_the_config_never_from_the_run(
     )
     monkeypatch.setenv("STEADY_TOKEN", "Bearer from-env")
     config = load_config(tmp_path)
-    plan = plan_for_run(make_run(), headers=(("X-Extra", "1"),), config=config)
-    assert dict(plan.headers) == {"Authorization": "Bearer from-env", "X-Extra": "1"}
-    assert "agent.jwks" in plan.keys
-    assert "from-env" not in repr(plan)  # a plan may be logged; its secrets may not
-    by_name = plan_for_target("steady", config=config)
-    assert by_name.target == CARD_URL and by_name.runner == "ci" and by_name.role == "self"
+    _, options = plan_for_run(make_run(), {"headers": (("X-Extra", "1"),)}, config)
+    assert dict(options.headers) == {"Authorization": "Bearer from-env", "X-Extra": "1"}
+    assert "agent.jwks" in options.keys
+    assert "from-env" not in repr(options)  # options may be logged; their secrets may not
+    target, by_name = plan("steady", {}, config)
+    assert target == CARD_URL and by_name.runner == "ci" and by_name.role == "self"
     monkeypatch.delenv("STEADY_TOKEN")
-    with pytest.raises(ConfigError, match="STEADY_TOKEN"):
-        plan_for_target("steady", config=config)
-
-
-def test_a_typed_target_takes_role_and_runner_from_the_options_then_the_config() -> None:
-    config = Config(runner="ci-bot", role="platform")
-    assert (
-        plan_for_target("http://a", config=config).role,
-        plan_for_target("http://a", config=config).runner,
-    ) == (
-        "platform",
-        "ci-bot",
-    )
-    plan = plan_for_target("http://a", role="independent", runner="me", config=config)
-    assert (plan.role, plan.runner) == ("independent", "me")
-    assert Plan("http://a").options().role == "self"
+    with pytest.raises(PlanError, match="STEADY_TOKEN"):
+        plan("steady", {}, config)
 
 
 def test_interview_records_and_compares_with_the_run_before(tmp_path: Path) -> None:
@@ -86,14 +73,16 @@ def test_interview_records_and_compares_with_the_run_before(tmp_path: Path) -> N
 
     with History.open(tmp_path) as history:
         first_id = history.record(make_run())
-        plan = plan_for_run(history.load(first_id))
+        target, options = plan_for_run(history.load(first_id))
         step = interview(
-            plan, history=history, previous=(first_id, history.load(first_id).report), run_fn=fake
+            target, options, history=history, previous=(first_id, history.load(first_id).report), run_fn=fake
         )
         assert step.run_id == first_id + 1 and step.previous_id == first_id
         assert step.comparison is not None and step.comparison.identical
         assert "no change since run 1" in tick_line(step)
-        step2 = interview(plan, history=None, previous=(step.run_id, step.run.report), run_fn=fake)
+        step2 = interview(
+            target, options, history=None, previous=(step.run_id, step.run.report), run_fn=fake
+        )
         assert step2.run_id is None and len(history.runs()) == 2
     assert asked == [(CARD_URL, "self"), (CARD_URL, "self")]
     line = tick_line(step2)
@@ -107,7 +96,7 @@ def test_the_first_watch_line_says_first_run_and_hostile_text_stays_inert(tmp_pa
     evil = make_run(answered_name="\x1b[2J\u202e", verdict="nonconformant")
     report = copy.deepcopy(dict(evil.report))
     report["findings"][0]["code"] = "projection_mismatch\x1b]0;pwned\x07"
-    step = interview(Plan("x"), history=None, previous=None, run_fn=lambda t, o: Run(report=report))
+    step = interview("x", Options(), history=None, previous=None, run_fn=lambda t, o: Run(report=report))
     line = tick_line(step)
     assert "first run" in line
     assert "\x1b" not in line and "\x07" not in line
@@ -120,7 +109,7 @@ async def test_the_async_interview_records_and_compares_the_same_way(tmp_path: P
     with History.open(tmp_path) as history:
         first = history.record(make_run())
         step = await interview_async(
-            Plan(CARD_URL), history=history, previous=(first, history.load(first).report), run_fn=fake
+            CARD_URL, Options(), history=history, previous=(first, history.load(first).report), run_fn=fake
         )
         assert step.run_id == first + 1
         assert step.comparison is not None and len(step.comparison.question("identity").changed) == 1

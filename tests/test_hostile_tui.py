@@ -55,7 +55,9 @@ def hostile_agent() -> Iterator[Any]:
 
 
 def make_app(target: str, keys: tuple[str, ...], tmp_path: Path) -> ExplorerApp:
-    context = AppContext(keys=keys, runner="hostile-tui", use_history=False, export_dir=tmp_path)
+    context = AppContext(
+        settings={"keys": keys, "runner": "hostile-tui"}, use_history=False, export_dir=tmp_path
+    )
     return ExplorerApp(context, Start(target=target))
 
 

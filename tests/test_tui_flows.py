@@ -324,7 +324,8 @@ async def test_user_keymap_rebinds_by_binding_id(
         runner="tester",
         openclasp=None,
     )
-    app = build_app(args, demo_agents(fleet), keys=demo_keys(fleet), cursor_blink=False)
+    app = build_app(args, demo_agents(fleet), cursor_blink=False)
+    app.context.trust(demo_keys(fleet))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert any("unknown binding ids ignored: nope.id" in n.message for n in app._notifications)
@@ -456,7 +457,8 @@ async def test_a_configured_agent_is_interviewed_by_name_with_its_headers(
         runner="tester",
         openclasp=None,
     )
-    app = build_app(args, keys=demo_keys(fleet), cursor_blink=False)
+    app = build_app(args, cursor_blink=False)
+    app.context.trust(demo_keys(fleet))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         field = app.screen.query_one("#target")

@@ -26,8 +26,7 @@ def make_app(fleet: Any | None, tmp_path: Path, **overrides: Any) -> ExplorerApp
     """The app on the reference agents (or on none), with a fixed clock and no cursor blink."""
     context = AppContext(
         demo=tuple(demo_agents(fleet)) if fleet is not None else (),
-        keys=demo_keys(fleet) if fleet is not None else (),
-        runner="tester",
+        settings={"keys": demo_keys(fleet) if fleet is not None else (), "runner": "tester"},
         clock=fixed_clock,
         export_dir=tmp_path / "exports",
         cursor_blink=False,

@@ -25,11 +25,10 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
-    add_keys_argument,
-    add_timeout_argument,
+    add_setting_arguments,
     config_of,
-    configured_target,
     load_trusted_keys,
+    plan_of,
     print_json,
     print_lines,
     say,
@@ -55,17 +54,16 @@ class _Unreadable(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help="card file, card URL, base URL, or a config agent name")
-    add_keys_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    add_timeout_argument(parser)
+    add_setting_arguments(parser, COMMAND)
     add_home_argument(parser, "config lives")
 
 
-def _sources(args: argparse.Namespace) -> tuple[str, list[str]]:
-    """The target to fetch and the key sources: config keys, the agent's keys, then --keys."""
-    config = config_of(args)
-    target, agent = configured_target(args.target, config, COMMAND)
-    return target, [*config.key_sources(agent), *args.keys]
+def _sources(args: argparse.Namespace) -> tuple[str, list[str], float]:
+    """The target to fetch, the key sources (config keys, the agent's keys, then --keys) and the
+    timeout, planned as for `verify` but without credentials: the card is fetched without them."""
+    target, options = plan_of(args, config_of(args), COMMAND, secrets=False)
+    return target, [k for k in options.keys if isinstance(k, str)], options.timeout
 
 
 async def _discover(target: str, timeout: float) -> tuple[Any, str, list[Any]]:
@@ -112,9 +110,9 @@ def run(args: argparse.Namespace) -> int:
     from explorer.core.strict_json import lossy_integers
 
     try:
-        target, sources = _sources(args)
-        keys = load_trusted_keys(sources, args.timeout, COMMAND)
-        doc, url, via = _load(target, args.timeout)
+        target, sources, timeout = _sources(args)
+        keys = load_trusted_keys(sources, timeout, COMMAND)
+        doc, url, via = _load(target, timeout)
     except UsageError as exc:
         say(str(exc), COMMAND)
         return EXIT_USAGE

@@ -5,10 +5,11 @@ Every command (`verify`, `card`, `history`, `show`, `replay`, `compare`, `watch`
 once, so an option means the same thing, a bad `--keys` or run id gives the same message, and a
 verdict maps to the same exit status everywhere:
 
-- options: `--home`, `--as`/`--runner`, and the settings of a live interview (`--header`,
-  `--keys`, `--allow-jku`, `--timeout`, `--openclasp`), with their argparse types;
-- what those options become: the config file, a configured agent's URL, headers and key sources,
-  the trusted keys (loaded once, notes on stderr), the history;
+- options: `--home`, and the interview settings each command offers, declared once in
+  `explorer.settings` (`--as`, `--runner`, `--header`, `--keys`, `--allow-jku`, `--timeout`, ...);
+- what those options become: the config file, then `explorer.planning`'s target and options
+  (a configured agent's URL, headers and key sources), the trusted keys (loaded once, notes on
+  stderr), the history;
 - output: one-line messages on stderr, JSON and text on stdout that survive any terminal encoding.
 
 A user's mistake is a `UsageError` (exit status 2), raised here and reported by the command in
@@ -22,12 +23,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from explorer.config import AgentConfig, Config
+    from explorer.config import Config
     from explorer.core.run import Run
+    from explorer.procedure import Options
     from explorer.store.history import History, RunSummary
 
 EXIT_OK = 0
@@ -43,8 +45,6 @@ VERDICT_EXIT: dict[str, int] = {
     "not_offered": 4,
     "churn": 5,
 }
-ROLE_CHOICES = ("self", "independent", "platform")
-MAX_TIMEOUT = 3600.0
 
 
 class UsageError(Exception):
@@ -90,6 +90,7 @@ def verdict_exit(verdict: str) -> int:
 def add_watch_every_argument(parser: argparse.ArgumentParser) -> None:
     """`--watch-every SECONDS` for the TUI's watch screen (else the config's, else 30 s)."""
     from explorer.config import MAX_WATCH_EVERY
+    from explorer.settings import seconds_type
 
     parser.add_argument(
         "--watch-every",
@@ -99,21 +100,6 @@ def add_watch_every_argument(parser: argparse.ArgumentParser) -> None:
         help="seconds between replays when the explorer watches an agent (default: the config's "
         "watch_every, else 30)",
     )
-
-
-def seconds_type(maximum: float) -> Callable[[str], float]:
-    """An argparse type for a number of seconds, more than 0 and at most `maximum`."""
-
-    def seconds(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-        if not 0 < value <= maximum:
-            raise argparse.ArgumentTypeError(f"expected more than 0 and at most {maximum:g} seconds")
-        return value
-
-    return seconds
 
 
 def run_id_argument(text: str) -> int:
@@ -136,50 +122,13 @@ def add_home_argument(parser: argparse.ArgumentParser, what: str = "history and 
     )
 
 
-def add_role_arguments(parser: argparse.ArgumentParser, role_help: str) -> None:
-    """`--as ROLE` and `--runner NAME`: who runs the interview, recorded in the result."""
-    parser.add_argument("--as", dest="role", choices=ROLE_CHOICES, default=None, help=role_help)
-    parser.add_argument("--runner", default=None, help="name recorded as who ran the interview")
+def add_setting_arguments(
+    parser: argparse.ArgumentParser, command: str, *, helps: dict[str, str] | None = None
+) -> None:
+    """The interview settings `command` offers (`explorer.settings.GROUPS`), as options."""
+    from explorer.settings import add_arguments
 
-
-def add_keys_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--keys",
-        action="append",
-        default=[],
-        metavar="JWKS_FILE_OR_URL",
-        help="trusted public keys for the card signature, looked up by kid (repeatable)",
-    )
-
-
-def add_timeout_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--timeout",
-        type=seconds_type(MAX_TIMEOUT),
-        default=10.0,
-        metavar="SECONDS",
-        help="bound on every request, connect plus whole body (default 10)",
-    )
-
-
-def add_interview_arguments(parser: argparse.ArgumentParser) -> None:
-    """The settings of a live interview: headers, trusted keys, jku, timeout, OpenClasp base."""
-    parser.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'Name: value'",
-        help="header sent only to the agent's origin (repeatable); recorded as <redacted>",
-    )
-    add_keys_argument(parser)
-    parser.add_argument("--allow-jku", action="store_true", help="also fetch keys from the card's own jku")
-    add_timeout_argument(parser)
-    parser.add_argument(
-        "--openclasp",
-        default=None,
-        metavar="BASE_URL",
-        help="OpenClasp base URL to resolve slugs and agent ids",
-    )
+    add_arguments(parser, command, helps=helps)
 
 
 # --- what the options become --------------------------------------------------------------------
@@ -199,47 +148,33 @@ def config_of(args: argparse.Namespace) -> Config:
     return config
 
 
-def configured_target(target: str, config: Config, command: str) -> tuple[str, AgentConfig | None]:
-    """A target that names a configured agent becomes that agent's URL (said on stderr)."""
-    agent = config.agent(target)
-    if agent is None:
-        return target, None
-    say(f"{target} is the configured agent {agent.url}", command)
-    return agent.url, agent
+def plan_of(
+    args: argparse.Namespace, config: Config, command: str, *, target: str | None = None, secrets: bool = True
+) -> tuple[str, Options]:
+    """The target and options of the interview the command line asks for (`explorer.planning`);
+    a configured agent named by its name is said on stderr; UsageError for a bad `--header` or an
+    unset variable a configured header names. `secrets=False` leaves credentials out (`card`)."""
+    from explorer.planning import PlanError, plan, typed
+
+    wanted = args.target if target is None else target
+    try:
+        url, options = plan(wanted, typed(args), config, secrets=secrets)
+    except PlanError as exc:
+        raise UsageError(str(exc)) from None
+    if url != wanted:
+        say(f"{wanted} is the configured agent {url}", command)
+    return url, options
 
 
-def parse_headers(texts: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """`--header 'Name: value'` options as pairs; UsageError with a readable message."""
-    from explorer.config import parse_header_option
+def typed_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What the command line set, by setting name (`explorer.planning.typed`); UsageError for a
+    value that cannot be used."""
+    from explorer.planning import PlanError, typed
 
     try:
-        return tuple(parse_header_option(text) for text in texts)
-    except ValueError as exc:
+        return typed(args)
+    except PlanError as exc:
         raise UsageError(str(exc)) from None
-
-
-def request_headers(agent: AgentConfig | None, texts: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """The configured agent's headers (env references resolved), then `--header`, which wins."""
-    from explorer.config import ConfigError, agent_headers
-
-    given = parse_headers(texts)
-    try:
-        return agent_headers(agent, given)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def interview_settings(args: argparse.Namespace, config: Config) -> dict[str, Any]:
-    """What `add_interview_arguments` asked for, as the keyword arguments of
-    `explorer.store.replay.plan_for_target` / `plan_for_run`; UsageError for a bad `--header`."""
-    return {
-        "headers": parse_headers(args.header),
-        "keys": tuple(args.keys),
-        "allow_jku": args.allow_jku,
-        "timeout": args.timeout,
-        "openclasp_base": args.openclasp,
-        "config": config,
-    }
 
 
 def load_trusted_keys(sources: Sequence[str], timeout: float, command: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """`interview-explorer demo`: start the reference agents on 127.0.0.1 (and open the TUI on them).
 
-- `demo`: start the fleet and open the explorer on it (`explorer.tui.launch.run_demo`); where
-  the TUI is not available, print the agents and serve until Ctrl+C.
+- `demo`: start the fleet and open the explorer on it, with the launcher `explorer.cli` hands
+  over as `args.tui_launcher` (this module never imports the TUI itself); where the TUI is not
+  available, print the agents and serve until Ctrl+C.
 - `demo --serve [--only NAME...] [--port N]`: headless. Prints one line per agent,
   `name<TAB>card URL<TAB>expected verdict`, on stdout, flushes, and serves until SIGINT or
   SIGTERM, then exits 0 with every port released. Never imports textual.
@@ -101,12 +102,10 @@ def _print_agents(fleet: Any, *, verbose: bool) -> None:
     sys.stdout.flush()
 
 
-def _tui_launcher() -> Any:
-    try:
-        from explorer.tui.launch import run_demo
-    except ImportError:
-        return None
-    return run_demo
+def _tui_launcher(args: argparse.Namespace) -> Any:
+    """The TUI's launcher `explorer.cli` handed over, or None (no TUI, or called without one)."""
+    find = getattr(args, "tui_launcher", None)
+    return find() if find is not None else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.serve:
                 return _serve_with_crowd(fleet, stop, args)
-            launcher = _tui_launcher()
+            launcher = _tui_launcher(args)
             if launcher is not None:
                 return int(launcher(fleet, args))
             _print_agents(fleet, verbose=True)

@@ -1,7 +1,8 @@
 """`interview-explorer replay RUN`: run a recorded interview again now and report what changed.
 
 The new run asks the same target with the same role and runner as run RUN, trusting the same
-keys (see `explorer.store.replay`). Headers are not stored, so an agent that needs one gets it
+keys (see `explorer.planning.plan_for_run`; `explorer.replay` runs and compares it). Headers are
+not stored, so an agent that needs one gets it
 from `--header` or the config file, as with `verify`. The new run is recorded (unless
 `--no-history`) and compared with RUN: per question and pointer, then digests and verdict.
 
@@ -19,15 +20,15 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
-    add_interview_arguments,
+    add_setting_arguments,
     config_of,
     error,
-    interview_settings,
     open_history,
     print_json,
     print_lines,
     run_id_argument,
     say,
+    typed_settings,
     verdict_exit,
 )
 
@@ -39,21 +40,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print one JSON object: the new report, its run id and the comparison",
     )
-    add_interview_arguments(parser)
+    add_setting_arguments(parser, "replay")
     parser.add_argument("--no-history", action="store_true", help="do not record the new run")
     add_home_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from explorer.config import ConfigError
     from explorer.core.report import summary_lines
     from explorer.core.text import safe_text
     from explorer.net.keys import KeysError
+    from explorer.planning import PlanError, plan_for_run
+    from explorer.replay import interview
     from explorer.store.history import HistoryError
-    from explorer.store.replay import interview, plan_for_run
 
     try:
-        settings = interview_settings(args, config_of(args))
+        config = config_of(args)
+        given = typed_settings(args)
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
@@ -61,17 +63,20 @@ def run(args: argparse.Namespace) -> int:
             before = history.summary(args.run_id)
             old = history.load(args.run_id)
             try:
-                plan = plan_for_run(old, **settings)
-            except ConfigError as exc:
+                target, options = plan_for_run(old, given, config)
+            except PlanError as exc:
                 return error(str(exc), EXIT_USAGE)
             print(
                 f"replaying run {before.id} ({before.recorded_at}, {safe_text(before.verdict, limit=20)}): "
-                f"{safe_text(plan.target, limit=300)}",
+                f"{safe_text(target, limit=300)}",
                 file=sys.stderr,
             )
             try:
                 step = interview(
-                    plan, history=None if args.no_history else history, previous=(before.id, old.report)
+                    target,
+                    options,
+                    history=None if args.no_history else history,
+                    previous=(before.id, old.report),
                 )
             except (KeysError, ValueError) as exc:
                 return error(str(exc), EXIT_USAGE)

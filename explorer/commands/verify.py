@@ -1,8 +1,9 @@
 """`interview-explorer verify`: the headless verifier for scripts and CI (CONTRACT.md).
 
-It turns the command line and the config file into `procedure.Options`, runs the interview (or,
-with `--offline`, re-evaluates a stored transcript), prints either the human summary or exactly
-one JSON report on stdout, records the run in the history, and exits with the verdict's status:
+It asks `explorer.planning` for the target and `procedure.Options` (the command line over the
+config file), runs the interview (or, with `--offline`, re-evaluates a stored transcript),
+prints either the human summary or exactly one JSON report on stdout, records the run in the
+history, and exits with the verdict's status:
 0 conformant, 1 nonconformant, 2 usage error, 3 unreachable, 4 not_offered, 5 churn.
 
 Progress and warnings go to stderr so `--json` output stays a single parseable object. Nothing
@@ -24,16 +25,14 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
-    add_interview_arguments,
-    add_role_arguments,
+    add_setting_arguments,
     config_of,
-    configured_target,
     error,
     load_trusted_keys,
     open_history,
+    plan_of,
     print_json,
     print_lines,
-    request_headers,
     say,
     verdict_exit,
 )
@@ -61,16 +60,6 @@ _COLOURS = {
 }
 
 
-def _reruns(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value <= 5:
-        raise argparse.ArgumentTypeError("--reruns must be between 0 and 5")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "target",
@@ -79,22 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "runs a sweep",
     )
     parser.add_argument("--json", action="store_true", help="print exactly the JSON report on stdout")
-    add_role_arguments(
-        parser, "who runs the interview: self (a claim, the default), independent or platform (evidence)"
-    )
-    add_interview_arguments(parser)
-    parser.add_argument(
-        "--reruns",
-        type=_reruns,
-        default=1,
-        metavar="N",
-        help="re-runs after a conflict before calling it persistent (default 1)",
-    )
-    parser.add_argument(
-        "--public-only",
-        action="store_true",
-        help="https on port 443 to public addresses only, DNS pinned, no redirects",
-    )
+    add_setting_arguments(parser, COMMAND)
     parser.add_argument(
         "--offline",
         default=None,
@@ -130,25 +104,16 @@ def _options(
     config: Config | None = None,
     load_keys: Callable[[Sequence[str], float, str], dict[str, Any]] = load_trusted_keys,
 ) -> tuple[str, Options]:
-    """The target and the interview's options from the command line and the config file."""
-    from explorer.procedure import Options
+    """The target and the interview's options, planned as every command and the TUI plan them
+    (`explorer.planning`), with the trusted key sources loaded here, up front: an unusable
+    `--keys` is a usage error before anything is asked, and a sweep loads each source once."""
+    from dataclasses import replace
 
-    config = config if config is not None else config_of(args)
-    target, agent = configured_target(given, config, COMMAND)
-    headers = request_headers(agent, args.header)
-    keys = load_keys([*config.key_sources(agent), *args.keys], args.timeout, COMMAND)
-    options = Options(
-        keys=(keys,) if keys["keys"] else (),
-        allow_jku=args.allow_jku,
-        headers=headers,
-        role=args.role or config.role or "self",
-        runner=args.runner or config.runner,
-        reruns=args.reruns,
-        timeout=args.timeout,
-        public_only=args.public_only,
-        openclasp_base=args.openclasp,
-    )
-    return target, options
+    target, options = plan_of(args, config if config is not None else config_of(args), COMMAND, target=given)
+    sources = [k for k in options.keys if isinstance(k, str)]
+    keys = load_keys(sources, options.timeout, COMMAND) if sources else {"keys": []}
+    loaded = tuple(k for k in options.keys if not isinstance(k, str))
+    return target, replace(options, keys=loaded + ((keys,) if keys["keys"] else ()))
 
 
 def _offline(path: str, args: argparse.Namespace) -> Run:
@@ -157,7 +122,7 @@ def _offline(path: str, args: argparse.Namespace) -> Run:
 
     from explorer.core.run import Run
     from explorer.evidence import assess_transcript
-    from explorer.procedure import reverify_offline
+    from explorer.procedure import Options, reverify_offline
 
     try:
         data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
@@ -169,7 +134,8 @@ def _offline(path: str, args: argparse.Namespace) -> Run:
         run = Run.from_transcript(data)
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--offline: {path}: {exc}") from None
-    trusted = trusted_runners(args.trust_runner, config_of(args), args.timeout, COMMAND)
+    timeout = args.timeout if args.timeout is not None else Options().timeout  # --timeout, else the default
+    trusted = trusted_runners(args.trust_runner, config_of(args), timeout, COMMAND)
     rebuilt = reverify_offline(run)
     return replace(rebuilt, report=assess_transcript(data, rebuilt.report, trusted))
 

@@ -29,17 +29,17 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
-    add_interview_arguments,
-    add_role_arguments,
+    add_setting_arguments,
     config_of,
     error,
-    interview_settings,
     open_history,
-    seconds_type,
+    plan_of,
+    typed_settings,
     verdict_exit,
 )
 from explorer.commands.verify_many import add_list_arguments
 from explorer.config import MAX_WATCH_EVERY
+from explorer.settings import seconds_type
 
 
 def _count(text: str) -> int:
@@ -67,33 +67,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start a run every SECONDS",
     )
     parser.add_argument("--count", type=_count, default=None, metavar="N", help="stop after N runs")
-    add_role_arguments(parser, "who runs the interview (for a URL target; a run id keeps its own)")
-    add_interview_arguments(parser)
+    add_setting_arguments(
+        parser, "watch", helps={"role": "who runs the interview (for a URL target; a run id keeps its own)"}
+    )
     parser.add_argument("--no-history", action="store_true", help="do not record the new runs")
     add_home_argument(parser)
     add_list_arguments(parser)
 
 
-def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[Any, tuple[int, Any] | None]:
-    """The plan and the run to compare the first tick with."""
-    from explorer.store.replay import plan_for_run, plan_for_target
+def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[str, Any, tuple[int, Any] | None]:
+    """The target, the options and the run to compare the first tick with."""
+    from explorer.planning import PlanError, plan_for_run
 
-    settings = interview_settings(args, config)
     target = args.target.strip()
     if target.isdigit():
         if history is None:
             raise LookupError("a run id needs the history, which cannot be opened")
         old = history.load(int(target))
-        return plan_for_run(old, **settings), (int(target), old.report)
-    plan = plan_for_target(target, role=args.role, runner=args.runner, **settings)
+        try:
+            url, options = plan_for_run(old, typed_settings(args), config)
+        except PlanError as exc:
+            raise UsageError(str(exc)) from None
+        return url, options, (int(target), old.report)
+    url, options = plan_of(args, config, "watch", target=target)
     previous = None
     if history is not None:
-        agents = history.match_agents(plan.target)
+        agents = history.match_agents(url)
         if len(agents) == 1:
             latest = history.runs(agents[0], limit=1)
             if latest:
                 previous = (latest[0].id, history.load(latest[0].id).report)
-    return plan, previous
+    return url, options, previous
 
 
 @dataclass
@@ -105,11 +109,13 @@ class _Tally:
     status: int | None = None  # set when the loop stops on an error
 
 
-async def _loop(args: argparse.Namespace, plan: Any, previous: Any, history: Any, tally: _Tally) -> None:
+async def _loop(
+    args: argparse.Namespace, target: str, options: Any, previous: Any, history: Any, tally: _Tally
+) -> None:
     """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is."""
     from explorer.net.keys import KeysError
+    from explorer.replay import interview_async, tick_line
     from explorer.store.history import HistoryError
-    from explorer.store.replay import interview_async, tick_line
 
     next_at = time.monotonic()
     while args.count is None or tally.done < args.count:
@@ -119,7 +125,7 @@ async def _loop(args: argparse.Namespace, plan: Any, previous: Any, history: Any
         next_at = max(next_at + args.every, time.monotonic())
         try:
             step = await interview_async(
-                plan, history=None if args.no_history else history, previous=previous
+                target, options, history=None if args.no_history else history, previous=previous
             )
         except (KeysError, ValueError) as exc:
             tally.status = error(str(exc), EXIT_USAGE)
@@ -140,7 +146,6 @@ def run(args: argparse.Namespace) -> int:
         return run_watch_many(args)
     if not args.target:
         return error("a TARGET is required (or a list of them with --from FILE)", EXIT_USAGE)
-    from explorer.config import ConfigError
     from explorer.core.text import safe_text
     from explorer.store.history import HistoryError
 
@@ -157,17 +162,17 @@ def run(args: argparse.Namespace) -> int:
     tally = _Tally()
     try:
         try:
-            plan, previous = _start(args, history, config)
-        except (UsageError, ValueError, ConfigError) as exc:
+            target, options, previous = _start(args, history, config)
+        except (UsageError, ValueError) as exc:
             return error(str(exc), EXIT_USAGE)
         except (HistoryError, LookupError) as exc:
             return error(str(exc), EXIT_UNKNOWN)
         print(
-            f"watching {safe_text(plan.target, limit=300)} every {args.every:g} s"
+            f"watching {safe_text(target, limit=300)} every {args.every:g} s"
             + (f", {args.count} runs" if args.count else ", until Ctrl+C"),
             file=sys.stderr,
         )
-        asyncio.run(_loop(args, plan, previous, history, tally))
+        asyncio.run(_loop(args, target, options, previous, history, tally))
     except KeyboardInterrupt:
         print(f"\nstopped after {tally.done} run{'s' if tally.done != 1 else ''}", file=sys.stderr)
         if tally.last is None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, interview_settings, say
+from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, say, typed_settings
 
 if TYPE_CHECKING:
     from explorer.store.history import History
@@ -119,22 +119,21 @@ class _Round:
 
 def _jobs(args: argparse.Namespace) -> list[Job]:
     from explorer.commands.verify_many import listed_targets
-    from explorer.config import ConfigError
-    from explorer.store.replay import plan_for_target
+    from explorer.planning import PlanError, plan
     from explorer.sweep import Job
 
     targets = listed_targets([args.target] if args.target else [], args.from_)
     if not targets:
         raise UsageError("no targets in the list: give one per line (blank lines and # comments skipped)")
     config = config_of(args)
-    settings = interview_settings(args, config)
+    given = typed_settings(args)
     jobs = []
-    for position, given in enumerate(targets):
+    for position, target in enumerate(targets):
         try:
-            plan = plan_for_target(given, role=args.role, runner=args.runner, **settings)
-        except ConfigError as exc:
+            url, options = plan(target, given, config)
+        except PlanError as exc:
             raise UsageError(str(exc)) from None
-        jobs.append(Job(position, plan.target, plan.options()))
+        jobs.append(Job(position, url, options))
     return jobs
 
 

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from explorer.tui.fleet import DemoAgent, demo_agents, demo_keys, start_fleet
+
 if TYPE_CHECKING:
     from explorer.core.run import Run
 
@@ -24,16 +26,6 @@ Clock = Callable[[], datetime]
 
 def system_clock() -> datetime:
     return datetime.now(UTC)
-
-
-class DemoAgent(NamedTuple):
-    """A reference agent as the load screen lists it."""
-
-    name: str
-    description: str
-    expected_verdict: str
-    url: str
-    expected_codes: tuple[str, ...] = ()
 
 
 class RunRow(NamedTuple):
@@ -71,12 +63,9 @@ class AppContext:
     """The explorer's services and settings for one TUI session."""
 
     home: Path | None = None
-    keys: tuple[str, ...] = ()
-    allow_jku: bool = False
-    headers: tuple[tuple[str, str], ...] = ()
-    role: str | None = None
-    runner: str | None = None
-    openclasp: str | None = None
+    # What the session was launched with, by setting name (`explorer.planning.typed`): keys,
+    # headers, role, runner, ... The config file's settings come with `config`.
+    settings: dict[str, Any] = field(default_factory=dict)
     keymap: Mapping[str, str] = field(default_factory=dict)
     config: Any = None  # the user's Config: configured agents (name -> url, headers, keys), global keys
     clock: Clock = system_clock
@@ -94,33 +83,25 @@ class AppContext:
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
-        """The URL to interview and the procedure's Options for a target.
-
-        A target naming a configured agent (by name or URL) brings that agent's headers (their
-        `env:` references resolved now, never stored) and keys; command-line headers win. Under
+        """The URL to interview and the procedure's Options for a target (`explorer.planning`,
+        as every command plans): a configured agent, by name or URL, brings its headers (their
+        `env:` references resolved now, never stored) and keys; the launch settings win. Under
         `demo`, a reference agent's name (`drifting`) stands for its URL, unless the config
         names an agent the same.
         Raises ExplorerError when a referenced environment variable is unset.
         """
-        from explorer.config import ConfigError
-        from explorer.store.replay import plan_for_target
+        from explorer.planning import PlanError, plan
 
-        if self.config is None or self.config.agent(target, by_url=True) is None:
+        if self.config is None or self.config.agent(target) is None:
             target = self._demo_target(target)
         try:
-            plan = plan_for_target(
-                target,
-                role=self.role,
-                runner=self.runner,
-                headers=self.headers,
-                keys=self.keys,
-                allow_jku=self.allow_jku,
-                openclasp_base=self.openclasp,
-                config=self.config,
-            )
-        except ConfigError as exc:
+            return plan(target, self.settings, self.config)
+        except PlanError as exc:
             raise ExplorerError(str(exc)) from None
-        return plan.target, plan.options()
+
+    def trust(self, keys: Sequence[Any]) -> None:
+        """Trust these keys (JWKS objects, files or URLs) for every interview of the session."""
+        self.settings["keys"] = tuple(self.settings.get("keys", ())) + tuple(keys)
 
     def _demo_target(self, target: str) -> str:
         """A reference agent's name as its URL; ExplorerError when that agent could not start."""
@@ -143,18 +124,14 @@ class AppContext:
     def adopt_fleet(self, fleet: Any, *, owned: bool = True) -> None:
         """Use a running fleet: list its agents, trust its keys, explain the ones that could not
         start; `owned` (this session started it) also stops it on close."""
-        from explorer.tui.fleet import demo_agents, demo_keys
-
         if owned:
             self._fleet = fleet
         self.demo = tuple(demo_agents(fleet))
         self.demo_skipped = dict(getattr(fleet, "skipped", {}))
-        self.keys = tuple(self.keys) + demo_keys(fleet)
+        self.trust(demo_keys(fleet))
 
     def start_demo(self) -> None:
         """Start the reference agents in this session (blocks for about a third of a second)."""
-        from explorer.tui.fleet import start_fleet
-
         self.adopt_fleet(start_fleet())
 
     def close(self) -> None:

@@ -6,13 +6,24 @@ way the app needs the same two things from a fleet: its agents as `DemoAgent` ro
 verdict each is built to get (in the variants' display order), and the public key sets they sign
 with, trusted in memory so the demo's signatures show "verified" by keys the user was given
 rather than keys the cards point at.
+
+`DemoAgent` lives here, with the code that makes them; `explorer.tui.context` uses this module,
+never the other way round.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-from explorer.tui.context import DemoAgent
+
+class DemoAgent(NamedTuple):
+    """A reference agent as the load screen lists it."""
+
+    name: str
+    description: str
+    expected_verdict: str
+    url: str
+    expected_codes: tuple[str, ...] = ()
 
 
 def demo_agents(fleet: Any) -> list[DemoAgent]:

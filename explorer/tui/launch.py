@@ -30,28 +30,19 @@ class LaunchError(Exception):
 
 def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> AppContext:
     """Settings from the command line over the config file; raises LaunchError."""
-    from explorer.config import ConfigError, load_config, parse_header_option
+    from explorer.config import ConfigError, load_config
+    from explorer.planning import PlanError, typed
 
     home = getattr(args, "home", None)
     try:
         config = load_config(home)
-    except ConfigError as exc:
+        settings = typed(args)  # the config's own settings come with `config`, by planning
+    except (ConfigError, PlanError) as exc:
         raise LaunchError(str(exc)) from None
-    headers: list[tuple[str, str]] = []
-    for text in getattr(args, "header", None) or []:
-        try:
-            headers.append(parse_header_option(text))
-        except ValueError as exc:
-            raise LaunchError(str(exc)) from None
     context = AppContext(
         home=Path(home).expanduser() if home else None,
-        keys=tuple(getattr(args, "keys", None) or []),  # the config's own keys come with `config`
+        settings=settings,
         config=config,
-        allow_jku=bool(getattr(args, "allow_jku", False)),
-        headers=tuple(headers),
-        role=getattr(args, "role", None) or config.role,
-        runner=getattr(args, "runner", None) or config.runner,
-        openclasp=getattr(args, "openclasp", None),
         keymap=dict(config.keymap),
         demo=tuple(demo),
         watch_interval=getattr(args, "watch_every", None) or config.watch_every or DEFAULT_WATCH_EVERY,
@@ -68,6 +59,8 @@ def build_app(
     """The app for these arguments (not running yet); raises LaunchError."""
     context = build_context(args, demo)
     for name, value in context_overrides.items():
+        if not hasattr(context, name):
+            raise TypeError(f"AppContext has no setting {name!r}")
         setattr(context, name, value)
     from explorer.tui.app import ExplorerApp, Start
 

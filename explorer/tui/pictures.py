@@ -110,8 +110,7 @@ def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None
     ]
     return AppContext(
         home=home,
-        keys=demo_keys(fleet),
-        runner=RUNNER,
+        settings={"keys": demo_keys(fleet), "runner": RUNNER},
         clock=fixed_clock,
         demo=tuple(agents),
         export_dir=home / "exports",

@@ -1,0 +1,132 @@
+"""The one place that turns (target, what the person typed, the config file) into an interview.
+
+Every surface that asks an agent, `verify`, `card`, `replay`, `watch` and the TUI (and sweeps,
+later), calls `plan` (or `plan_for_run` to repeat a recorded run) and gets the same answer for
+the same input: the target to ask and the `explorer.procedure.Options` to ask it with.
+
+One rule finds a configured agent: a target that is an agent's name, or its URL (a trailing slash
+aside), brings that agent's config entry (`Config.agent`). Named by its name, the target becomes
+the agent's URL; typed as a URL, it stays as typed. Each setting then comes from its layers, least
+specific first: the config file's top level, the agent's entry, what was typed, and for a replay
+what the recorded run fixes; `explorer.settings` declares, per setting, which layers may set it
+and how they combine. Secrets (a configured header's `env:VAR`) are resolved here, at the last
+moment, and only when the surface sends them (`card` fetches without credentials, so it plans
+without secrets and never needs their variables).
+
+Nothing here touches the network or the disk beyond the environment variables a secret names.
+A problem the person can fix (an unset variable, a malformed `--header`) is a `PlanError` with a
+readable message, which a command reports as a usage error and the TUI as a message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from explorer import settings
+from explorer.config import Config
+
+if TYPE_CHECKING:
+    import argparse
+
+    from explorer.core.run import Run
+    from explorer.procedure import Options
+
+
+class PlanError(ValueError):
+    """A setting cannot be used as given; the message says which and why."""
+
+
+def typed(args: argparse.Namespace | Mapping[str, Any]) -> dict[str, Any]:
+    """What the person typed (argparse results, or a mapping by setting name), by setting name;
+    PlanError for a value that cannot be used (`--header NoColon`)."""
+    try:
+        return settings.given(args)
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+
+
+def resolve_target(target: str, config: Config | None) -> str:
+    """The URL or file to ask for a target: a configured agent's name becomes its URL."""
+    agent = config.agent(target) if config is not None else None
+    return agent.url if agent is not None and target == agent.name else target
+
+
+def values(
+    target: str,
+    given: Mapping[str, Any],
+    config: Config | None = None,
+    *,
+    recorded: Mapping[str, Any] | None = None,
+    secrets: bool = True,
+) -> dict[str, Any]:
+    """Every setting some layer sets, by name, combined; PlanError when a secret cannot be resolved."""
+    config = config if config is not None else Config()
+    agent = config.agent(target)
+    layers = (config.settings, agent.settings if agent is not None else {}, given, recorded or {})
+    out: dict[str, Any] = {}
+    for setting in settings.SETTINGS:
+        if setting.secret and not secrets:
+            continue
+        found = [layer.get(setting.name) for layer in layers]
+        if setting.resolve is not None:
+            try:  # only the config layers hold references; typed values are the values themselves
+                found[:2] = [setting.resolve(v) if v is not None else None for v in found[:2]]
+            except ValueError as exc:
+                raise PlanError(str(exc)) from None
+        value = settings.combine(setting, found)
+        if value is not None:
+            out[setting.name] = value
+    return out
+
+
+def plan(
+    target: str,
+    given: Mapping[str, Any] | None = None,
+    config: Config | None = None,
+    *,
+    recorded: Mapping[str, Any] | None = None,
+    secrets: bool = True,
+) -> tuple[str, Options]:
+    """The target to ask and the options to ask it with (see the module docstring).
+
+    `given` is `typed(args)` (or the TUI's launch settings); `recorded` is what a replayed run
+    fixes (`recorded_settings`). Raises PlanError when a configured secret cannot be resolved.
+    """
+    from explorer.procedure import Options
+
+    found = values(target, given or {}, config, recorded=recorded, secrets=secrets)
+    return resolve_target(target, config), Options(**found)
+
+
+def recorded_settings(run: Run) -> tuple[str, dict[str, Any]]:
+    """The target a recorded run asked and the settings a replay keeps from it: the same role
+    and runner (a claim stays a claim), the keys the user trusted then (stored with the run),
+    and a key from the card's own `jku` fetched again (never promoted to trusted)."""
+    report = run.report
+    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
+    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
+    signature = card.get("signature") if isinstance(card.get("signature"), Mapping) else {}
+    key_source = signature.get("key_source")
+    target = report.get("target")
+    if not isinstance(target, str) or not target:
+        target = card.get("url") if isinstance(card.get("url"), str) else ""
+    kept: dict[str, Any] = {}
+    for name in ("role", "runner"):
+        value = ran_by.get("name" if name == "runner" else "role")
+        if isinstance(value, str):
+            kept[name] = value
+    if key_source == "user" and isinstance(run.keys, Mapping) and run.keys.get("keys"):
+        kept["keys"] = (dict(run.keys),)
+    if key_source == "jku":
+        kept["allow_jku"] = True
+    return target, kept
+
+
+def plan_for_run(
+    run: Run, given: Mapping[str, Any] | None = None, config: Config | None = None
+) -> tuple[str, Options]:
+    """`plan` for asking a recorded run's interview again: its target, role, runner and key
+    trust, with headers and anything else from the command line and the config file."""
+    target, kept = recorded_settings(run)
+    return plan(target, given, config, recorded=kept)

@@ -1,0 +1,205 @@
+"""One plan for every surface: verify, card, replay, watch and the TUI ask with the same options.
+
+The same target (a configured agent's name, its URL, or a card file), the same config file and the
+same command-line flags must reach the procedure as the same `Options` whichever surface the person
+used. The entry points run for real from their argument parsers; only the procedure itself is
+replaced by a function that records what it was asked with (these tests are about the asking; the
+live paths are covered in test_verify_cli.py, test_history_commands.py and the TUI flows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from explorer import settings
+from explorer.cli import _tui_parser, main
+from explorer.config import load_config
+from explorer.core.run import Run
+from explorer.planning import plan
+from explorer.procedure import Options
+from explorer.store.history import History
+from explorer.tui.launch import build_context
+
+REPO = Path(__file__).resolve().parent.parent
+KEYS = str(REPO / "examples" / "agent-keys.jwks")
+CARD_FILE = str(REPO / "examples" / "agent-card.json")
+AGENT_URL = "http://127.0.0.1:9/books"
+FLAGS = ["--header", "X-Extra: 1", "--keys", KEYS, "--allow-jku", "--openclasp", "http://127.0.0.1:9/oc"]
+WHO = ["--as", "independent", "--runner", "me"]
+
+
+@pytest.fixture
+def config_home(_isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (_isolated_home / "config.toml").write_text(
+        f'runner = "ci"\nrole = "platform"\nkeys = ["{KEYS}"]\n'
+        f'[agents.books]\nurl = "{AGENT_URL}"\n'
+        'headers = { Authorization = "env:BOOKS_TOKEN", "X-Extra" = "env:BOOKS_EXTRA" }\n'
+        f'keys = ["{KEYS}"]\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("BOOKS_TOKEN", "Bearer from-env")
+    monkeypatch.setenv("BOOKS_EXTRA", "configured")
+    return _isolated_home
+
+
+class _Asked:
+    """Stands in for the procedure: records (target, options) and answers with a fixed report."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Options]] = []
+
+    def report(self, target: str, options: Options) -> Run:
+        self.calls.append((target, options))
+        return Run(
+            report={
+                "verdict": "unreachable",
+                "target": target,
+                "ran_by": {"name": options.runner or "unknown", "role": options.role},
+                "card": {"url": target},
+                "findings": [],
+            }
+        )
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> _Asked:
+    import explorer.procedure as procedure
+
+    recorder = _Asked()
+
+    def sync(target: str, options: Options, progress: Any = None) -> Run:
+        return recorder.report(target, options)
+
+    async def run(target: str, options: Options, progress: Any = None) -> Run:
+        return recorder.report(target, options)
+
+    monkeypatch.setattr(procedure, "run_interview_sync", sync)
+    monkeypatch.setattr(procedure, "run_interview", run)
+    return recorder
+
+
+def _keys_loaded(planned: tuple[str, Options]) -> tuple[str, Options]:
+    """What `verify` asks with: the same plan, its key sources loaded up front (once per sweep)."""
+    from explorer.commands.common import load_trusted_keys
+
+    target, options = planned
+    loaded = load_trusted_keys([k for k in options.keys if isinstance(k, str)], options.timeout, "verify")
+    return target, dataclasses.replace(options, keys=(loaded,) if loaded["keys"] else ())
+
+
+def _verify(target: str, *extra: str) -> None:
+    main(["verify", target, "--json", "--no-history", *extra])
+
+
+def _watch(target: str, *extra: str) -> None:
+    main(["watch", target, "--every", "0.01", "--count", "1", "--no-history", *extra])
+
+
+def _tui(target: str, *extra: str) -> tuple[str, Options]:
+    return build_context(_tui_parser().parse_args(list(extra))).plan(target)
+
+
+@pytest.mark.parametrize("target", ["books", AGENT_URL, AGENT_URL + "/", CARD_FILE])
+def test_verify_watch_and_the_tui_ask_with_the_same_options(
+    target: str, config_home: Path, asked: _Asked, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _verify(target, *WHO, *FLAGS)
+    _watch(target, *WHO, *FLAGS)
+    expected = plan(target, settings.given(_tui_parser().parse_args([*WHO, *FLAGS])), load_config())
+    assert asked.calls == [_keys_loaded(expected), expected]
+    assert _tui(target, *WHO, *FLAGS) == expected
+    url, options = expected
+    configured = target != CARD_FILE
+    assert url == (AGENT_URL if target == "books" else target)
+    assert (options.role, options.runner, options.allow_jku) == ("independent", "me", True)
+    assert options.openclasp_base == "http://127.0.0.1:9/oc"
+    # Config keys, the agent's keys, then --keys; configured headers with the typed one winning.
+    assert options.keys == ((KEYS, KEYS, KEYS) if configured else (KEYS, KEYS))
+    configured_headers = {"Authorization": "Bearer from-env"} if configured else {}
+    assert dict(options.headers) == {**configured_headers, "X-Extra": "1"}
+
+
+def test_without_flags_the_config_decides_and_verify_sends_configured_headers_to_a_url(
+    config_home: Path, asked: _Asked, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _verify(AGENT_URL)
+    (url, options) = asked.calls[0]
+    assert url == AGENT_URL  # typed as a URL, it stays as typed; the config still applies
+    assert dict(options.headers) == {"Authorization": "Bearer from-env", "X-Extra": "configured"}
+    assert (options.role, options.runner, options.timeout, options.reruns) == ("platform", "ci", 10.0, 1)
+    assert _keys_loaded(_tui(AGENT_URL)) == asked.calls[0]
+
+
+def test_flags_win_over_the_config(
+    config_home: Path, asked: _Asked, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _verify("books", "--as", "self", "--runner", "typed", "--timeout", "3", "--reruns", "0", "--public-only")
+    _, options = asked.calls[0]
+    assert (options.role, options.runner, options.timeout, options.reruns, options.public_only) == (
+        "self",
+        "typed",
+        3.0,
+        0,
+        True,
+    )
+    assert "books is the configured agent" in capsys.readouterr().err
+
+
+def test_replay_asks_as_the_recorded_run_with_todays_flags_and_config(
+    config_home: Path, asked: _Asked, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recorded = Run(
+        report={
+            "verdict": "conformant",
+            "target": AGENT_URL,
+            "ran_by": {"name": "me", "role": "independent"},
+            "card": {"url": AGENT_URL, "signature": {"key_source": "card"}},
+            "findings": [],
+        }
+    )
+    with History.open() as history:
+        run_id = history.record(recorded)
+    main(["replay", str(run_id), "--no-history", *FLAGS])
+    _watch(str(run_id), *FLAGS)
+    expected = plan(AGENT_URL, settings.given(_tui_parser().parse_args([*WHO, *FLAGS])), load_config())
+    assert asked.calls == [expected, expected]
+
+
+def test_card_reads_the_same_target_keys_and_timeout_without_credentials(
+    config_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("BOOKS_TOKEN")  # the card is fetched without credentials: never needed
+    assert main(["card", "books", "--keys", KEYS, "--timeout", "2", "--json"]) == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out["target"] == "books" and AGENT_URL in out["error"]["detail"]
+    assert main(["card", CARD_FILE, "--keys", KEYS, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["keys"]["sources"] == [KEYS, KEYS]
+
+
+def test_a_bad_header_or_an_unset_variable_is_one_usage_message_everywhere(
+    config_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", "http://127.0.0.1:9", "--header", "NoColon", "--no-history"]) == 2
+    assert "--header expects 'Name: value'" in capsys.readouterr().err
+    monkeypatch.delenv("BOOKS_TOKEN")
+    for argv in (["verify", AGENT_URL, "--no-history"], ["watch", "books", "--every", "1", "--no-history"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "BOOKS_TOKEN is not set" in err and "Traceback" not in err
+
+
+def test_every_setting_fills_an_options_field_and_reads_its_own_config_key() -> None:
+    fields = {f.name for f in dataclasses.fields(Options)}
+    assert {s.name for s in settings.SETTINGS} <= fields
+    for group, names in settings.GROUPS.items():
+        parser = argparse.ArgumentParser()
+        settings.add_arguments(parser, group)
+        assert set(vars(parser.parse_args([]))) == set(names), group
+    assert "s3cret" not in repr(Options(headers=(("Authorization", "Bearer s3cret"),)))
