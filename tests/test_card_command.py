@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from http_support import base_url, serving
 
 from explorer.cli import main
 from explorer.core.signatures import generate_key, public_jwks, sign_card
@@ -46,9 +46,9 @@ class CardServer:
             def log_message(self, *_args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.handler = Handler
+        self.httpd: ThreadingHTTPServer  # set by the fixture once it serves
+        self.base = ""
 
     def add(self, path: str, body: bytes | dict[str, Any], status: int = 200) -> str:
         self.routes[path] = (status, body if isinstance(body, bytes) else json.dumps(body).encode())
@@ -58,12 +58,9 @@ class CardServer:
 @pytest.fixture
 def server() -> Iterator[CardServer]:
     srv = CardServer()
-    srv.thread.start()
-    try:
+    with serving(srv.handler) as httpd:
+        srv.httpd, srv.base = httpd, base_url(httpd)
         yield srv
-    finally:
-        srv.httpd.shutdown()
-        srv.httpd.server_close()
 
 
 def run_card(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -8,14 +8,14 @@ purpose, and what it told the user.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from http_support import base_url, serving
 
 from explorer.net.discovery import discover_card
 from explorer.net.http import Fetcher, Limits
@@ -54,13 +54,8 @@ class _Handler(BaseHTTPRequestHandler):
 def site() -> Iterator[tuple[str, Routes]]:
     routes = Routes()
     handler = type("Handler", (_Handler,), {"routes": routes})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", routes
-    server.shutdown()
-    server.server_close()
+    with serving(handler) as server:
+        yield base_url(server), routes
 
 
 async def _discover(target: str, **kwargs: object) -> tuple[list, object, str, list[str]]:

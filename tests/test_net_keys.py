@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from http_support import base_url, serving
 
 from explorer.net.keys import KeysError, load_keys, load_keys_sync, public_keys
 
@@ -85,11 +85,8 @@ def keys_url() -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as server:
+        yield base_url(server)
 
 
 async def test_keys_from_a_url(keys_url: str) -> None:

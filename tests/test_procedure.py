@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+from http_support import base_url, serving
 
 from explorer.core.card import INTERVIEW_URI, TERMS_URI
 from explorer.core.report import validate_report
@@ -107,15 +107,11 @@ def site() -> Iterator[_Site]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    port = server.server_address[1]
-    state.base = f"http://127.0.0.1:{port}"
-    state.other_origin = f"http://localhost:{port}"  # same server, another origin
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as server:
+        port = server.server_address[1]
+        state.base = base_url(server)
+        state.other_origin = f"http://localhost:{port}"  # same server, another origin
+        yield state
 
 
 async def test_a_hanging_agent_ends_within_twice_the_timeout(site: _Site) -> None:

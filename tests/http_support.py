@@ -1,0 +1,34 @@
+"""A canned stdlib HTTP server on 127.0.0.1 for tests that need exact bytes on a real socket.
+
+The tests that use it state their routes in a `BaseHTTPRequestHandler` of their own; this module
+only runs it: a `ThreadingHTTPServer` on a free loopback port, in a daemon thread, stopped and
+closed when the `with` block ends. It polls for shutdown every 10 ms (the stdlib default of 0.5 s
+cost half a second per test at teardown).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    """Serve `handler` on 127.0.0.1 until the block ends; `base_url(server)` is its address."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()  # returns at once when a test already shut it down
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def base_url(server: ThreadingHTTPServer) -> str:
+    """`http://127.0.0.1:PORT` of a server started by `serving`."""
+    return f"http://127.0.0.1:{server.server_address[1]}"
