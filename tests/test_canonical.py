@@ -94,6 +94,7 @@ def test_es6_number_file_checksum() -> None:
     assert hashlib.sha256(gzip.decompress(ES6_FILE.read_bytes())).hexdigest() == ES6_SHA256
 
 
+@pytest.mark.slow  # 100,000 number lines
 def test_es6_number_file_all_lines() -> None:
     lines = gzip.decompress(ES6_FILE.read_bytes()).decode("ascii").splitlines()
     assert len(lines) == 100_000
@@ -190,6 +191,7 @@ _json_values = st.recursive(
 )
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=200, deadline=None)
 @given(_json_values)
 def test_canonical_form_is_a_fixed_point_through_the_strict_parser(value: object) -> None:

@@ -182,6 +182,7 @@ def test_a_malformed_card_exits_3_with_a_clear_message(server: CardServer, capsy
     assert out == ""
 
 
+@pytest.mark.slow  # a subprocess
 def test_a_malformed_card_prints_no_traceback_in_a_real_process(tmp_path: Path) -> None:
     bad = tmp_path / "card.json"
     bad.write_bytes(b'{"skills": [1, 2,]}')
@@ -232,6 +233,7 @@ def test_hostile_text_is_escaped_and_odd_cards_still_show(tmp_path: Path, capsys
     assert json.loads(out)["lossy_integers"] == ["/big"]
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_card_command_never_imports_textual(tmp_path: Path) -> None:
     script = (
         "import sys\n"

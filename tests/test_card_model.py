@@ -287,6 +287,7 @@ card_like = st.dictionaries(card_keys, json_values, max_size=8) | st.builds(
 )
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(json_values, card_like, card_like.map(lambda c: {**c, "capabilities": {"extensions": [
     {"uri": TERMS_URI, "params": c}]}})))

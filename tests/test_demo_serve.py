@@ -21,6 +21,8 @@ import pytest
 from explorer.demo.fleet import Fleet, FleetError
 from explorer.demo.variants import VARIANTS
 
+pytestmark = pytest.mark.slow  # demo --serve in a subprocess
+
 REPO = Path(__file__).resolve().parent.parent
 
 

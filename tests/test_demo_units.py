@@ -118,6 +118,7 @@ def test_honest_answers_resolve_through_their_own_pointers(provider: documents.P
                 assert canonicalize(value) == canonicalize(proj["value"]), (name, question)
 
 
+@pytest.mark.slow  # builds the 5,000-skill agent
 def test_the_huge_agent_is_a_signed_catalogue_of_distinct_skills(provider: documents.Provider) -> None:
     docs = documents.build(VARIANTS["huge"], URLS, documents.CardKey.generate("huge"), provider)
     skills = docs.card["skills"]
@@ -215,6 +216,7 @@ requests = st.fixed_dictionaries(
 ).map(lambda d: json.dumps(d).encode())
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.one_of(requests, st.binary(max_size=200)), activated=st.booleans())
 def test_any_body_gets_a_json_rpc_answer(provider: documents.Provider, body: bytes, activated: bool) -> None:

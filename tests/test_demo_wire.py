@@ -27,6 +27,8 @@ from explorer.demo.faults import FLAKY_PERIOD
 from explorer.demo.fleet import Fleet, RunningAgent
 from explorer.demo.variants import VARIANTS
 
+pytestmark = pytest.mark.slow  # the whole reference fleet over HTTP
+
 QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
 DECLARING = [n for n, v in VARIANTS.items() if v.interview]
 HONEST = [n for n, v in VARIANTS.items()

@@ -347,6 +347,7 @@ def card_and_answer(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any
     return card, projections
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=120, deadline=None)
 @given(card_and_answer(), st.data())
 def test_mutating_one_projected_value_flags_exactly_that_member(

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # the envelope command in subprocesses
+
 CONTRACT = Path(__file__).resolve().parent / "vectors" / "openclasp" / "contract.json"
 KNOWN_HASH = "zGeGrDYC8Gj0zfubZHgOeaxSs3Ke62uZNincR1Zc3qM"
 URI = "https://openclasp.vercel.app/extensions/trust/v0.1"

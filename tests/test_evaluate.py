@@ -840,6 +840,7 @@ _ANY_JSON = st.recursive(
 )
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(QUESTIONS), _ANY_JSON, st.binary(max_size=40), st.sampled_from(
     ["undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params"]))

@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 CASES = ["honest", "big-int-equal", "big-int-differs"]  # one recorded run differs from the next
 
 pytestmark = [
+    pytest.mark.slow,  # fills disks and kills processes
     pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals and resource limits"),
     pytest.mark.timeout(300),
 ]

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per command
+
 REPO = Path(__file__).resolve().parent.parent
 HEADLESS = ("card", "verify", "history", "show", "compare", "export", "envelope")
 FORBIDDEN = ("textual", "rich")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a benchmark
+
 REPO = Path(__file__).resolve().parent.parent
 
 

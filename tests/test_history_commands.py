@@ -22,6 +22,8 @@ from test_history_support import CARD_URL, SECRET, make_run
 from explorer.cli import main
 from explorer.store.history import HISTORY_FILE, History
 
+pytestmark = pytest.mark.slow  # the history commands in subprocesses against the fleet
+
 REPO = Path(__file__).resolve().parent.parent
 
 

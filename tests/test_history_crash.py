@@ -25,7 +25,10 @@ from explorer.store.history import HISTORY_FILE, History
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 
-pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+pytestmark = [
+    pytest.mark.slow,  # kills writer processes mid-run
+    pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)"),
+]
 
 # Run n is built from n alone, so the parent can rebuild what the child recorded and compare.
 _WRITER = """

@@ -35,7 +35,10 @@ CELL_WIDTH = 12.2  # Rich's SVG export: 0.61 of a 20 px font per terminal column
 SHOWN = [name for name, case in HOSTILE_CASES.items() if case.shows]
 TABS = ("1", "2", "3", "4", "5", "f")  # the five questions, then the findings
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [
+    pytest.mark.slow,  # draws every hostile case with Pilot
+    pytest.mark.timeout(300),
+]
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ import json
 import random
 from typing import Any
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -39,6 +40,8 @@ from explorer.core.strict_json import parse as strict_parse
 from explorer.demo import content, projection
 from explorer.demo.jsonrpc import METHOD_NOT_FOUND, error_body, result_body
 from explorer.net.jsonrpc import call_headers, rpc_body
+
+pytestmark = pytest.mark.slow  # property tests over whole signed cards and interviews
 
 BASE = "http://127.0.0.1:9"  # never contacted: the exchanges are built here, evaluate is pure
 CARD_URL = f"{BASE}/.well-known/agent-card.json"

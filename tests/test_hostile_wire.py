@@ -49,7 +49,10 @@ VERDICT_BUGS: dict[str, str] = {}
 FORBIDDEN_BUGS: dict[str, str] = {}
 
 NAMES = list(HOSTILE_CASES)
-pytestmark = pytest.mark.timeout(600)  # the module fixture verifies every case once
+pytestmark = [
+    pytest.mark.slow,  # verifies every hostile case over the network, some waiting out timeouts
+    pytest.mark.timeout(600),  # the module fixture verifies every case once
+]
 
 
 def _marked(names: list[str], bugs: dict[str, str]) -> list[Any]:

@@ -190,6 +190,7 @@ def test_printable_is_safe_for_messages() -> None:
 _tokens = st.text(alphabet=st.sampled_from("~/01a-é "), max_size=6) | st.text(max_size=6)
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_tokens | st.integers(min_value=0, max_value=10**6), max_size=6))
 def test_join_parse_round_trip(tokens: list[str | int]) -> None:
@@ -207,6 +208,7 @@ _documents = st.recursive(
 )
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=200, deadline=None)
 @given(_documents)
 def test_every_member_resolves_to_itself(doc: object) -> None:

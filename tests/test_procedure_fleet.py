@@ -18,6 +18,8 @@ from explorer.core.report import validate_report
 from explorer.core.run import Run
 from explorer.procedure import Options, Progress, reverify_offline, run_interview
 
+pytestmark = pytest.mark.slow  # full interviews of the reference fleet
+
 fleet_module = pytest.importorskip("explorer.demo.fleet", reason="explorer/demo/fleet.py is not written yet")
 VARIANTS = fleet_module.VARIANTS if hasattr(fleet_module, "VARIANTS") else {}
 # Stateful variants get a fleet of their own so test order cannot change what they do.

@@ -63,7 +63,10 @@ from explorer.core.strict_json import parse as strict_parse
 from explorer.net.http import fetch_once
 
 DIGEST = "sha256:078355014bf9a87852e4ca580395ffe123920ae243700c7e8dc5a2853f85d54d"
-pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
+pytestmark = [
+    pytest.mark.slow,  # imports a2a-sdk and fuzzes the signature forms against it
+    pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning"),
+]
 
 
 # --- cards built and signed with the SDK ------------------------------------------------------

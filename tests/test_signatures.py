@@ -385,6 +385,7 @@ card_members = st.sampled_from([
 ])
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(card_members, json_values, max_size=6))
 def test_hostile_card_contents_never_raise(doc: dict[str, Any]) -> None:

@@ -282,6 +282,7 @@ _FRAGMENTS = list('{}[]",:0123456789.eE+- \n\\utrfalsnNIy') + [
 _json_ish = st.lists(st.sampled_from(_FRAGMENTS), max_size=40).map("".join)
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=500, deadline=None)
 @given(_json_ish)
 def test_arbitrary_json_ish_text_raises_only_strict_errors(text: str) -> None:
@@ -303,6 +304,7 @@ _values = st.recursive(
 )
 
 
+@pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=200, deadline=None)
 @given(_values)
 def test_what_json_dumps_writes_parses_back_exactly(value: object) -> None:

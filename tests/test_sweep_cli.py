@@ -25,6 +25,8 @@ from explorer.demo.fleet import Fleet
 from explorer.demo.ratelimit import RateLimit
 from explorer.store.history import History
 
+pytestmark = pytest.mark.slow  # many-agent sweeps in subprocesses
+
 CROWD_SEED = 11
 
 

@@ -24,6 +24,8 @@ from explorer.tui.screens.load import LoadScreen
 from explorer.tui.screens.progress import ProgressScreen
 from explorer.tui.widgets.question import QuestionPane
 
+pytestmark = pytest.mark.slow  # drives the Textual app with Pilot
+
 SIZE = (150, 50)
 
 

@@ -28,6 +28,8 @@ from explorer.tui.screens.load import LoadScreen
 from explorer.tui.screens.progress import ProgressScreen
 from explorer.tui.widgets.question import QuestionPane
 
+pytestmark = pytest.mark.slow  # drives the Textual app with Pilot against the reference agents
+
 SIZE = (150, 50)
 
 

@@ -24,6 +24,8 @@ from explorer.tui.screens.history import HistoryScreen
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.watch import WatchScreen
 
+pytestmark = pytest.mark.slow  # drives the Textual app with Pilot
+
 SIZE = (160, 50)
 
 

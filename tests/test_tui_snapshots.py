@@ -16,6 +16,8 @@ import pytest
 
 from explorer.tui.pictures import SIZE, collect_runs, record_history, scene
 
+pytestmark = pytest.mark.slow  # renders whole screens to SVG
+
 
 @pytest.fixture(scope="module")
 def pictures(fleet: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

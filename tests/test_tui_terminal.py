@@ -26,6 +26,7 @@ SCRIPT = Path(sys.executable).parent / "interview-explorer"
 CSI = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]")
 
 pytestmark = [
+    pytest.mark.slow,  # runs the console script in a pseudo-terminal
     pytest.mark.timeout(120),
     pytest.mark.skipif(not SCRIPT.exists(), reason="the console script is not installed"),
 ]

@@ -18,6 +18,8 @@ from explorer.core.card import INTERVIEW_URI
 from explorer.core.report import validate_report
 from explorer.core.run import Run
 
+pytestmark = pytest.mark.slow  # the verify command in subprocesses against the fleet
+
 SILENT_CARD = {
     "name": "Silent",
     "supportedInterfaces": [
