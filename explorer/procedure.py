@@ -130,12 +130,6 @@ class _Teller:
             self._callback = None
 
 
-def _ok(ex: Exchange) -> bool:
-    if ex.method == "FILE":
-        return ex.error is None
-    return ex.error is None and ex.status is not None and 200 <= ex.status < 300
-
-
 def _failed_at_transport(ex: Exchange) -> bool:
     return ex.error is not None and ex.error != "body_too_large"
 
@@ -196,7 +190,7 @@ class _Attempt:
             openclasp_base=self.options.openclasp_base,
             say=lambda message: self.tell("card", message),
         )
-        if not _ok(card_ex):
+        if not card_ex.usable:
             self.tell("card", f"no usable card ({_outcome(card_ex)}); stopping")
             return "unreachable"
         try:
@@ -288,7 +282,7 @@ class _Attempt:
             return
         ex = await self.fetcher.get(card_url, purpose="openclasp:public_card", attempt=self.attempt)
         self.tell("openclasp", f"OpenClasp public card {card_url}: {_outcome(ex)}")
-        if not _ok(ex):
+        if not ex.usable:
             return
         key_url = f"{site_of(card_url)}{KEY_PATH}"
         try:

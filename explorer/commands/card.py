@@ -88,11 +88,10 @@ def _load(target: str, timeout: float) -> tuple[Any, str, str]:
     exchange, via, earlier = asyncio.run(_discover(target, timeout))
     where = safe_text(exchange.url, limit=300)
     also = "".join(f"; {safe_text(e.url, limit=300)} answered HTTP {e.status}" for e in earlier)
-    if exchange.error is not None:
-        why = safe_text(exchange.error, limit=300)
+    problem = exchange.problem()
+    if problem is not None:
+        why = safe_text(problem, limit=300)
         raise _Unreadable("card_unreachable", f"no card at {where}: {why}{also}")
-    if exchange.method != "FILE" and (exchange.status is None or not 200 <= exchange.status < 300):
-        raise _Unreadable("card_unreachable", f"no card at {where}: HTTP {exchange.status}{also}")
     try:
         doc = strict_parse(exchange.response_body, max_bytes=MAX_CARD_BYTES)
     except StrictJsonError as exc:

@@ -77,21 +77,6 @@ def _transport_code(error: str) -> str:
     return "transport_error"
 
 
-def _ok_status(ex: Exchange) -> bool:
-    return ex.status is None if ex.method == "FILE" else ex.status is not None and 200 <= ex.status < 300
-
-
-def _fetch_problem(ex: Exchange) -> str | None:
-    """Why an exchange yielded no usable body, or None when it did."""
-    if ex.error is not None:
-        return ex.error
-    if ex.truncated:
-        return "body_too_large"
-    if not _ok_status(ex):
-        return f"HTTP {ex.status}"
-    return None
-
-
 def _parse(data: bytes | None) -> Any:
     """A body parsed strictly, or None when it is absent or not JSON."""
     if not data:
@@ -280,13 +265,13 @@ def _card_section(exs: Sequence[Exchange], card_ex: Exchange | None, via: str | 
 def _read_card(a: _Attempt, exs: Sequence[Exchange], card_ex: Exchange | None) -> dict[str, Any] | None:
     """The card document, or None after reporting why there is no usable card."""
     if card_ex is None:
-        tried = [f"{_show(e.url)} ({_fetch_problem(e) or 'no card'})" for e in exs
+        tried = [f"{_show(e.url)} ({e.problem() or 'no card'})" for e in exs
                  if e.purpose == "card-discovery"]
         a.add("card_unreachable", "no card was fetched" + (": tried " + ", ".join(tried) if tried else ""))
         return None
-    tried = [f"{_show(e.url)} ({_fetch_problem(e)})" for e in exs if e.purpose == "card-discovery"]
+    tried = [f"{_show(e.url)} ({e.problem()})" for e in exs if e.purpose == "card-discovery"]
     earlier = f" (also tried {', '.join(tried)})" if tried else ""
-    problem = _fetch_problem(card_ex)
+    problem = card_ex.problem()
     where = _show(card_ex.url)
     if problem is not None and (card_ex.error is not None or card_ex.truncated):
         code = _transport_code(problem)
@@ -316,7 +301,7 @@ def _signature(
 ) -> dict[str, Any]:
     jku_keys: dict[str, Any] = {}
     for ex in exs:
-        if ex.purpose == "jwks" and _fetch_problem(ex) is None:
+        if ex.purpose == "jwks" and ex.problem() is None:
             parsed = _parse(ex.response_body)
             if isinstance(parsed, dict):
                 jku_keys[ex.url] = parsed
@@ -367,7 +352,7 @@ def _terms(
         ex = _proposal_exchange(exs, url)
         if ex is None and card.interview is None:
             continue  # nothing is asked, so the proposals were never needed
-        problem = "not fetched" if ex is None else _fetch_problem(ex)
+        problem = "not fetched" if ex is None else ex.problem()
         body = ex.response_body if ex is not None and problem is None else None
         check = check_proposal(body, url=url, committed_digest=digest, fetch_error=problem, sow=sow,
                                offering=offering)
@@ -425,8 +410,8 @@ def _openclasp(
         add("openclasp_unsigned_card", "the A2A card carries no signatures; its trust comes from the "
             "platform attestation")
     public_ex, _ = _last(exs, "openclasp:public_card")
-    if public_ex is None or _fetch_problem(public_ex) is not None:
-        why = "not fetched" if public_ex is None else _fetch_problem(public_ex)
+    if public_ex is None or public_ex.problem() is not None:
+        why = "not fetched" if public_ex is None else public_ex.problem()
         add("openclasp_card_unreachable", f"the OpenClasp public card could not be read: {_show(why, 300)}")
         return
     result["public_card_url"] = public_ex.url
@@ -441,8 +426,8 @@ def _openclasp(
         result["key_url"] = key_ex.url
     if "platformAttestation" not in public_card:
         add("openclasp_attestation_missing", "the OpenClasp public card carries no platformAttestation")
-    elif key_ex is None or _fetch_problem(key_ex) is not None:
-        why = "not fetched" if key_ex is None else _fetch_problem(key_ex)
+    elif key_ex is None or key_ex.problem() is not None:
+        why = "not fetched" if key_ex is None else key_ex.problem()
         add("openclasp_key_unreachable", f"the platform's verification key could not be read: "
             f"{_show(why, 300)}")
     else:
@@ -516,9 +501,9 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
             if ex.status is not None:
                 responded = True
                 echoed = echoed or _header_lists(ex.response_headers, INTERVIEW_URI)
-        usable = [e for e in finals if _fetch_problem(e) is None]
+        usable = [e for e in finals if e.problem() is None]
         for ex in finals:
-            if _fetch_problem(ex) is not None:
+            if ex.problem() is not None:
                 _report_transport(a, ex, question=q)  # the same trouble twice is reported once
         if not finals:
             continue
@@ -540,7 +525,7 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
 def _report_transport(
     a: _Attempt, ex: Exchange, *, question: str | None = None, probe: str | None = None
 ) -> None:
-    problem = _fetch_problem(ex) or ""
+    problem = ex.problem() or ""
     if ex.error is None and not ex.truncated:
         a.add("http_status", f"{_show(ex.url)} answered {problem}", question=question, probe=probe)
     else:
@@ -645,7 +630,7 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...]) ->
         out = _read(ex)
         outcome, refusal = _probe_outcome(out)
         entry["outcome"] = outcome
-        status = f" (HTTP {ex.status})" if not _ok_status(ex) else ""
+        status = f" (HTTP {ex.status})" if not ex.usable else ""
         got = _describe(out, outcome) + status
         if name in UNACTIVATED_PROBES:
             if outcome != "method_not_found":

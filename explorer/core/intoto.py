@@ -103,8 +103,7 @@ def resource_uri(card_url: str) -> str:
 
 
 def _served(ex: Exchange) -> bool:
-    ok_status = ex.method == "FILE" or (ex.status is not None and 200 <= ex.status < 300)
-    return ex.error is None and ok_status and not ex.truncated
+    return ex.usable  # the one rule for a usable response (Exchange.problem)
 
 
 def subjects(exchanges: Sequence[Exchange], transcript_digest: str) -> list[dict[str, Any]]:

@@ -45,6 +45,30 @@ class Exchange:
                 return value
         return None
 
+    def problem(self) -> str | None:
+        """Why this exchange gave no usable response, or None when it did: the one rule every
+        reader applies (discovery, key loading, the procedure, the evaluation, the card command).
+
+        In order: a transport error (its code: `timeout`, `body_too_large`, `transport: ...`), a
+        body cut at the size cap, then the status. An HTTP response is usable only with a 2xx
+        status; a card read from a file (method FILE) has no status, and one that claims a status
+        was not read from a file by this explorer, so it is not usable either.
+        """
+        if self.error is not None:
+            return self.error
+        if self.truncated:
+            return "body_too_large"
+        if self.method == "FILE":
+            return None if self.status is None else f"HTTP {self.status} on a file read"
+        if self.status is None or not 200 <= self.status < 300:
+            return f"HTTP {self.status}"
+        return None
+
+    @property
+    def usable(self) -> bool:
+        """True when `problem()` finds nothing: the body is what the server meant to send."""
+        return self.problem() is None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "purpose": self.purpose,

@@ -59,10 +59,6 @@ def read_card_file(path: Path, max_bytes: int, attempt: int = 1) -> Exchange:
     )
 
 
-def _ok(ex: Exchange) -> bool:
-    return ex.error is None and ex.status is not None and 200 <= ex.status < 300
-
-
 def _path_base(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
@@ -77,7 +73,7 @@ async def _well_known(fetcher: Fetcher, base: str, attempt: int, say: Say) -> tu
     for index, path in enumerate(WELL_KNOWN):
         mark = len(fetcher.exchanges)
         ex = await _get_card(fetcher, root + path, attempt)
-        if _ok(ex):
+        if ex.usable:
             say(f"card found at {ex.url}")
             return ex, path
         # Only a "not here" answer is worth a second path; a timeout or a refused connection
@@ -87,15 +83,16 @@ async def _well_known(fetcher: Fetcher, base: str, attempt: int, say: Say) -> tu
             fetcher.relabel(mark, "card-discovery")
             continue
         break
-    say(f"no card under {root}: {ex.error or f'HTTP {ex.status}'}")
+    say(f"no card under {root}: {ex.problem()}")
     return ex, path
 
 
 async def _resolve(fetcher: Fetcher, url: str, attempt: int, say: Say) -> tuple[str | None, str]:
     """Ask the platform which agent a reference names: (A2A card URL, "") or (None, why not)."""
     ex = await fetcher.get(url, purpose="openclasp:resolve", attempt=attempt)
-    if not _ok(ex):
-        return None, ex.error or f"HTTP {ex.status}"
+    problem = ex.problem()
+    if problem is not None:
+        return None, problem
     try:
         doc = parse(ex.response_body, max_bytes=fetcher.limits.max_bytes)
     except StrictJsonError as exc:

@@ -85,10 +85,10 @@ def _read_file(source: str) -> bytes:
 
 async def _fetch(fetcher: Fetcher, source: str) -> bytes:
     ex = await fetcher.get(source, purpose="keys")
-    if ex.error is not None:
-        raise KeysError(f"{source}: cannot fetch it ({ex.error})")
-    if ex.status is None or not 200 <= ex.status < 300:
-        raise KeysError(f"{source}: the server answered HTTP {ex.status}")
+    problem = ex.problem()
+    if problem is not None:
+        fault = f"cannot fetch it ({problem})" if ex.error is not None else f"the server answered {problem}"
+        raise KeysError(f"{source}: {fault}")
     return ex.response_body
 
 
