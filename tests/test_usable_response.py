@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from http_support import base_url, serving
 
 from explorer.cli import main
 from explorer.core.run import Exchange
@@ -79,13 +79,9 @@ def server() -> Iterator[_Server]:
         def log_message(self, *args: object) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(Handler) as httpd:
+        state.base = base_url(httpd)
+        yield state
 
 
 @pytest.mark.parametrize(("status", "usable"), [(200, True), (203, True), (404, False), (500, False)])
