@@ -6,6 +6,7 @@ serves until SIGTERM or SIGINT, exits 0 and leaves every port free, and never im
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -169,3 +170,50 @@ def test_fleet_rejects_unknown_names_and_double_starts() -> None:
         Fleet(port=70000)
     with Fleet(["steady"]) as fleet, pytest.raises(FleetError, match="already started"):
         fleet.start()
+
+
+def _keys_lines(proc: subprocess.Popen[str]) -> list[str]:
+    """stderr up to and including the copy-paste verify line."""
+    assert proc.stderr is not None
+    seen: list[str] = []
+    while not seen or "interview-explorer verify" not in seen[-1]:
+        line = proc.stderr.readline()
+        assert line, f"demo --serve ended early: {seen}"
+        seen.append(line.rstrip("\n"))
+    return seen
+
+
+def test_serve_writes_the_fleets_public_keys_and_verify_with_them_gives_each_its_expected_verdict(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    proc = _start("--only", "steady", "forged", "--home", str(home))
+    try:
+        rows = {r[0]: r[1] for r in _lines(proc, 2)}
+        told = _keys_lines(proc)
+        keys = home / "demo-keys.jwks"
+        assert any(str(keys) in line for line in told), told
+        line = told[-1].split("demo:", 1)[1].strip()
+        assert line == f"interview-explorer verify {rows['forged']} --keys {keys}"
+        jwks = json.loads(keys.read_text(encoding="utf-8"))
+        assert {k["kid"] for k in jwks["keys"]} == {"steady-card-1", "forged-card-1"}
+        assert all(set(k) <= {"kty", "crv", "x", "y", "kid", "alg", "use"} for k in jwks["keys"])  # public
+
+        def verify(name: str, *extra: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "explorer", "verify", rows[name], "--home", str(home), "--no-history",
+                 *extra],
+                cwd=REPO, capture_output=True, text=True, timeout=120)
+
+        forged = verify("forged", "--keys", str(keys), "--json")
+        assert forged.returncode == 1, forged.stderr  # the demo's promise: forged is nonconformant
+        assert "card_signature_invalid" in {f["code"] for f in json.loads(forged.stdout)["findings"]}
+        steady = verify("steady", "--keys", str(keys))
+        assert steady.returncode == 0, steady.stderr
+        assert "signature: verified" in steady.stdout and "card_signature_unverifiable" not in steady.stdout
+        unkeyed = verify("steady")  # without the keys: says what would make it checkable
+        assert "signature: unverifiable" in unkeyed.stdout
+        assert "to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid steady-card-1), " \
+            "or --allow-jku" in unkeyed.stdout
+    finally:
+        _stop(proc, signal.SIGTERM)

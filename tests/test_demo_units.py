@@ -242,3 +242,13 @@ def _fuzz_agent(provider: documents.Provider) -> Agent:
     if "steady" not in _AGENTS:
         _AGENTS["steady"] = make_agent("steady", provider)
     return _AGENTS["steady"]
+
+
+def test_the_sdk_hint_matches_how_the_explorer_was_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import explorer
+    from explorer.demo.fleet import _sdk_install_hint
+
+    monkeypatch.setattr(explorer, "__file__", "/usr/lib/python3/site-packages/explorer/__init__.py")
+    assert _sdk_install_hint() == "pip install 'interview-explorer[test]'"
+    monkeypatch.setattr(explorer, "__file__", "/home/me/interview-explorer/explorer/__init__.py")
+    assert _sdk_install_hint() == "pip install -e '.[test]'"

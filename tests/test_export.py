@@ -133,6 +133,18 @@ def test_write_export_replaces_the_file_atomically(tmp_path: Path) -> None:
     assert sorted(p.name for p in target.parent.iterdir()) == ["run.md"]  # no temporary file left
 
 
+def test_write_export_never_replaces_a_file_unless_told_to(tmp_path: Path) -> None:
+    target = tmp_path / "run.md"
+    target.write_text("mine", encoding="utf-8")
+    with pytest.raises(ExportError, match="already exists; choose another file or pass --force"):
+        write_export(make_run(), "md", target, replace=False)
+    assert write_export(make_run(), "md", target, number=True) == tmp_path / "run-2.md"
+    assert write_export(make_run(), "md", target, number=True) == tmp_path / "run-3.md"
+    assert target.read_text(encoding="utf-8") == "mine"
+    # ... and no temporary file is left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run-2.md", "run-3.md", "run.md"]
+
+
 def test_write_export_to_an_unwritable_place_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "taken").mkdir()
     with pytest.raises(ExportError, match="cannot write"):

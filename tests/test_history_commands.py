@@ -158,6 +158,16 @@ def test_export_to_stdout_and_to_files_never_leaks_a_secret(capsys, home, record
     assert code == 1 and "cannot write" in err
 
 
+def test_export_keeps_an_existing_file_unless_forced(capsys, home, recorded, tmp_path) -> None:
+    target = tmp_path / "t.md"
+    target.write_text("mine", encoding="utf-8")
+    code, _, err = _cli(capsys, "export", "3", "-o", str(target), "--home", home)
+    assert code == 1 and "already exists; choose another file or pass --force to replace it" in err
+    assert target.read_text(encoding="utf-8") == "mine"
+    code, _, err = _cli(capsys, "export", "3", "-o", str(target), "--force", "--home", home)
+    assert code == 0 and target.read_text(encoding="utf-8").startswith("# Interview transcript")
+
+
 def test_forget_a_run_then_an_agent(capsys, home, recorded) -> None:
     code, out, _ = _cli(capsys, "forget", "2", "--home", home)
     assert code == 0 and "forgot run 2" in out

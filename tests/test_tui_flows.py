@@ -294,6 +294,19 @@ async def test_export_by_key_and_by_palette_writes_files_and_names_them(
         assert "/defaultOutputModes" in markdown
         assert any(n.message.endswith("stonework-books-drifting-run1.md") for n in app._notifications)
 
+        # The same export again never overwrites: the new file gets a number, and the toast says so.
+        (tmp_path / "exports" / "stonework-books-drifting-run1.md").write_text("mine", encoding="utf-8")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"export: run as Markdown")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        second = tmp_path / "exports" / "stonework-books-drifting-run1-2.md"
+        await wait_for(pilot, second.exists)
+        first = tmp_path / "exports" / "stonework-books-drifting-run1.md"
+        assert first.read_text(encoding="utf-8") == "mine"
+        assert any(n.message.endswith("stonework-books-drifting-run1-2.md") for n in app._notifications)
+
 
 async def test_f1_shows_help_for_the_focused_widget(fleet: Any, runs: dict[str, Any], tmp_path: Path) -> None:
     from textual.widgets import HelpPanel, Markdown

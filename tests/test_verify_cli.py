@@ -245,6 +245,23 @@ def test_secret_headers_never_reach_the_output(
     assert "sup3rsecret" not in json.dumps(run.to_transcript())
 
 
+def test_a_header_value_can_come_from_the_environment(
+    capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--header 'Authorization: env:VAR'` keeps the secret off the command line (and shell history)."""
+    fleet = _fleet_or_skip(request)
+    home = Path(request.getfixturevalue("tmp_path")) / "h"
+    url = fleet.agents["steady"].base_url
+    monkeypatch.delenv("HEADER_FOR_TEST", raising=False)
+    code, _, err = _verify(capsys, url, "--no-history", "--header", "Authorization: env:HEADER_FOR_TEST")
+    assert code == 2 and "--header Authorization: environment variable HEADER_FOR_TEST is not set" in err
+    monkeypatch.setenv("HEADER_FOR_TEST", "Bearer fr0m-env")
+    code, out, err = _verify(capsys, url, "--json", "--home", str(home), "--header",
+                             "Authorization: env:HEADER_FOR_TEST")
+    assert code == 0, err
+    assert "fr0m-env" not in out + err
+
+
 def test_agent_text_in_progress_is_made_safe(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from explorer.core.card import TERMS_URI
 

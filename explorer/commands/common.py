@@ -190,7 +190,9 @@ def load_trusted_keys(sources: Sequence[str], timeout: float, command: str) -> d
     try:
         keys, notes = load_keys_sync(sources, Limits(timeout=timeout))
     except KeysError as exc:
-        raise UsageError(f"--keys: {exc}") from None
+        # The sources are the config file's `keys` and `--keys` together: name both, so a stale
+        # config entry is not blamed on a flag the user never passed.
+        raise UsageError(f"trusted keys (from --keys or the config file's keys): {exc}") from None
     for note in notes:
         say(f"note: {note}", command)
     return keys

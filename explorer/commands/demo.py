@@ -9,6 +9,10 @@
 - `demo --serve --crowd N [--seed S] [--crowd-only]`: also start N extra agents drawn from the
   variants with a seeded mix (`explorer.demo.crowd`), printed in the same three-column lines
   after the reference agents; `--crowd-only` leaves the reference agents out.
+- With `--serve`, the agents' public card keys are written as one JWKS (`--keys-out FILE`, by
+  default `demo-keys.jwks` in the explorer's home) and stderr shows a copy-paste `verify` line
+  using it: without trusted keys every demo signature is only "unverifiable" headless, and
+  `forged` would look conformant (`explorer.demo.keyfile`).
 - `demo --list`: print the variants table (name, expected verdict, expected codes, description)
   without starting anything.
 
@@ -20,10 +24,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 import signal
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from explorer.commands.common import add_home_argument, add_watch_every_argument, say
@@ -45,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="the crowd's seed (default 0)")
     parser.add_argument("--crowd-only", action="store_true",
                         help="with --crowd: start the crowd without the reference agents")
+    parser.add_argument("--keys-out", default=None, metavar="FILE",
+                        help="with --serve: where to write the agents' public keys as a JWKS for "
+                        "`verify --keys` (default: demo-keys.jwks in the explorer's home)")
     add_watch_every_argument(parser)
     add_home_argument(parser)
 
@@ -143,8 +152,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_with_crowd(fleet: Any, stop: threading.Event, args: argparse.Namespace) -> int:
+    keys_out = _keys_path(args)
     if not args.crowd:
-        return _serve(fleet, stop)
+        return _serve(fleet, stop, keys_out=keys_out)
     from explorer.demo.crowd import Crowd
     from explorer.demo.fleet import FleetError
 
@@ -155,12 +165,40 @@ def _serve_with_crowd(fleet: Any, stop: threading.Event, args: argparse.Namespac
         say(str(exc), "demo")
         return 2
     try:
-        return _serve(fleet, stop, crowd)
+        return _serve(fleet, stop, crowd, keys_out)
     finally:
         crowd.stop()
 
 
-def _serve(fleet: Any, stop: threading.Event, crowd: Any = None) -> int:
+def _keys_path(args: argparse.Namespace) -> Path:
+    if args.keys_out:
+        return Path(args.keys_out).expanduser()
+    from explorer.config import home_dir
+    from explorer.demo.keyfile import FILE_NAME
+
+    return home_dir(args.home) / FILE_NAME
+
+
+def _tell_keys(fleet: Any, crowd: Any, path: Path) -> None:
+    """Write the agents' public keys to `path` and say, on stderr, how `verify` uses them."""
+    from explorer.demo.keyfile import public_jwks, write_jwks
+
+    agents = [*fleet.agents.values(), *(crowd.agents.values() if crowd is not None else ())]
+    try:
+        write_jwks(path, public_jwks(agents))
+    except OSError as exc:
+        print(f"demo: the agents' public keys were not written to {path}: {exc.strerror or exc}; "
+              "`verify` will call their signatures unverifiable", file=sys.stderr)
+        return
+    example = next((a for a in agents if a.name == "forged"), agents[0] if agents else None)
+    print(f"demo: the agents' public keys (JWKS) are in {path}; pass them to verify:", file=sys.stderr)
+    if example is not None:
+        line = f"interview-explorer verify {shlex.quote(example.card_url)} --keys {shlex.quote(str(path))}"
+        print(f"demo:   {line}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _serve(fleet: Any, stop: threading.Event, crowd: Any = None, keys_out: Path | None = None) -> int:
     _print_agents(fleet, verbose=False)
     count, seconds = len(fleet.agents), fleet.startup_seconds
     if crowd is not None:
@@ -168,6 +206,8 @@ def _serve(fleet: Any, stop: threading.Event, crowd: Any = None) -> int:
         count, seconds = count + len(crowd.agents), seconds + crowd.startup_seconds
     print(f"demo: {count} agents listening after {seconds:.3f} s; "
           "SIGINT or SIGTERM stops them", file=sys.stderr)
+    if keys_out is not None:
+        _tell_keys(fleet, crowd, keys_out)
     while not stop.is_set() and not fleet.wait_ready(timeout=0.5):
         pass
     for name, reason in fleet.errors.items():

@@ -2,13 +2,14 @@
 
 JSON is complete and self-contained (`verify --offline FILE` re-checks it); Markdown and HTML are
 for people. The format defaults to the suffix of FILE, else JSON. With `-o` the file is written
-atomically (a temporary file renamed into place); without it the transcript goes to stdout.
+atomically (a temporary file renamed into place) and an existing FILE is never replaced without
+`--force`; without `-o` the transcript goes to stdout.
 Secrets never appear in any format. `intoto` writes a signed run's attestation alone (a DSSE
 envelope); Markdown and HTML state the standing the run earns under the trusted runner keys
 (`--trust-runner`, the config's `trusted_runners`).
 
-Exit status: 0 exported, 1 the file could not be written, 2 usage error, 3 unknown run id or
-unreadable history.
+Exit status: 0 exported, 1 the file could not be written (or exists, without `--force`), 2 usage
+error, 3 no such run, or an unreadable history.
 """
 
 from __future__ import annotations
@@ -39,11 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--format",
         choices=list(ALL_FORMATS),
         default=None,
-        help="; ".join(f"{f.name}: {f.description}" for f in ALL_FORMATS.values()),
+        help="; ".join(f"{f.name}: {f.description}" for f in ALL_FORMATS.values())
+        + " (default: the suffix of FILE, else json)",
     )
     parser.add_argument(
-        "-o", "--output", metavar="FILE", default=None, help="write to FILE instead of stdout"
+        "-o", "--output", metavar="FILE", default=None,
+        help="write to FILE instead of stdout (an existing FILE is kept unless --force)",
     )
+    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     add_trust_runner_argument(parser)
     add_home_argument(parser)
 
@@ -73,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.output is None:
             sys.stdout.write(export(stored, fmt))
             return EXIT_OK
-        path = write_export(stored, fmt, args.output)
+        path = write_export(stored, fmt, args.output, replace=args.force)
     except ExportError as exc:
         return error(str(exc), EXIT_DIFFERENT if args.output else EXIT_USAGE)
     print(

@@ -153,6 +153,16 @@ def signature_words(sig: Mapping[str, Any]) -> str:
     return status + (f" ({', '.join(parts)})" if parts else "")
 
 
+def signature_hint(sig: Mapping[str, Any]) -> str | None:
+    """What would make an unverifiable signature checkable, in words (None for other statuses):
+    the signer's public key given with `--keys`, or `--allow-jku` for the key set the card names."""
+    if sig.get("status") != "unverifiable":
+        return None
+    kid = f" (kid {_s(sig['kid'], 80)})" if sig.get("kid") else ""
+    return (f"to check it: --keys JWKS_FILE_OR_URL with the signer's public key{kid}, "
+            "or --allow-jku to trust the key set the card names")
+
+
 def _question_line(question: str, entry: Mapping[str, Any]) -> str:
     status = entry.get("status")
     projections = entry.get("projections") or []
@@ -195,6 +205,9 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
     sig = card.get("signature")
     if isinstance(sig, Mapping):
         lines.append(f"signature: {signature_words(sig)}")
+        hint = signature_hint(sig)
+        if hint:
+            lines.append(f"  {hint}")
     questions = report.get("questions") if isinstance(report.get("questions"), Mapping) else {}
     if any(isinstance(questions.get(q), Mapping) and questions[q].get("status") != "not_asked"
            for q in QUESTIONS):

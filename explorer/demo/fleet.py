@@ -85,6 +85,17 @@ def _sdk_available() -> bool:
     return importlib.util.find_spec("a2a") is not None
 
 
+def _sdk_install_hint() -> str:
+    """How to add a2a-sdk (the test extra) to this installation: from the clone when the code runs
+    from a source tree (an editable install), else from the package."""
+    from pathlib import Path
+
+    import explorer
+
+    installed = "site-packages" in Path(explorer.__file__).resolve().parts
+    return "pip install 'interview-explorer[test]'" if installed else "pip install -e '.[test]'"
+
+
 def _deferred(variant: Variant) -> bool:
     return variant.sdk or variant.hostile or variant.huge
 
@@ -103,7 +114,7 @@ class Fleet:
         self.skipped: dict[str, str] = {}
         if not _sdk_available():
             for name in [n for n in chosen if VARIANTS[n].sdk]:
-                self.skipped[name] = "a2a-sdk is not installed (pip install -e '.[test]' to add it)"
+                self.skipped[name] = f"a2a-sdk is not installed ({_sdk_install_hint()} to add it)"
                 chosen.remove(name)
         self.variants: list[Variant] = [VARIANTS[n] for n in chosen]
         self.port = port

@@ -127,8 +127,16 @@ def export(run: Run, fmt: Format | str) -> str:
     raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(ALL_FORMATS)}")
 
 
-def write_export(run: Run, fmt: Format | str, path: str | os.PathLike[str]) -> Path:
-    """Write the export to `path` atomically (temporary file, then rename): never a half-written file."""
+def write_export(
+    run: Run, fmt: Format | str, path: str | os.PathLike[str], *, replace: bool = True, number: bool = False
+) -> Path:
+    """Write the export to `path` atomically (temporary file, then rename): never a half-written file.
+
+    An existing file is never overwritten silently: with `replace=False` it is an ExportError,
+    with `number=True` the name gains a number (`name-2.md`, `name-3.md`, ...) and the path
+    written is returned. Both reserve the name by creating it exclusively (O_EXCL), then rename
+    the finished file onto that reservation.
+    """
     text = export(run, fmt)
     target = Path(path)
     try:
@@ -139,13 +147,38 @@ def write_export(run: Run, fmt: Format | str, path: str | os.PathLike[str]) -> P
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
+            if replace and not number:
+                os.replace(tmp, target)
+            else:
+                target = _claim(Path(tmp), target, number)
+        finally:
             Path(tmp).unlink(missing_ok=True)
-            raise
     except OSError as exc:
         raise ExportError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target
+
+
+MAX_NUMBERED = 1000
+
+
+def _claim(tmp: Path, target: Path, number: bool) -> Path:
+    """Move `tmp` to `target` (or, with `number`, to the first free numbered name); never replaces
+    a file that was there before."""
+    if target.is_dir():
+        raise ExportError(f"cannot write {target}: it is a directory")
+    candidates = [target]
+    if number:
+        candidates += [target.with_name(f"{target.stem}-{n}{target.suffix}") for n in range(2, MAX_NUMBERED)]
+    for candidate in candidates:
+        try:
+            os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        except FileExistsError:
+            continue
+        os.replace(tmp, candidate)
+        return candidate
+    if number:
+        raise ExportError(f"cannot write {target}: {MAX_NUMBERED} files of that name already exist")
+    raise ExportError(f"{target} already exists; choose another file or pass --force to replace it")
 
 
 # --- JSON ---------------------------------------------------------------------------------------

@@ -221,7 +221,8 @@ class AppContext:
 
     # ---- export and compare ----------------------------------------------------------------
     def export(self, run: Run, fmt: str, run_id: int | None = None, directory: Path | None = None) -> Path:
-        """Write the run in `fmt` (a key of EXPORT_FORMATS) into `directory`; returns the path."""
+        """Write the run in `fmt` (a key of EXPORT_FORMATS) into `directory`; returns the path. A
+        file of that name is never overwritten: the new one gets a number (`...-run3-2.md`)."""
         from explorer.store.export import EXPORT_FORMATS, ExportError, write_export
         from explorer.tui.model import agent_name
 
@@ -232,7 +233,7 @@ class AppContext:
         stem = _slug(agent_name(run.report)) or "agent"
         tail = f"run{run_id}" if run_id is not None else self.clock().strftime("%Y%m%dT%H%M%SZ")
         try:
-            return write_export(run, fmt, folder / f"{stem}-{tail}{spec.suffix}")
+            return write_export(run, fmt, folder / f"{stem}-{tail}{spec.suffix}", number=True)
         except ExportError as exc:
             raise ExplorerError(str(exc)) from None
 

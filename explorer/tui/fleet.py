@@ -50,13 +50,11 @@ def demo_agents(fleet: Any) -> list[DemoAgent]:
 
 
 def demo_keys(fleet: Any) -> tuple[Any, ...]:
-    """The public key sets the reference agents sign with (in memory)."""
-    keys: list[Any] = []
-    for agent in getattr(fleet, "agents", {}).values():
-        jwks = getattr(agent, "jwks", None)
-        if getattr(agent, "jwks_url", None) and isinstance(jwks, dict) and jwks.get("keys"):
-            keys.append(jwks)
-    return tuple(keys)
+    """The public key set the reference agents sign with (in memory), as `demo --serve` writes it."""
+    from explorer.demo.keyfile import public_jwks
+
+    jwks = public_jwks(getattr(fleet, "agents", {}).values())
+    return (jwks,) if jwks["keys"] else ()
 
 
 def start_fleet() -> Any:
