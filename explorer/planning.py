@@ -70,8 +70,9 @@ def values(
             continue
         found = [layer.get(setting.name) for layer in layers]
         if setting.resolve is not None:
-            try:  # only the config layers hold references; typed values are the values themselves
-                found[:2] = [setting.resolve(v) if v is not None else None for v in found[:2]]
+            try:  # the config layers and what was typed (`--header 'Name: env:VAR'`) may hold
+                # references; a recorded run's values are already resolved (or redacted)
+                found[:3] = [setting.resolve(v) if v is not None else None for v in found[:3]]
             except ValueError as exc:
                 raise PlanError(str(exc)) from None
         value = settings.combine(setting, found)

@@ -179,7 +179,8 @@ SETTINGS: tuple[Setting, ...] = (
         "headers",
         "--header",
         {"action": "append", "metavar": "'Name: value'",
-         "help": "header sent only to the agent's origin (repeatable); recorded as <redacted>"},
+         "help": "header sent only to the agent's origin (repeatable; a value env:VAR is read from "
+                 "the environment); recorded as <redacted>"},
         config="headers",
         scopes=frozenset({"agent"}),
         read=_header_refs,
