@@ -199,3 +199,58 @@ def test_canonical_form_is_a_fixed_point_through_the_strict_parser(value: object
     again = canonicalize(strict_json.parse(once))
     assert again == once
     assert canonical_text(value) == once.decode("utf-8")
+
+
+# --- the fast path (the C encoder) must agree with the reference path (`jcs`) wherever it is taken
+
+_wide_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8) | st.sampled_from(
+    ["\ufb33", "\U0001f600", "\ue000", "\uffff", "1", "-1", "1.5", "true", "null", "a\"b", "\u2028", "\x7f"]
+)
+_any_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _wide_text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_wide_text, children, max_size=4),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_any_json)
+def test_the_fast_path_writes_what_jcs_writes(value: object) -> None:
+    import jcs
+
+    from explorer.core.canonical import _fast_text
+
+    fast = _fast_text(value)
+    if fast is not None:
+        assert fast.encode("utf-8") == jcs.canonicalize(value)
+    assert canonicalize(value) == jcs.canonicalize(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": 1.5},
+        [2**53 + 1],
+        {"\ufb33": 1, "\U0001f600": 2},  # the one pair of characters sorted differently by UTF-16
+        {1: "a"},
+        {"k": (1, 2)},
+        -0.0,
+    ],
+)
+def test_the_fast_path_steps_aside_where_rfc8785_and_the_encoder_could_differ(value: object) -> None:
+    from explorer.core.canonical import _fast_text
+
+    assert _fast_text(value) is None
+
+
+def test_the_fast_path_takes_plain_documents_and_numeric_looking_string_keys() -> None:
+    from explorer.core.canonical import _fast_text
+
+    value = {"1": [1, -2, 123456789012345], "true": None, "é\U0001f600": "\u2028", "s": "a\"\\\x01"}
+    expected = '{"1":[1,-2,123456789012345],"s":"a\\"\\\\\\u0001","true":null,"é\U0001f600":"\u2028"}'
+    assert _fast_text(value) == expected
+    assert canonicalize(value) == _fast_text(value).encode("utf-8")  # type: ignore[union-attr]
