@@ -203,8 +203,25 @@ def check_answer(question: str, result: Any) -> list[Finding]:
     return out
 
 
+_CARD_SOURCE: frozenset[str] = frozenset({"document", "member"})
+
+
+def _plain_card_projection(proj: Any) -> bool:
+    """The common well-formed case, recognised without building anything: exactly
+    `{source: {document: "card", member}, value}` with a pointer that has nothing escaped."""
+    if type(proj) is not dict or proj.keys() != PROJECTION_MEMBERS:
+        return False
+    source = proj["source"]
+    if type(source) is not dict or source.keys() != _CARD_SOURCE or source["document"] != "card":
+        return False
+    member = source["member"]
+    return type(member) is str and (member == "" or (member.startswith("/") and "~" not in member))
+
+
 def check_projection(question: str, index: int, proj: Any) -> list[Finding]:
     """Findings about one projection `{source, value}` at `/projections/<index>`."""
+    if _plain_card_projection(proj):
+        return []
     out: list[Finding] = []
     base = jp.join("projections", index)
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import replace as _replace
 from typing import Any, Literal
 
 from explorer.core import pointer as jp
@@ -44,7 +43,7 @@ ProjectionStatus = Literal["match", "mismatch", "unresolved", "unverifiable"]
 _SHOWN = 120  # characters of canonical text quoted around a difference in a finding's detail
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ProjectionResult:
     """One projection of one answer, compared with its source (the report's Projection shape)."""
 
@@ -65,6 +64,22 @@ class ProjectionResult:
     source_diff: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        """The report's projection entry. A match carries its value once: the source member holds
+        the same (`source_value` left out) and no canonical strings are needed to show a
+        difference (`value_canonical`, `source_canonical`, `diff`, `source_diff` left out)."""
+        if self.status == "match":
+            return {
+                "index": self.index,
+                "question": self.question,
+                "document": self.document,
+                "member": self.member,
+                "url": self.url,
+                "digest": self.digest,
+                "status": self.status,
+                "value": self.value,
+                "signed": self.signed,
+                "lossy": self.lossy,
+            }
         return {
             "index": self.index,
             "question": self.question,
@@ -177,8 +192,12 @@ def diff_question(
         return results, findings
     projections = answer.get("projections")
     if isinstance(projections, list):
+        signed = _card_member_signed(ctx)
         for index, proj in enumerate(projections):
-            if isinstance(proj, Mapping):
+            quick = _plain_card_match(ctx, index, proj, signed)
+            if quick is not None:
+                results.append(quick)
+            elif isinstance(proj, Mapping):
                 result, found = _diff_projection(ctx, index, proj)
                 results.append(result)
                 findings.extend(found)
@@ -191,28 +210,78 @@ def diff_question(
     return results, findings
 
 
+_CARD_SOURCE = frozenset({"document", "member"})
+_PROJECTION = frozenset({"source", "value"})
+
+
+def _card_member_signed(ctx: _Context) -> Any:
+    """What `signed` is for a card member, as a function of its pointer."""
+    if ctx.card_signed:
+        return lambda member: member_is_signed(member, ctx.unsigned_members)
+    signed = None if ctx.card_signed is None else False
+    return lambda _member: signed
+
+
+def _plain_card_match(ctx: _Context, index: int, proj: Any, signed_for: Any) -> ProjectionResult | None:
+    """The common case, decided without any finding: exactly `{source: {document: "card", member},
+    value}`, a pointer with nothing escaped that resolves through objects and arrays, to the same
+    string (or array of strings) as the value, and a member the card's signature covers when it
+    verified. Anything else returns None and takes the full path (`_diff_projection`)."""
+    if ctx.question == "terms" or type(proj) is not dict or proj.keys() != _PROJECTION:
+        return None  # a terms answer may not project the card (source_invalid, on the full path)
+    source = proj["source"]
+    if type(source) is not dict or source.keys() != _CARD_SOURCE or source["document"] != "card":
+        return None
+    member = source["member"]
+    if type(member) is not str or not member.startswith("/") or "~" in member:
+        return None
+    node = ctx.card_doc
+    for token in member[1:].split("/"):
+        if type(node) is dict:
+            if token not in node:
+                return None
+            node = node[token]
+        elif type(node) is list and token.isdigit() and token.isascii() and (token[0] != "0" or token == "0"):
+            position = int(token)
+            if position >= len(node):
+                return None
+            node = node[position]
+        else:
+            return None
+    value = proj["value"]
+    if not _same_strings(value, node):
+        return None
+    signed = signed_for(member)
+    if signed is False and ctx.card_signed:
+        return None  # member_unsigned is reported by the full path
+    return ProjectionResult(index, ctx.question, "card", member, None, None, "match", value=value,
+                            source_value=node, signed=signed)
+
+
 def _diff_projection(
     ctx: _Context, index: int, proj: Mapping[str, Any]
 ) -> tuple[ProjectionResult, list[Finding]]:
     source = proj.get("source")
-    source = source if isinstance(source, Mapping) else {}
+    source = source if type(source) is dict or isinstance(source, Mapping) else {}
     document, member = source.get("document"), source.get("member")
     url, digest = source.get("url"), source.get("digest")
     value = proj.get("value")
-    base = ProjectionResult(index, ctx.question, document, member, url, digest, "unverifiable", value=value)
     findings: list[Finding] = []
+
+    def result(status: ProjectionStatus, **compared: Any) -> tuple[ProjectionResult, list[Finding]]:
+        return ProjectionResult(index, ctx.question, document, member, url, digest, status, value=value,
+                                **compared), findings
 
     def add(code: str, detail: str) -> None:
         findings.append(finding(code, f"projection {index}: {detail}", question=ctx.question,
                                 member=member if isinstance(member, str) else None))
 
-    problems = source_problems(dict(source))
+    problems = source_problems(source if isinstance(source, dict) else dict(source))
     if problems or "value" not in proj:
         # Not comparable; check_answer reports why. A bad pointer names nothing: unresolved.
         bad_pointer = any(field == "member" for _, field in problems)
         named = bad_pointer and document in ("card", "proposal")
-        status: ProjectionStatus = "unresolved" if named else "unverifiable"
-        return _replace(base, status=status), findings
+        return result("unresolved" if named else "unverifiable")
 
     if ctx.question == "terms" and document != "proposal":
         add("source_invalid", "a terms answer projects only committed proposals (interview extension 4.4), "
@@ -222,7 +291,7 @@ def _diff_projection(
     if document == "card":
         doc = ctx.card_doc
         if ctx.card_signed:
-            signed = member_is_signed(member, list(ctx.unsigned_members))
+            signed = member_is_signed(member, ctx.unsigned_members)
         else:
             signed = None if ctx.card_signed is None else False
     else:
@@ -230,21 +299,24 @@ def _diff_projection(
         if key not in ctx.committed:
             add("proposal_not_committed", f"{url} with {digest} appears in no terms extension entry of "
                 "the card: the agent is answering from terms its card never committed to")
-            return base, findings
+            return result("unverifiable")
         check = ctx.proposals.get(key)
         if check is None or check.status != "verified":
             # The proposal's own findings are reported once, at card level.
-            return base, findings
+            return result("unverifiable")
         doc, signed = check.document, True
 
     resolution = jp.resolve(doc, member)
     if not resolution.found:
         add("pointer_unresolved", f"{safe_text(repr(member), limit=120)} names nothing in the {document}")
-        return _replace(base, status="unresolved", signed=signed), findings
+        return result("unresolved", signed=signed)
     source_value = resolution.value
     if signed is False and ctx.card_signed:
         add("member_unsigned", f"{safe_text(repr(member), limit=120)} is not covered by the card's matched "
             "signature form: the answer is compared with unsigned bytes")
+    if _same_strings(value, source_value):
+        # Equal strings (or arrays of strings) have equal canonical bytes, and hold no number.
+        return result("match", source_value=source_value, signed=signed)
     lossy = bool(lossy_integers(value) or lossy_integers(source_value))
     if lossy:
         add("lossy_number", "an integer outside +-(2^53-1) is compared; JCS rounds it to a double, "
@@ -253,21 +325,28 @@ def _diff_projection(
         value_text = canonical_text(value)
     except CanonicalError as exc:
         add("projection_mismatch", f"the answered value has no canonical form ({exc})")
-        return _replace(base, status="mismatch", source_value=source_value, signed=signed,
-                        lossy=lossy), findings
+        return result("mismatch", source_value=source_value, signed=signed, lossy=lossy)
     source_text = canonical_text(source_value)
-    compared = _replace(base, source_value=source_value, value_canonical=value_text,
-                        source_canonical=source_text, signed=signed, lossy=lossy)
+    compared = {"source_value": source_value, "value_canonical": value_text, "source_canonical": source_text,
+                "signed": signed, "lossy": lossy}
     if value_text == source_text:
         if lossy and not _exactly_equal(value, source_value):
             add("projection_mismatch", "the canonical bytes agree only because JCS rounds big integers to "
                 f"doubles; the exact numbers differ: {_excerpt(value_text, 0, 0)}")
-            return _replace(compared, status="mismatch"), findings
-        return _replace(compared, status="match"), findings
+            return result("mismatch", **compared)
+        return result("match", **compared)
     span, source_span = first_difference(value_text, source_text)
     add("projection_mismatch", f"answered {_excerpt(value_text, *span)} but the {document} holds "
         f"{_excerpt(source_text, *source_span)} (first difference at character {span[0]})")
-    return _replace(compared, status="mismatch", diff=span, source_diff=source_span), findings
+    return result("mismatch", diff=span, source_diff=source_span, **compared)
+
+
+def _same_strings(a: Any, b: Any) -> bool:
+    """True when both are the same string, or equal arrays of strings: a match without JCS."""
+    if type(a) is str:
+        return type(b) is str and a == b
+    return (type(a) is list and type(b) is list and a == b
+            and all(type(item) is str for item in a))
 
 
 def _terms_rules(answer: Mapping[str, Any], declared: bool) -> list[Finding]:

@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from explorer import __version__
+from explorer.core import nogc
 from explorer.core import pointer as jp
 from explorer.core.answers import ANY_ID, RpcOutcome, check_answer, check_refusal, is_refusal, read_jsonrpc
 from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
@@ -94,6 +95,22 @@ def _canon_hex(value: Any) -> str | None:
         return None
 
 
+def _canonical_bytes(value: Any) -> bytes | None:
+    try:
+        return canonicalize(value)
+    except CanonicalError:
+        return None
+
+
+def _answers_sha(parts: Mapping[str, bytes | None]) -> str | None:
+    """The SHA-256 of the JCS bytes of {question: answer}, assembled from each answer's own JCS
+    bytes (question names are ASCII, so their sorted order is RFC 8785's); None if one has none."""
+    if any(part is None for part in parts.values()):
+        return None
+    members = [b'"' + q.encode("ascii") + b'":' + parts[q] for q in sorted(parts)]  # type: ignore[operator]
+    return sha256_hex(b"{" + b",".join(members) + b"}")
+
+
 def _header_lists(headers: Sequence[tuple[str, str]], uri: str) -> bool:
     """Whether an A2A-Extensions (or X-A2A-Extensions) header lists exactly this URI."""
     for name, value in headers:
@@ -122,6 +139,7 @@ class _Attempt:
     questions: dict[str, Any] = field(default_factory=dict)
     probes: list[dict[str, Any]] = field(default_factory=list)
     answers: dict[str, Any] = field(default_factory=dict)
+    answer_bytes: dict[str, bytes | None] = field(default_factory=dict)  # canonical, None: has none
 
     def add(self, code: str, detail: str, **where: Any) -> None:
         self.findings.append(finding(code, detail, **where))
@@ -142,7 +160,25 @@ def evaluate(
 
     `ran_by` is `{"name", "role"}` (an unknown or missing role is `self`); `discovered_via`
     overrides how the card was found when the caller knows better than the exchanges tell.
+    Runs with the cyclic garbage collector paused (`explorer.core.nogc`).
     """
+    with nogc.paused():
+        return _evaluate(exchanges, keys, target=target, ran_by=ran_by, started_at=started_at,
+                         finished_at=finished_at, explorer_version=explorer_version,
+                         discovered_via=discovered_via)
+
+
+def _evaluate(
+    exchanges: Sequence[Exchange],
+    keys: Mapping[str, Any] | None,
+    *,
+    target: str,
+    ran_by: Mapping[str, Any],
+    started_at: str,
+    finished_at: str,
+    explorer_version: str,
+    discovered_via: str | None,
+) -> dict[str, Any]:
     groups: dict[int, list[Exchange]] = {}
     for ex in exchanges:
         groups.setdefault(ex.attempt, []).append(ex)
@@ -161,7 +197,7 @@ def evaluate(
     verdict = decide_verdict([a.findings for a in attempts], offered=last.offered, reachable=last.reachable)
     role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
     name = ran_by.get("name")
-    answers_sha = _canon_hex(last.answers) if last.answers else None
+    answers_sha = _answers_sha(last.answer_bytes) if last.answers else None
     return {
         "report_version": REPORT_VERSION,
         "explorer_version": explorer_version,
@@ -511,9 +547,12 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
             a.questions[q]["status"] = "error"
             continue
         first = _read(usable[0])
+        first_bytes = None if first.kind == "malformed" else _canonical_bytes(first.payload)
         _answer(a, q, first, ctx)
+        if q in a.answers:
+            a.answer_bytes[q] = first_bytes
         if len(usable) == 2:
-            _determinism(a, q, first, _read(usable[1]), usable)
+            _determinism(a, q, (first, first_bytes), _read(usable[1]), usable)
     if asked == 0 or delivered == 0:
         a.reachable = False
     if responded and not echoed:
@@ -577,16 +616,21 @@ def _refused(a: _Attempt, q: str, refusal: Any, skill_ids: tuple[str, ...]) -> N
           "be answered (interview extension, section 4); refusals are for what lies outside them", question=q)
 
 
-def _fingerprint(out: RpcOutcome, ex: Exchange) -> tuple[str, Any]:
+def _fingerprint(out: RpcOutcome, ex: Exchange, canonical: bytes | None) -> tuple[str, Any]:
     if out.kind == "malformed":
         return out.kind, ex.response_body
-    return out.kind, _canon_hex(out.payload)
+    return out.kind, canonical
 
 
-def _determinism(a: _Attempt, q: str, one: RpcOutcome, two: RpcOutcome, exs: list[Exchange]) -> None:
+def _determinism(
+    a: _Attempt, q: str, first: tuple[RpcOutcome, bytes | None], two: RpcOutcome, exs: list[Exchange]
+) -> None:
+    """Both asks compared by their canonical bytes, the first ask's computed once by the caller."""
+    one, one_bytes = first
     if one.kind == "malformed" and two.kind == "malformed":
         return  # already answer_malformed; raw bytes echo each ask's own id, so they always differ
-    if _fingerprint(one, exs[0]) != _fingerprint(two, exs[1]):
+    two_bytes = None if two.kind == "malformed" else _canonical_bytes(two.payload)
+    if _fingerprint(one, exs[0], one_bytes) != _fingerprint(two, exs[1], two_bytes):
         a.add("nondeterministic_answer", f"two asks of interview/{q} gave different canonical bytes; answers "
               "are lookups and must be identical on every ask (interview extension 4.1)", question=q)
 

@@ -1,7 +1,7 @@
 """Helpers shared by everything that prints or checks a report (the CONTRACT.md JSON object).
 
-`explorer.core.evaluate` builds the report; this module reads it. `lookup` and
-`projection_canonical` are the tolerant readers that compare, export and the screens share: a
+`explorer.core.evaluate` builds the report; this module reads it. `lookup`, `projection_source`
+and `projection_canonical` are the tolerant readers that compare, export and the screens share: a
 report may come from an old or hand-edited transcript, so a missing or mistyped member reads as
 None instead of raising, and a value is shown and compared by its canonical text, recomputed
 when the report does not carry it. `summary_lines` is the human summary the headless `verify`
@@ -82,10 +82,25 @@ def projection_canonical(
     given = projection.get(f"{which}_canonical")
     if isinstance(given, str):
         return given
-    value = projection.get("value" if which == "value" else "source_value")
-    if value is None and which == "source":
+    if which == "value":
+        return canonical_or_json(projection.get("value"))
+    found, value = projection_source(projection)
+    if not found or (value is None and "source_value" in projection):
         return None
     return canonical_or_json(value)
+
+
+def projection_source(projection: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(whether the source member was read, its value). A match carries its value once, as
+    `value` (the member holds the same); other statuses carry `source_value` when it was read,
+    and an unresolved member has none."""
+    if projection.get("status") == "unresolved":
+        return False, None
+    if "source_value" in projection:
+        return True, projection["source_value"]
+    if projection.get("status") == "match":
+        return True, projection.get("value")
+    return False, None
 
 
 def standing_words(report: Mapping[str, Any]) -> str:

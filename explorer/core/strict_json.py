@@ -233,11 +233,14 @@ def parse(
     duplicate: list[tuple[str, dict[str, Any]]] = []
 
     def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in obj and not duplicate:
-                duplicate.append((key, obj))
-            obj[key] = value
+        obj = dict(pairs)  # built in C; a repeated key makes it shorter than the pairs
+        if len(obj) != len(pairs) and not duplicate:
+            seen: set[str] = set()
+            for key, _value in pairs:
+                if key in seen:
+                    duplicate.append((key, obj))
+                    break
+                seen.add(key)
         return obj
 
     try:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
 from explorer.core.findings import UNACTIVATED_PROBES
+from explorer.core.report import projection_source
 
 # Symbol + word for each state, so nothing is told by colour alone.
 PROJECTION_MARK: dict[str, str] = {
@@ -232,7 +233,7 @@ def clause_grade(report: Mapping[str, Any], projection: Mapping[str, Any]) -> st
         for clause in _list(proposal.get("clauses")):
             if isinstance(clause, Mapping) and clause.get("member") == member and clause.get("grade"):
                 return str(clause["grade"])
-    for value in (projection.get("source_value"), projection.get("value")):
+    for value in (projection_source(projection)[1], projection.get("value")):
         if isinstance(value, Mapping) and isinstance(value.get("grade"), str):
             return value["grade"]
     return None

@@ -11,7 +11,6 @@ here and "verb: object" commands in the palette.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import ComposeResult
@@ -20,6 +19,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, TabbedContent, TabPane
 
+from explorer.core.report import projection_canonical
 from explorer.tui import model
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
@@ -196,9 +196,7 @@ class InterviewScreen(Screen[None]):
         if projection is None:
             self.notify("select a projection first", severity="warning")
             return
-        text = projection.get("value_canonical")
-        if not isinstance(text, str):
-            text = json.dumps(projection.get("value"), ensure_ascii=False)
+        text = projection_canonical(projection) or ""
         self.app.copy_text(text, "value")  # type: ignore[attr-defined]
 
     def action_view_whole(self) -> None:

@@ -17,6 +17,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
+from explorer.core.report import projection_source
 from explorer.tui import safe
 from explorer.tui.jsonview import neutralise, pretty
 
@@ -36,13 +37,14 @@ def hard_wrap(text: str, width: int = WRAP) -> str:
 
 
 def whole_text(projection: Mapping[str, Any]) -> str:
-    """Both values in full, then both canonical strings, as plain text."""
+    """Both values in full, then both canonical strings (where they differ), as plain text."""
+    found, source = projection_source(projection)
     sections = [
         "answer value",
         pretty(projection.get("value")),
         "",
         "signed source member",
-        pretty(projection.get("source_value")) if projection.get("status") != "unresolved" else "(nothing)",
+        pretty(source) if found else "(nothing)",
     ]
     for label, key in (
         ("answer canonical (RFC 8785)", "value_canonical"),

@@ -22,6 +22,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from explorer.core.report import projection_canonical, projection_source
 from explorer.tui import diffmarks, jsonview, model, safe
 
 ABSENT = Content.styled("(nothing at this pointer)", "italic")
@@ -233,13 +234,15 @@ carets on the line below.
         lines = [self._document_lines(projection)]
         if projection.get("document") == "proposal":
             lines.append(self._terms_lines(projection))
-        has_source = status != "unresolved" and "source_value" in projection
+        has_source, source_value = projection_source(projection)
         a, b = projection.get("value_canonical"), projection.get("source_canonical")
+        if status == "match" and not isinstance(a, str):  # a match carries no canonical strings
+            a = b = projection_canonical(projection)
         return DetailParts(
             head=head,
             where=Content("\n").join(lines),
             answer=projection.get("value"),
-            source=projection.get("source_value") if has_source else nothing,
+            source=source_value if has_source else nothing,
             source_absent=not has_source,
             pair=(a, b) if isinstance(a, str) and isinstance(b, str) else None,
         )
