@@ -52,6 +52,15 @@ class RunnerKey:
         return {"keys": [dict(self.jwk)]}
 
 
+def config_path_of(config: Any, text: str) -> Path:
+    """A path written in the config file: `~` expanded, relative to the config file's folder."""
+    path = Path(text).expanduser()
+    where = getattr(config, "path", None)
+    if not path.is_absolute() and where is not None:
+        path = Path(where).parent / path
+    return path
+
+
 def default_key_path(home: str | os.PathLike[str] | None = None) -> Path:
     """Where `keygen` writes without `--out`: beside the config file."""
     from explorer.config import config_path
@@ -141,3 +150,30 @@ def trusted_set(jwks: dict[str, Any], own: RunnerKey | None = None) -> dict[str,
     if own is not None:
         trusted.update(runner_keys(own.jwks()))
     return trusted
+
+
+MAX_JWKS_FILE_BYTES = 1024 * 1024
+
+
+def trusted_from_files(paths: list[Path], own: Path | None = None) -> tuple[dict[str, bytes], list[str]]:
+    """The trusted runner keys of JWKS files (and the public half of the reader's own key file),
+    with a note for each file that could not be used. Files only: the TUI reads these on the
+    event loop's side and must never wait for the network."""
+    import json
+
+    trusted: dict[str, bytes] = {}
+    notes: list[str] = []
+    for path in paths:
+        try:
+            with path.expanduser().open("rb") as fh:
+                data = json.loads(fh.read(MAX_JWKS_FILE_BYTES + 1)[:MAX_JWKS_FILE_BYTES])
+        except (OSError, ValueError) as exc:
+            notes.append(f"trusted runner keys {path} not used: {exc}")
+            continue
+        trusted.update(runner_keys(data if isinstance(data, dict) else {}))
+    if own is not None:
+        try:
+            trusted.update(runner_keys(load(own).jwks()))
+        except RunnerKeyError as exc:
+            notes.append(f"your sign_key is not trusted here: {exc}")
+    return trusted, notes

@@ -48,10 +48,9 @@ def add_trust_runner_argument(parser: argparse.ArgumentParser) -> None:
 
 def config_file_path(config: Config, text: str) -> Path:
     """A path from the config file: `~` expanded, relative to the config file's folder."""
-    path = Path(text).expanduser()
-    if not path.is_absolute() and config.path is not None:
-        path = config.path.parent / path
-    return path
+    from explorer.runner_keys import config_path_of
+
+    return config_path_of(config, text)
 
 
 def _load(path: Path | str, what: str) -> RunnerKey:

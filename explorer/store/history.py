@@ -320,6 +320,18 @@ class History:
             rows = conn.execute(sql, (limit,)).fetchall()
         return [RunSummary(*row[:10], bool(row[10])) for row in rows]
 
+    def signed(self, run_ids: list[int]) -> set[int]:
+        """Which of these runs carry a runner's signed attestation (cheap: no document is read)."""
+        wanted = [int(i) for i in run_ids]
+        found: set[int] = set()
+        with self._query() as conn:
+            for start in range(0, len(wanted), 500):  # within SQLite's smallest variable limit
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT id FROM runs WHERE attestation IS NOT NULL AND id IN ({marks})"
+                found.update(int(row[0]) for row in conn.execute(sql, chunk))
+        return found
+
     def summary(self, run_id: int) -> RunSummary:
         """The history line of one run; HistoryError when there is no such run."""
         with self._read() as conn:

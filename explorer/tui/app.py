@@ -128,6 +128,8 @@ class ExplorerApp(App[int]):
         if target.isdigit() and previous is None:
             self.open_stored(int(target))
             return
+        if previous is None and self._opened_transcript(target):
+            return
 
         def done(outcome: Outcome | None) -> None:
             if outcome is None:
@@ -176,6 +178,20 @@ class ExplorerApp(App[int]):
         from explorer.tui.screens.interview import InterviewScreen
 
         self.push_screen(InterviewScreen(run, run_id=run_id, origin=origin, unrecorded=unrecorded))
+
+    def _opened_transcript(self, target: str) -> bool:
+        """Show a JSON transcript file offline; False when the target is not one."""
+        from explorer.tui.launch import TRANSCRIPT_ORIGIN
+
+        try:
+            run = self.context.open_transcript(target)
+        except ExplorerError as exc:
+            self._notify_error(str(exc))
+            return True
+        if run is None:
+            return False
+        self.show_run(run, None, origin=TRANSCRIPT_ORIGIN)
+        return True
 
     def open_stored(self, run_id: int) -> None:
         try:

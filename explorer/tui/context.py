@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from explorer.core.run import Run
 
 Clock = Callable[[], datetime]
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript opened as a target (as history import)
 
 
 def system_clock() -> datetime:
@@ -39,6 +40,7 @@ class RunRow(NamedTuple):
     card_sha256: str | None
     answers_sha256: str | None
     changed: bool = False  # card or answers differ from this agent's previous run
+    standing: str = ""  # the mark the run earns here: "evidence · signed", "claim · unsigned", ...
 
     @property
     def target(self) -> str:
@@ -80,6 +82,7 @@ class AppContext:
     record_error: str | None = None  # why the latest run could not be recorded
     _history: Any = None
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
+    _trusted: Any = None  # thumbprint -> key of the runner keys trusted here (loaded on first use)
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -176,9 +179,80 @@ class AppContext:
         return None
 
     def rows(self, agent: str | None = None, limit: int = 200) -> list[RunRow]:
-        """Runs newest first (of one agent, or of all); ExplorerError when history cannot be read."""
+        """Runs newest first (of one agent, or of all), each with the standing it earns here;
+        ExplorerError when history cannot be read. Only signed runs are loaded to check their
+        signature: an unsigned one is a claim by the contract's rule."""
         with self._reading():
-            return [_row(summary) for summary in self.history().runs(agent=agent, limit=limit)]
+            summaries = self.history().runs(agent=agent, limit=limit)
+            signed = self.history().signed([s.id for s in summaries])
+            return [_row(s, self._mark(s, s.id in signed)) for s in summaries]
+
+    def _mark(self, summary: Any, signed: bool) -> str:
+        from explorer.tui.model import standing_mark
+
+        if summary.role not in ("independent", "platform"):
+            return standing_mark({"ran_by": {"role": "self"}, "standing": "claim"})
+        if not signed:
+            return standing_mark({"ran_by": {"role": summary.role}, "standing": "claim",
+                                  "run_attestation": {"status": "unsigned", "reason": "unsigned"}})
+        try:
+            return standing_mark(self.load(summary.id).report)
+        except ExplorerError:
+            return "? unreadable"
+
+    # ---- signed evidence -------------------------------------------------------------------
+    def trusted_runners(self) -> Mapping[str, bytes]:
+        """The runner keys whose signed results read as evidence here: the config's
+        `trusted_runners` files and the public half of its own `sign_key` (URLs are not fetched
+        by the TUI; `verify --offline --trust-runner URL` does that)."""
+        if self._trusted is None:
+            from explorer.runner_keys import config_path_of, trusted_from_files
+
+            config = self.config
+            sources = list(getattr(config, "trusted_runners", ()) or ())
+            for url in (s for s in sources if "://" in s):
+                self.warnings.append(f"trusted runner keys at {url}: not fetched by the screens")
+            paths = [config_path_of(config, s) for s in sources if "://" not in s]
+            own = getattr(config, "sign_key", None)
+            self._trusted, notes = trusted_from_files(paths, config_path_of(config, own) if own else None)
+            self.warnings.extend(notes)
+        return dict(self._trusted)
+
+    def assessed(self, run: Run) -> Run:
+        """A stored or received run with the standing it earns under the trusted runner keys."""
+        from explorer.evidence import assess_run
+
+        return assess_run(run, self.trusted_runners())
+
+    def open_transcript(self, target: str) -> Run | None:
+        """A JSON transcript file named as a target, re-verified offline (nothing is fetched):
+        the verdict from its bytes, the standing from its signature. None when `target` is not
+        a transcript file; ExplorerError when it is one that cannot be read."""
+        import json
+        from dataclasses import replace
+
+        from explorer.core.run import Run as RunRecord
+        from explorer.evidence import assess_transcript
+        from explorer.procedure import reverify_offline
+
+        path = Path(target).expanduser()
+        if path.suffix.lower() != ".json" or not path.is_file():
+            return None
+        try:
+            with path.open("rb") as fh:
+                raw = fh.read(MAX_TRANSCRIPT_BYTES + 1)
+            data = json.loads(raw) if len(raw) <= MAX_TRANSCRIPT_BYTES else None
+        except (OSError, ValueError):
+            data = None
+        if not isinstance(data, dict) or "transcript_version" not in data:
+            return None  # a card file (or not JSON at all): the live path reads it and says what is wrong
+        try:
+            stored = RunRecord.from_transcript(data)
+            rebuilt = reverify_offline(stored)
+            report = assess_transcript(data, rebuilt.report, self.trusted_runners())
+        except Exception as exc:  # noqa: BLE001 - a hostile transcript is a message, never a crash
+            raise ExplorerError(f"{path} is not a usable transcript: {exc}") from None
+        return replace(rebuilt, report=report, attestation=stored.attestation)
 
     def agents(self) -> list[Any]:
         """The agents with runs (history `AgentSummary`), most recently run first."""
@@ -195,8 +269,9 @@ class AppContext:
             raise ExplorerError(f"cannot read the history: {exc}") from None
 
     def load(self, run_id: int) -> Run:
+        """A stored run, with the standing it earns here (the signature checked again)."""
         try:
-            return self.history().load(run_id)
+            return self.assessed(self.history().load(run_id))
         except ExplorerError:
             raise
         except Exception as exc:
@@ -249,7 +324,7 @@ class AppContext:
         return compare_reports(dict(a), dict(b))
 
 
-def _row(summary: Any) -> RunRow:
+def _row(summary: Any, standing: str = "") -> RunRow:
     """A history `RunSummary` as the screens' `RunRow`."""
     return RunRow(
         run_id=summary.id,
@@ -260,6 +335,7 @@ def _row(summary: Any) -> RunRow:
         card_sha256=summary.card_sha256,
         answers_sha256=summary.answers_sha256,
         changed=summary.changed,
+        standing=standing,
     )
 
 

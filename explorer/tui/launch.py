@@ -3,7 +3,8 @@
 The CLI imports this module only on the TUI path, and this module imports textual only inside
 `build_app`, after the arguments and the config file have been checked: a bad `--header` or a
 broken config prints one line and exits 2 without paying for the TUI. A TARGET made of digits
-is a history run id (opened offline); anything else is interviewed live.
+is a history run id (opened offline), a JSON transcript file is re-verified offline (its verdict
+from its bytes, its standing from its signature); anything else is interviewed live.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 
 DEFAULT_WATCH_EVERY = 30.0  # seconds between the watch screen's replays, unless told otherwise
+TRANSCRIPT_ORIGIN = "transcript file (offline, nothing fetched)"
 
 
 class LaunchError(Exception):
@@ -66,6 +68,15 @@ def build_app(
 
     target = (getattr(args, "target", None) or "").strip()
     start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)
+    if target and not target.isdigit():
+        from explorer.tui.context import ExplorerError
+
+        try:
+            transcript = context.open_transcript(target)  # a JSON transcript opens offline
+        except ExplorerError as exc:
+            raise LaunchError(str(exc)) from None
+        if transcript is not None:
+            start = Start(run=transcript, origin=TRANSCRIPT_ORIGIN)
     return ExplorerApp(context, start)
 
 

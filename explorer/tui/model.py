@@ -137,7 +137,15 @@ def verdict_text(report: Mapping[str, Any]) -> str:
 
 
 def standing_text(report: Mapping[str, Any]) -> str:
-    """A self-run result is a claim and must never read as evidence (interview extension, sections 8, 9)."""
+    """A self-run result is a claim and must never read as evidence (interview extension, sections 8, 9).
+
+    A signed or read-back result says who signed it with which key, or why it is only a claim
+    ("evidence: signed by NAME (key abc123…, trusted)", "claim, unknown signer: ...")."""
+    run_att = _map(report.get("run_attestation"))
+    if run_att.get("reason") or run_att.get("status") == "verified":
+        from explorer.core.report import standing_words
+
+        return standing_words(report)
     ran_by = _map(report.get("ran_by"))
     role = _str(ran_by.get("role"), "self")
     name = _str(ran_by.get("name")) or "unnamed runner"
@@ -145,6 +153,17 @@ def standing_text(report: Mapping[str, Any]) -> str:
     if role == "self":
         return f"claim: self-run by {name} (not evidence)"
     return f"{standing}: recorded by {name} ({role})"
+
+
+def standing_mark(report: Mapping[str, Any]) -> str:
+    """The history and compare screens' short mark: `✓ evidence · signed`, `claim · unknown signer`."""
+    run_att = _map(report.get("run_attestation"))
+    role = _str(_map(report.get("ran_by")).get("role"), "self")
+    if report.get("standing") == "evidence" and role != "self":
+        return "✓ evidence · signed" if run_att.get("status") == "verified" else "✓ evidence"
+    if role == "self":
+        return "claim · self-run"
+    return f"claim · {_str(run_att.get('reason')) or 'unverified'}"
 
 
 def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:

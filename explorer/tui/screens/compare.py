@@ -171,6 +171,16 @@ class CompareScreen(Screen[None]):
             lines.append(
                 Content.styled("= verdict, card, proposals, answers and findings are the same", "dim")
             )
+        # Each run's standing, re-derived here (a signed run is evidence only under a trusted key).
+        lines.extend(
+            Content.assemble(
+                (f"{letter} standing ", "dim"),
+                (model.standing_mark(run.report), "bold"),
+                ("  ", ""),
+                safe.text(model.standing_text(run.report), 160),
+            )
+            for letter, run in (("A", self.before), ("B", self.after))
+        )
         return Content("\n").join(lines)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -1,8 +1,9 @@
 """The history: runs per agent, newest first, with what changed since the previous run.
 
 Left, the agents that have runs (pick one to narrow the list, or all). Right, the runs with
-time, verdict, standing, short card and answers digests and a churn marker in words ("≠ answers
-changed"), so churn is visible in the list itself. From here a run opens offline (enter), is
+time, verdict, short card and answers digests, a churn marker in words ("≠ answers
+changed"), so churn is visible in the list itself, and the standing each run earns here (a
+signed run is evidence only under a trusted runner key). From here a run opens offline (enter), is
 replayed live (r), watched (w), exported (x) or deleted after a confirmation (d); two runs
 marked with space are compared side by side (c). Agent names and URLs are untrusted: cells are
 `rich.text.Text`, never markup strings.
@@ -27,7 +28,7 @@ from explorer.tui.context import ExplorerError, RunRow
 
 # What a reader scans for comes first, so a narrow terminal still shows it: the verdict and
 # whether the run changed since the one before.
-COLUMNS = ("run", "verdict", "since previous run", "time (UTC)", "agent", "card", "answers")
+COLUMNS = ("run", "verdict", "since previous run", "time (UTC)", "agent", "card", "answers", "standing")
 
 
 def short_time(stamp: str) -> str:
@@ -153,6 +154,7 @@ class HistoryScreen(Screen[None]):
                 Text(safe.clip(row.name or row.agent, 30)),
                 Text(model.short_digest(row.card_sha256, 8)),
                 Text(model.short_digest(row.answers_sha256, 8)),
+                Text(row.standing),
                 key=str(row.run_id),
             )
         if self.rows:

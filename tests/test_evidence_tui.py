@@ -1,0 +1,112 @@
+"""Signed evidence in the TUI: a transcript file opens offline as a target, and the header, the
+history list and the compare screen say in words whether a run is evidence (signed by whom, with
+which key, trusted) or a claim and why. Real keys, a real agent on 127.0.0.1, real SQLite."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Static
+from tui_support import plain, wait_for, wait_for_interview
+
+from explorer import evidence, runner_keys
+from explorer.store.export import transcript
+from explorer.store.history import History
+from explorer.tui.fleet import demo_keys
+from explorer.tui.launch import LaunchError, build_app
+from explorer.tui.pictures import fixed_clock
+from explorer.tui.screens.compare import CompareScreen
+from explorer.tui.screens.history import COLUMNS, HistoryScreen
+
+SIZE = (200, 50)
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory: pytest.TempPathFactory) -> runner_keys.RunnerKey:
+    return runner_keys.generate(tmp_path_factory.mktemp("keys") / "runner.pem")
+
+
+@pytest.fixture(scope="module")
+def runs(fleet: Any, key: runner_keys.RunnerKey) -> dict[str, Any]:
+    from explorer.procedure import Options, run_interview
+
+    async def interview() -> Any:
+        options = Options(keys=demo_keys(fleet), runner="ci@example.org", role="independent")
+        return await run_interview(fleet.agents["steady"].card_url, options)
+
+    unsigned = asyncio.run(interview())
+    return {"unsigned": unsigned, "signed": evidence.sign_run(asyncio.run(interview()), key)}
+
+
+def _home(tmp_path: Path, key: runner_keys.RunnerKey, *, trusted: bool) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    if trusted:
+        (tmp_path / "ci.jwks").write_text(json.dumps(key.jwks()))
+        (home / "config.toml").write_text(f'trusted_runners = ["{tmp_path / "ci.jwks"}"]\n')
+    return home
+
+
+def _app(home: Path, target: str | None = None) -> Any:
+    args = argparse.Namespace(target=target, home=str(home))
+    return build_app(args, cursor_blink=False, clock=fixed_clock, export_dir=home / "exports")
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+async def test_a_transcript_file_opens_offline_and_the_header_says_who_signed_it(
+    runs: dict[str, Any], key: runner_keys.RunnerKey, tmp_path: Path, trusted: bool
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(transcript(runs["signed"])))
+    app = _app(_home(tmp_path, key, trusted=trusted), str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_interview(pilot)
+        header = plain(app.screen.query_one("#header", Static))
+        assert "transcript file (offline, nothing fetched)" in header and "CONFORMANT" in header
+        if trusted:
+            assert f"evidence: signed by ci@example.org (key {key.keyid[:6]}…, trusted)" in header
+        else:
+            assert "claim, unknown signer: signed by ci@example.org" in header
+            assert "evidence" not in header.split("claim", 1)[0]
+
+
+def test_a_broken_transcript_file_is_a_message(tmp_path: Path, key: runner_keys.RunnerKey) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"transcript_version": 99, "exchanges": []}')
+    with pytest.raises(LaunchError, match="not a usable transcript"):
+        _app(_home(tmp_path, key, trusted=False), str(path))
+
+
+async def test_history_and_compare_mark_each_run(
+    runs: dict[str, Any], key: runner_keys.RunnerKey, tmp_path: Path
+) -> None:
+    home = _home(tmp_path, key, trusted=True)
+    with History.open(home) as history:
+        history.record(runs["unsigned"])
+        history.record(runs["signed"])
+    app = _app(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        column = COLUMNS.index("standing")
+        marks = [str(table.get_row_at(i)[column]) for i in range(table.row_count)]
+        assert marks == ["✓ evidence · signed", "claim · unsigned"]  # newest (#2, signed) first
+        await pilot.press("enter")
+        await wait_for_interview(pilot)
+        assert "evidence: signed by ci@example.org" in plain(app.screen.query_one("#header", Static))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        await pilot.press("space", "down", "space", "c")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
+        await pilot.pause()
+        facts = plain(app.screen.query_one("#compare-facts", Static))
+        assert "A standing claim · unsigned" in facts and "B standing ✓ evidence · signed" in facts
+        assert "claim, unsigned: ci@example.org says it ran this as an independent party" in facts
