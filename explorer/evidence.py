@@ -129,4 +129,4 @@ def assess_transcript(
 def assess_run(run: Run, trusted: Mapping[str, bytes]) -> Run:
     """A stored run with its standing re-derived (history, show, compare, exports, the TUI)."""
     report = assess_transcript(run.to_transcript(), run.report, trusted)
-    return replace(run, report=report)
+    return replace(run, report=report, signed_report=run.recorded_report)

@@ -303,3 +303,19 @@ def test_history_keeps_the_envelope_and_gives_back_the_transcript_that_was_signe
     assert loaded.to_transcript() == signed.to_transcript()
     report = evidence.assess_run(loaded, runner_keys.trusted_set(key.jwks())).report
     assert report["standing"] == "evidence" and report["run_attestation"]["status"] == "verified"
+
+
+def test_a_re_derived_run_still_writes_and_records_the_report_that_was_signed(
+    key: runner_keys.RunnerKey, tmp_path: Path
+) -> None:
+    from explorer.store.export import export
+    from explorer.store.history import History
+
+    signed = evidence.sign_run(_run(), key)
+    shown = evidence.assess_run(signed, {})  # a reader who does not trust the key
+    assert shown.report["standing"] == "claim" and shown.report != signed.report
+    assert shown.to_transcript() == signed.to_transcript()
+    assert json.loads(export(shown, "json")) == json.loads(export(signed, "json"))
+    with History.open(tmp_path / "home") as history:
+        again = history.load(history.record(shown))
+    assert again.to_transcript() == signed.to_transcript()

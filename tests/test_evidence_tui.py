@@ -110,3 +110,19 @@ async def test_history_and_compare_mark_each_run(
         facts = plain(app.screen.query_one("#compare-facts", Static))
         assert "A standing claim · unsigned" in facts and "B standing ✓ evidence · signed" in facts
         assert "claim, unsigned: ci@example.org says it ran this as an independent party" in facts
+
+
+def test_a_signed_run_exported_from_the_screens_still_verifies(
+    runs: dict[str, Any], key: runner_keys.RunnerKey, tmp_path: Path
+) -> None:
+    home = _home(tmp_path, key, trusted=False)  # shown here as a claim: the export must not care
+    with History.open(home) as history:
+        run_id = history.record(runs["signed"])
+    app = _app(home)
+    shown = app.context.load(run_id)
+    assert shown.report["standing"] == "claim"
+    path = app.context.export(shown, "json", run_id)
+    data = json.loads(path.read_text())
+    report = evidence.assess_transcript(data, data["report"], runner_keys.trusted_set(key.jwks()))
+    assert report["standing"] == "evidence"
+    app.context.close()

@@ -115,18 +115,30 @@ class Run:
     keys: Mapping[str, Any] = field(default_factory=dict)
     # The runner's signed attestation (a DSSE envelope, explorer.core.attestation), or None.
     attestation: Mapping[str, Any] | None = None
+    # The report exactly as signed, when `report` was re-derived for display (the standing a
+    # reader's trusted keys give it, a verdict recomputed from the bytes): what a signed run's
+    # transcript and the history keep, so the signature still covers it.
+    signed_report: Mapping[str, Any] | None = None
 
     @property
     def verdict(self) -> str:
         return str(self.report.get("verdict", ""))
 
+    @property
+    def recorded_report(self) -> Mapping[str, Any]:
+        """The report to write down: the signed one for a signed run, else `report`."""
+        if self.attestation is not None and self.signed_report is not None:
+            return self.signed_report
+        return self.report
+
     def to_transcript(self) -> dict[str, Any]:
         """The JSON transcript; a signed run's envelope is its `run_attestation` member, and the
         signature covers every other member (explorer.core.intoto.transcript_sha256)."""
+        report = self.recorded_report
         data = {
             "transcript_version": TRANSCRIPT_VERSION,
-            "explorer_version": self.report.get("explorer_version"),
-            "report": dict(self.report),
+            "explorer_version": report.get("explorer_version"),
+            "report": dict(report),
             "exchanges": [e.to_json() for e in self.exchanges],
             "keys": dict(self.keys),
         }

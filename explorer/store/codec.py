@@ -78,7 +78,7 @@ class EncodedRun:
 
 def encode_run(run: Run) -> EncodedRun:
     """Split a run; TypeError or ValueError when it holds a value that is not JSON."""
-    report_doc, report_volatile = _split_report(run.report)
+    report_doc, report_volatile = _split_report(run.recorded_report)
     skeleton, bodies, ex_volatile = _split_exchanges(run.exchanges)
     return EncodedRun(
         report=report_doc,

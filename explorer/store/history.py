@@ -222,8 +222,8 @@ class History:
             encoded = encode_run(run)
         except (TypeError, ValueError) as exc:
             raise HistoryError(f"cannot record this run: it holds a value that is not JSON ({exc})") from None
-        fields = _summary_fields(run.report)
-        agent = agent_of(run.report)
+        fields = _summary_fields(run.recorded_report)
+        agent = agent_of(run.recorded_report)
         try:
             with self._write() as conn:
                 if once:

@@ -252,7 +252,7 @@ class AppContext:
             report = assess_transcript(data, rebuilt.report, self.trusted_runners())
         except Exception as exc:  # noqa: BLE001 - a hostile transcript is a message, never a crash
             raise ExplorerError(f"{path} is not a usable transcript: {exc}") from None
-        return replace(rebuilt, report=report, attestation=stored.attestation)
+        return replace(rebuilt, report=report, attestation=stored.attestation, signed_report=stored.report)
 
     def agents(self) -> list[Any]:
         """The agents with runs (history `AgentSummary`), most recently run first."""
