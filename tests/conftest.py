@@ -1,13 +1,31 @@
-"""Shared fixtures: a temporary explorer home for every test, and the reference agents.
+"""Shared fixtures: a temporary explorer home for every test, the reference agents, the TUI.
 
-The published test vectors the tests compare against live in tests/vectors/ (see its README).
+Where things are, for a newcomer:
+
+- `fleet` (session): every reference agent of `explorer.demo` on 127.0.0.1.
+- `demo_runs` (session): one live interview each of steady, drifting and hostile, for tests that
+  are about what is shown rather than about the network.
+- `tui`: starts the explorer app headless under Textual's Pilot (`async with tui() as pilot:`).
+- `tests/tui_support.py`: waiting for screens and reading widgets; `tests/http_support.py`: a
+  canned loopback HTTP server; `tests/vectors/`: the published test vectors (see its README).
+
+Tests marked `slow` (end-to-end, TUI, pseudo-terminal, subprocess, benchmark, heavy property
+tests) are skipped by `pytest -m "not slow"`; CI runs everything.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tui_support import Tui
+
+    from explorer.core.run import Run
+    from explorer.demo.fleet import Fleet
 
 
 @pytest.fixture(autouse=True)
@@ -20,13 +38,6 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 
 # --- reference agents (explorer/demo; maintained with the demo package) -------------------------
-
-import typing  # noqa: E402 - this section is appended; it keeps its imports to itself
-
-if typing.TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from explorer.demo.fleet import Fleet
 
 
 @pytest.fixture(scope="session")
@@ -46,3 +57,47 @@ def fleet() -> Iterator[Fleet]:
     started.wait_ready(timeout=60.0)
     yield started
     started.stop()
+
+
+DEMO_RUN_AGENTS = ("steady", "drifting", "hostile")
+
+
+@pytest.fixture(scope="session")
+def demo_runs(fleet: Fleet) -> dict[str, Run]:
+    """One live interview each of steady, drifting and hostile, run once per session.
+
+    Most screen tests are about what is shown, not about the network, so they open these runs
+    directly (the live path has its own tests). Treat them as read-only: they are shared.
+    """
+    import asyncio
+
+    from explorer.procedure import Options, run_interview
+    from explorer.tui.fleet import demo_keys
+
+    async def interview(name: str) -> Run:
+        options = Options(keys=demo_keys(fleet), runner="tester")
+        return await run_interview(fleet.agents[name].card_url, options)
+
+    return {name: asyncio.run(interview(name)) for name in DEMO_RUN_AGENTS}
+
+
+# --- the TUI under Pilot ----------------------------------------------------------------------------
+
+@pytest.fixture
+def tui(request: pytest.FixtureRequest, tmp_path: Path) -> Tui:
+    """Start the explorer app headless: `async with tui() as pilot:`, then `pilot.app`.
+
+    The app runs on the reference agents (the `fleet`, started on first use) with a fixed clock,
+    no cursor blink, runner "tester" and exports under `tmp_path / "exports"`
+    (`tui_support.make_app`). `tui(agents=False)` starts it on no agents; `size=(w, h)` sets the
+    terminal (default `tui_support.TUI_SIZE`); other keywords set `AppContext` fields, e.g.
+    `tui(watch_interval=0.2)`. The app starts when the `async with` is entered, so whatever a
+    test records in the history beforehand is there when the first screen mounts.
+    """
+    from tui_support import TUI_SIZE, make_app
+
+    def start(*, agents: bool = True, size: tuple[int, int] = TUI_SIZE, **overrides: Any) -> Any:
+        fleet = request.getfixturevalue("fleet") if agents else None
+        return make_app(fleet, tmp_path, **overrides).run_test(size=size)
+
+    return start

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from textual.widgets import Input, OptionList, Static
-from tui_support import make_app, plain, screen_text, wait_for, wait_for_interview
+from tui_support import Tui, plain, screen_text, wait_for, wait_for_interview
 
 from explorer.tui.app import ExplorerApp
 from explorer.tui.screens.interview import InterviewScreen
@@ -25,9 +25,6 @@ from explorer.tui.screens.progress import ProgressScreen
 from explorer.tui.widgets.question import QuestionPane
 
 pytestmark = pytest.mark.slow  # drives the Textual app with Pilot
-
-SIZE = (150, 50)
-
 
 async def submit(pilot: Any, target: str) -> None:
     app = pilot.app
@@ -64,7 +61,9 @@ def closed_port() -> int:
         ("nonsense", "is not a URL, an existing card file or a known agent"),
     ],
 )
-async def test_errors_are_shown_in_place_on_the_load_screen(tmp_path: Path, kind: str, expected: str) -> None:
+async def test_errors_are_shown_in_place_on_the_load_screen(
+    tmp_path: Path, kind: str, expected: str, tui: Tui
+) -> None:
     targets = {
         "unreachable": f"http://127.0.0.1:{closed_port()}/",
         "not json": str(tmp_path / "broken.json"),
@@ -73,8 +72,8 @@ async def test_errors_are_shown_in_place_on_the_load_screen(tmp_path: Path, kind
     }
     (tmp_path / "broken.json").write_text("{ not json")
     (tmp_path / "hello.json").write_text('{"hello": "[b]world[/b]"}')
-    app = make_app(None, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui(agents=False) as pilot:
+        app = pilot.app
         await pilot.pause()
         await submit(pilot, targets[kind])
         error = app.screen.query_one("#load-error", Static)
@@ -87,9 +86,9 @@ async def test_errors_are_shown_in_place_on_the_load_screen(tmp_path: Path, kind
         assert "type a URL, a card file, an OpenClasp reference or a run id" in plain(error)
 
 
-async def test_a_silent_agent_can_be_cancelled(tmp_path: Path, silent_port: int) -> None:
-    app = make_app(None, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_a_silent_agent_can_be_cancelled(silent_port: int, tui: Tui) -> None:
+    async with tui(agents=False) as pilot:
+        app = pilot.app
         await pilot.pause()
         await submit(pilot, f"http://127.0.0.1:{silent_port}/")
         progress = app.screen
@@ -120,9 +119,9 @@ def clickable_cells(app: ExplorerApp) -> list[tuple[int, str]]:
     return found
 
 
-async def test_hostile_agent_renders_as_text_and_clicks_trigger_nothing(fleet: Any, tmp_path: Path) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_hostile_agent_renders_as_text_and_clicks_trigger_nothing(tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
         names = [agent.name for agent in app.context.demo]
         await pilot.press("home", *["down"] * names.index("hostile"), "enter")
@@ -162,9 +161,9 @@ async def test_hostile_agent_renders_as_text_and_clicks_trigger_nothing(fleet: A
         assert app.is_running and any(isinstance(s, InterviewScreen) for s in app.screen_stack)
 
 
-async def test_the_mouse_selects_projections(fleet: Any, tmp_path: Path) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_the_mouse_selects_projections(tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
         names = [agent.name for agent in app.context.demo]
         await pilot.press("home", *["down"] * names.index("drifting"), "enter")
@@ -178,7 +177,7 @@ async def test_the_mouse_selects_projections(fleet: Any, tmp_path: Path) -> None
 
 
 async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
-    fleet: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fleet: Any, monkeypatch: pytest.MonkeyPatch, tui: Tui
 ) -> None:
     from explorer.store.history import History, HistoryError
 
@@ -186,8 +185,8 @@ async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
         raise HistoryError("cannot record the run: the disk is full")
 
     monkeypatch.setattr(History, "record", full)
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
         app.start_interview(fleet.agents["steady"].card_url)
         await wait_for_interview(pilot)
@@ -197,9 +196,9 @@ async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
         assert "CONFORMANT" in header  # the verdict stands; only the history failed
 
 
-async def test_every_toast_is_plain_text_whoever_raises_it(tmp_path: Path) -> None:
-    app = make_app(None, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_every_toast_is_plain_text_whoever_raises_it(tui: Tui) -> None:
+    async with tui(agents=False) as pilot:
+        app = pilot.app
         await pilot.pause()
         app.screen.notify("[@click=app.quit]boom[/] \x1b[31mred", title="\x1b]0;title\x07", markup=True)
         await pilot.pause()
@@ -231,9 +230,9 @@ def test_every_toast_that_quotes_anything_is_plain_text() -> None:
     assert missing == []
 
 
-async def test_a_toast_that_asks_for_markup_styles_words_but_never_runs_an_action(tmp_path: Path) -> None:
-    app = make_app(None, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_a_toast_that_asks_for_markup_styles_words_but_never_runs_an_action(tui: Tui) -> None:
+    async with tui(agents=False) as pilot:
+        app = pilot.app
         await pilot.pause()
         app.notify("Press [b]ctrl+q[/b] to quit")
         app.notify("[@click=app.quit]boom[/]")

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from textual.content import Content
 from textual.widgets import OptionList, Static, TabbedContent
-from tui_support import make_app, plain, screen_text, wait_for, wait_for_interview
+from tui_support import Tui, plain, screen_text, wait_for, wait_for_interview
 
 from explorer.demo.variants import VARIANTS
 from explorer.tui.app import ExplorerApp
@@ -31,22 +31,6 @@ from explorer.tui.widgets.question import QuestionPane
 pytestmark = pytest.mark.slow  # drives the Textual app with Pilot against the reference agents
 
 SIZE = (150, 50)
-
-
-@pytest.fixture(scope="module")
-def runs(fleet: Any) -> dict[str, Any]:
-    """One live interview per agent these tests draw, shared: most tests are about the screens,
-    not the network, and open these runs directly (the live path has its own tests)."""
-    import asyncio
-
-    from explorer.procedure import Options, run_interview
-
-    async def interview(name: str) -> Any:
-        return await run_interview(
-            fleet.agents[name].card_url, Options(keys=demo_keys(fleet), runner="tester")
-        )
-
-    return {name: asyncio.run(interview(name)) for name in ("steady", "drifting", "hostile")}
 
 
 async def show(pilot: Any, run: Any, run_id: int | None = 1) -> InterviewScreen:
@@ -86,9 +70,9 @@ def detail_text(screen: InterviewScreen, question: str) -> dict[str, str]:
     }
 
 
-async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(fleet: Any, tmp_path: Path) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
         load = app.screen
         assert isinstance(load, LoadScreen)
@@ -143,11 +127,11 @@ async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(fleet: 
 
 
 async def test_in_80x24_the_canonical_bytes_of_the_mismatch_are_on_screen_without_scrolling(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path
+    demo_runs: dict[str, Any], tui: Tui
 ) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await show(pilot, runs["drifting"])
+    async with tui(size=(80, 24)) as pilot:
+        app = pilot.app
+        await show(pilot, demo_runs["drifting"])
         lines = screen_text(app).splitlines()
         answer_row = 'answer  ["application/json"«,"text/html"»]'
         source_row = 'source  ["application/json"«»]'
@@ -157,11 +141,11 @@ async def test_in_80x24_the_canonical_bytes_of_the_mismatch_are_on_screen_withou
         assert any("pointer  /defaultOutputModes   ✗ MISMATCH" in line for line in lines)
 
 
-async def test_each_tab_shows_its_answer(fleet: Any, runs: dict[str, Any], tmp_path: Path) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_each_tab_shows_its_answer(demo_runs: dict[str, Any], tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
-        await show(pilot, runs["steady"])
+        await show(pilot, demo_runs["steady"])
         screen = app.screen
         assert screen.query_one(TabbedContent).active == "tab-identity"
         assert all(
@@ -199,13 +183,11 @@ async def test_each_tab_shows_its_answer(fleet: Any, runs: dict[str, Any], tmp_p
         assert "✓ unactivated call: got -32601 method not found" in refusals
 
 
-async def test_findings_list_jumps_to_the_projection(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path
-) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_findings_list_jumps_to_the_projection(demo_runs: dict[str, Any], tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
-        await show(pilot, runs["drifting"])
+        await show(pilot, demo_runs["drifting"])
         screen = app.screen
         await pilot.press("f")
         assert screen.query_one(TabbedContent).active == "tab-findings"
@@ -222,13 +204,11 @@ async def test_findings_list_jumps_to_the_projection(
         assert app.focused is pane.query_one(OptionList)
 
 
-async def test_copy_pointer_and_value_toast_either_way(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path
-) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_copy_pointer_and_value_toast_either_way(demo_runs: dict[str, Any], tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
-        await show(pilot, runs["drifting"])
+        await show(pilot, demo_runs["drifting"])
         await pilot.press("c")
         assert app.clipboard == "/defaultOutputModes"
         await pilot.press("y")
@@ -238,17 +218,15 @@ async def test_copy_pointer_and_value_toast_either_way(
         assert any(m.startswith("copied value (OSC 52; also ") for m in messages)
 
 
-async def test_huge_values_are_cut_and_shown_whole_on_request(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path
-) -> None:
+async def test_huge_values_are_cut_and_shown_whole_on_request(demo_runs: dict[str, Any], tui: Tui) -> None:
     from textual.widgets import TextArea
 
     from explorer.tui.screens.value import ValueScreen
 
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
-        await show(pilot, runs["hostile"])
+        await show(pilot, demo_runs["hostile"])
         screen = app.screen
         await pilot.press("2")
         listing = screen.query_one("#list-capabilities", OptionList)
@@ -268,14 +246,14 @@ async def test_huge_values_are_cut_and_shown_whole_on_request(
 
 
 async def test_export_by_key_and_by_palette_writes_files_and_names_them(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path
+    demo_runs: dict[str, Any], tmp_path: Path, tui: Tui
 ) -> None:
     from textual.widgets import Button
 
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
-        await show(pilot, runs["drifting"])
+        await show(pilot, demo_runs["drifting"])
         await pilot.press("x")
         await pilot.pause()
         app.screen.query_one("#export-html", Button).press()
@@ -308,13 +286,13 @@ async def test_export_by_key_and_by_palette_writes_files_and_names_them(
         assert any(n.message.endswith("stonework-books-drifting-run1-2.md") for n in app._notifications)
 
 
-async def test_f1_shows_help_for_the_focused_widget(fleet: Any, runs: dict[str, Any], tmp_path: Path) -> None:
+async def test_f1_shows_help_for_the_focused_widget(demo_runs: dict[str, Any], tui: Tui) -> None:
     from textual.widgets import HelpPanel, Markdown
 
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
-        await show(pilot, runs["steady"])
+        await show(pilot, demo_runs["steady"])
         await pilot.press("f1")
         await pilot.pause()
         panel = app.screen.query_one(HelpPanel)
@@ -326,7 +304,7 @@ async def test_f1_shows_help_for_the_focused_widget(fleet: Any, runs: dict[str, 
 
 
 async def test_user_keymap_rebinds_by_binding_id(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path, _isolated_home: Path
+    fleet: Any, demo_runs: dict[str, Any], tmp_path: Path, _isolated_home: Path
 ) -> None:
     (_isolated_home / "config.toml").write_text('[keymap]\n"interview.findings" = "g"\n"nope.id" = "z"\n')
     args = argparse.Namespace(
@@ -344,18 +322,16 @@ async def test_user_keymap_rebinds_by_binding_id(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert any("unknown binding ids ignored: nope.id" in n.message for n in app._notifications)
-        await show(pilot, runs["drifting"])
+        await show(pilot, demo_runs["drifting"])
         await pilot.press("f")
         assert app.screen.query_one(TabbedContent).active == "tab-usage"
         await pilot.press("g")
         assert app.screen.query_one(TabbedContent).active == "tab-findings"
 
 
-async def test_a_newcomer_opens_drifting_by_name_and_lands_on_the_conflict(
-    fleet: Any, tmp_path: Path
-) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_a_newcomer_opens_drifting_by_name_and_lands_on_the_conflict(fleet: Any, tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
         demo = app.screen.query_one("#demo", OptionList)
         assert app.focused is demo and demo.highlighted == 0  # enter alone would open steady
@@ -368,34 +344,34 @@ async def test_a_newcomer_opens_drifting_by_name_and_lands_on_the_conflict(
 
 
 async def test_on_a_short_terminal_the_load_screen_gives_the_reference_agents_the_room(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path
+    fleet: Any, demo_runs: dict[str, Any], tmp_path: Path, tui: Tui
 ) -> None:
     from explorer.store.history import History
 
     with History.open() as history:  # a few recent agents competing for the room
         for name in ("steady", "drifting", "hostile"):
-            history.record(runs[name])
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
+            history.record(demo_runs[name])
+    async with tui(size=(80, 24)) as pilot:
+        app = pilot.app
         await pilot.pause()
         shown = screen_text(app)
         assert app.screen.has_class("-short")
         for name in ("steady", "legacy", "sdk-built"):
             assert f"{name}  expected: conformant" in shown
         assert "Recent agents" in shown
-    async with make_app(fleet, tmp_path).run_test(size=(120, 40)) as pilot:
+    async with tui(size=(120, 40)) as pilot:
         await pilot.pause()
         assert pilot.app.screen.has_class("-tall") and "Ask an A2A agent" in screen_text(pilot.app)
 
 
 async def test_a_plain_session_starts_the_reference_agents_from_the_load_screen_and_stops_them(
-    tmp_path: Path,
+    tui: Tui
 ) -> None:
     import socket
     from urllib.parse import urlsplit
 
-    app = make_app(None, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui(agents=False) as pilot:
+        app = pilot.app
         await pilot.pause()
         demo = app.screen.query_one("#demo", OptionList)
         assert [demo.get_option_at_index(i).prompt.plain for i in range(demo.option_count)][0].startswith(
@@ -444,9 +420,9 @@ async def test_a_reference_agent_that_could_not_start_is_explained_not_missing(
             assert "the reference agent sdk-built is not running: a2a-sdk is not installed" in plain(error)
 
 
-async def test_enter_on_the_load_screen_opens_the_first_reference_agent(fleet: Any, tmp_path: Path) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_enter_on_the_load_screen_opens_the_first_reference_agent(tui: Tui) -> None:
+    async with tui() as pilot:
+        app = pilot.app
         await pilot.pause()
         await pilot.press("enter")
         screen = await wait_for_interview(pilot)
@@ -491,11 +467,11 @@ async def test_a_configured_agent_is_interviewed_by_name_with_its_headers(
         assert sent and all(h.get("X-Token") == "<redacted>" for h in sent)
 
 
-async def test_a_history_run_id_as_target_opens_that_run_offline(runs: dict[str, Any]) -> None:
+async def test_a_history_run_id_as_target_opens_that_run_offline(demo_runs: dict[str, Any]) -> None:
     from explorer.store.history import History
 
     with History.open() as history:
-        run_id = history.record(runs["steady"])
+        run_id = history.record(demo_runs["steady"])
     args = argparse.Namespace(
         target=str(run_id),
         home=None,

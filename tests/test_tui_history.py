@@ -8,16 +8,14 @@ exported file and its toast, and that delete asks first.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import Button, DataTable, OptionList, Static
-from tui_support import make_app, plain, wait_for, wait_for_interview
+from tui_support import Tui, plain, wait_for, wait_for_interview
 
 from explorer.store.history import History
-from explorer.tui.fleet import demo_keys
 from explorer.tui.screens.compare import CompareScreen
 from explorer.tui.screens.confirm import ConfirmScreen
 from explorer.tui.screens.history import HistoryScreen
@@ -29,23 +27,11 @@ pytestmark = pytest.mark.slow  # drives the Textual app with Pilot
 SIZE = (160, 50)
 
 
-@pytest.fixture(scope="module")
-def runs(fleet: Any) -> dict[str, Any]:
-    from explorer.procedure import Options, run_interview
-
-    async def interview(name: str) -> Any:
-        return await run_interview(
-            fleet.agents[name].card_url, Options(keys=demo_keys(fleet), runner="tester")
-        )
-
-    return {name: asyncio.run(interview(name)) for name in ("steady", "drifting")}
-
-
 @pytest.fixture
-def recorded(runs: dict[str, Any]) -> list[int]:
+def recorded(demo_runs: dict[str, Any]) -> list[int]:
     """steady (#1), drifting (#2), steady again (#3), in this test's own history."""
     with History.open() as history:
-        return [history.record(runs[name]) for name in ("steady", "drifting", "steady")]
+        return [history.record(demo_runs[name]) for name in ("steady", "drifting", "steady")]
 
 
 def table_rows(table: DataTable) -> list[list[str]]:
@@ -60,10 +46,10 @@ async def open_history(pilot: Any) -> HistoryScreen:
 
 
 async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
-    fleet: Any, recorded: list[int], tmp_path: Path
+    recorded: list[int], tui: Tui
 ) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui(size=SIZE) as pilot:
+        app = pilot.app
         await pilot.pause()
         screen = await open_history(pilot)
         rows = table_rows(screen.query_one(DataTable))
@@ -81,11 +67,9 @@ async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
         assert "run #2 · from history (offline)" in header and "NONCONFORMANT" in header
 
 
-async def test_marking_two_runs_compares_them_side_by_side(
-    fleet: Any, recorded: list[int], tmp_path: Path
-) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_marking_two_runs_compares_them_side_by_side(recorded: list[int], tui: Tui) -> None:
+    async with tui(size=SIZE) as pilot:
+        app = pilot.app
         await pilot.pause()
         screen = await open_history(pilot)
         await pilot.press("c")
@@ -123,10 +107,10 @@ async def test_marking_two_runs_compares_them_side_by_side(
 
 
 async def test_delete_asks_first_and_export_names_the_file(
-    fleet: Any, recorded: list[int], tmp_path: Path
+    recorded: list[int], tmp_path: Path, tui: Tui
 ) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui(size=SIZE) as pilot:
+        app = pilot.app
         await pilot.pause()
         screen = await open_history(pilot)
         await pilot.press("d")
@@ -150,11 +134,9 @@ async def test_delete_asks_first_and_export_names_the_file(
         assert any(n.message == f"exported to {path}" for n in app._notifications)
 
 
-async def test_replay_runs_the_interview_again_and_says_what_changed(
-    fleet: Any, recorded: list[int], tmp_path: Path
-) -> None:
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_replay_runs_the_interview_again_and_says_what_changed(recorded: list[int], tui: Tui) -> None:
+    async with tui(size=SIZE) as pilot:
+        app = pilot.app
         await pilot.pause()
         await open_history(pilot)
         await pilot.press("r")  # the newest run: steady #3
@@ -165,13 +147,11 @@ async def test_replay_runs_the_interview_again_and_says_what_changed(
         )
 
 
-async def test_watch_replays_on_an_interval_with_a_timeline(
-    fleet: Any, runs: dict[str, Any], tmp_path: Path
-) -> None:
-    app = make_app(fleet, tmp_path, watch_interval=0.2)
-    async with app.run_test(size=SIZE) as pilot:
+async def test_watch_replays_on_an_interval_with_a_timeline(demo_runs: dict[str, Any], tui: Tui) -> None:
+    async with tui(size=SIZE, watch_interval=0.2) as pilot:
+        app = pilot.app
         await pilot.pause()
-        app.show_run(runs["drifting"], None)
+        app.show_run(demo_runs["drifting"], None)
         await wait_for_interview(pilot)
         await pilot.press("w")
         await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen))
@@ -195,12 +175,12 @@ async def test_watch_replays_on_an_interval_with_a_timeline(
 
 
 async def test_load_screen_offers_recent_agents_and_suggests_from_history(
-    fleet: Any, recorded: list[int], tmp_path: Path
+    fleet: Any, recorded: list[int], tui: Tui
 ) -> None:
     from textual.widgets import Input
 
-    app = make_app(fleet, tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with tui(size=SIZE) as pilot:
+        app = pilot.app
         await pilot.pause()
         recent = app.screen.query_one("#recent", OptionList)
         rows = [recent.get_option_at_index(i).prompt.plain for i in range(recent.option_count)]

@@ -9,10 +9,13 @@ and the app is idle, which is what a user looking at the screen sees.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 from textual.content import Content
+from textual.pilot import Pilot
 
 from explorer.tui.app import ExplorerApp
 from explorer.tui.context import AppContext
@@ -20,6 +23,10 @@ from explorer.tui.fleet import demo_agents, demo_keys
 from explorer.tui.pictures import fixed_clock
 from explorer.tui.pictures import screen_text as screen_text  # re-exported for the tests
 from explorer.tui.screens.interview import InterviewScreen
+
+TUI_SIZE = (150, 50)  # the terminal most screen tests draw in (columns, rows)
+# What the `tui` fixture (conftest.py) gives a test: `async with tui(**settings) as pilot:`.
+Tui = Callable[..., AbstractAsyncContextManager[Pilot[Any]]]
 
 
 def make_app(fleet: Any | None, tmp_path: Path, **overrides: Any) -> ExplorerApp:
