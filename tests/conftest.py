@@ -10,7 +10,10 @@ Where things are, for a newcomer:
   canned loopback HTTP server; `tests/vectors/`: the published test vectors (see its README).
 
 Tests marked `slow` (end-to-end, TUI, pseudo-terminal, subprocess, benchmark, heavy property
-tests) are skipped by `pytest -m "not slow"`; CI runs everything.
+tests) are skipped by `pytest -m "not slow"`; CI runs everything. Mark a test (or a file, with
+`pytestmark`) `slow` when it takes more than a fraction of a second. Two kinds are marked here
+whether or not they say so, so the everyday run stays fast as tests are added: tests that use
+the `fleet`, `demo_runs` or `tui` fixtures, and everything in a `test_*_bench.py` file.
 """
 
 from __future__ import annotations
@@ -26,6 +29,18 @@ if TYPE_CHECKING:
 
     from explorer.core.run import Run
     from explorer.demo.fleet import Fleet
+
+
+SLOW_FIXTURES = frozenset({"fleet", "demo_runs", "tui"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the reference agents, of the TUI, and benchmarks are `slow` whatever they say."""
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if uses & SLOW_FIXTURES or item.path.name.endswith("_bench.py"):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from explorer.cli import main
 from explorer.core.report import validate_report
 
+pytestmark = pytest.mark.slow  # the CLI against the reference agents, signing and re-verifying
+
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))

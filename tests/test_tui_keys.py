@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from test_hostile_tui import screen_lines
 from tui_support import make_app, wait_for
+
+pytestmark = pytest.mark.slow  # drives the Textual app with Pilot
 
 
 async def test_ctrl_c_names_the_quit_key_without_showing_markup(tmp_path: Path) -> None:
