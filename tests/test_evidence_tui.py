@@ -126,3 +126,25 @@ def test_a_signed_run_exported_from_the_screens_still_verifies(
     report = evidence.assess_transcript(data, data["report"], runner_keys.trusted_set(key.jwks()))
     assert report["standing"] == "evidence"
     app.context.close()
+
+
+async def test_a_live_run_is_signed_with_the_configs_key_and_reads_as_evidence_here(
+    fleet: Any, key: runner_keys.RunnerKey, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    keys = tmp_path / "agents.jwks"
+    keys.write_text(json.dumps(demo_keys(fleet)[0]))
+    (home / "config.toml").write_text(
+        f'sign_key = "{key.path}"\nrunner = "ci@example.org"\nrole = "independent"\nkeys = ["{keys}"]\n'
+    )
+    app = _app(home, fleet.agents["steady"].card_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_interview(pilot)
+        header = plain(app.screen.query_one("#header", Static))
+        assert "CONFORMANT" in header and "run #1" in header
+        assert f"evidence: signed by ci@example.org (key {key.keyid[:6]}…, trusted)" in header
+    with History.open(home) as history:
+        stored = history.load(1)
+    assert stored.attestation is not None
+    assert stored.report["run_attestation"]["keyid"] == key.keyid

@@ -83,6 +83,7 @@ class AppContext:
     _history: Any = None
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
     _trusted: Any = None  # thumbprint -> key of the runner keys trusted here (loaded on first use)
+    _sign_key: Any = None  # the config's sign_key, loaded on first signed run (False: unusable)
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -121,7 +122,38 @@ class AppContext:
         from explorer.procedure import run_interview
 
         url, options = self.plan(target)
-        return await run_interview(url, options, progress)
+        run = await run_interview(url, options, progress)
+        return await self._signed(run, options)
+
+    async def _signed(self, run: Run, options: Any) -> Run:
+        """The live run signed with the config's `sign_key` when it runs as an independent party
+        or a platform under a runner name (as `verify --sign-key` does); else as it is."""
+        key = self._signing_key(options)
+        if key is None:
+            return run
+        import asyncio
+
+        from explorer.evidence import SigningError, sign_run
+
+        try:
+            return await asyncio.to_thread(sign_run, run, key)
+        except SigningError as exc:
+            self.warnings.append(f"run not signed: {exc}")
+            return run
+
+    def _signing_key(self, options: Any) -> Any:
+        path = getattr(self.config, "sign_key", None)
+        if not path or options.role not in ("independent", "platform") or not options.runner:
+            return None
+        if self._sign_key is None:
+            from explorer.runner_keys import RunnerKeyError, config_path_of, load
+
+            try:
+                self._sign_key = load(config_path_of(self.config, path))
+            except RunnerKeyError as exc:
+                self.warnings.append(f"runs are not signed: {exc}")
+                self._sign_key = False
+        return self._sign_key or None
 
     # ---- the reference agents --------------------------------------------------------------
     def adopt_fleet(self, fleet: Any, *, owned: bool = True) -> None:
