@@ -77,6 +77,13 @@ def _tui_parser() -> argparse.ArgumentParser:
     add_home_argument(parser)
     add_setting_arguments(parser, "tui")
     add_watch_every_argument(parser)
+    parser.add_argument(
+        "--from",
+        dest="from_",
+        default=None,
+        metavar="FILE",
+        help="open the fleet view and sweep the targets listed in FILE (one per line)",
+    )
     return parser
 
 

@@ -16,6 +16,7 @@ Shape, and why:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -36,7 +37,16 @@ from explorer.store.codec import (
 )
 from explorer.store.schema import HISTORY_FILE, HistoryError, connect, rollback
 
-__all__ = ["HISTORY_FILE", "AgentSummary", "History", "HistoryError", "RunSummary", "agent_of", "utc_now"]
+__all__ = [
+    "HISTORY_FILE",
+    "AgentSummary",
+    "FleetSummary",
+    "History",
+    "HistoryError",
+    "RunSummary",
+    "agent_of",
+    "utc_now",
+]
 
 _AGENT_NAME_CAP = 200
 
@@ -63,6 +73,23 @@ class RunSummary(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         return self._asdict()
+
+
+class FleetSummary(NamedTuple):
+    """One agent of the fleet view: its latest run, and how often its runs changed."""
+
+    agent: str
+    name: str | None
+    runs: int
+    last_run_id: int
+    last_recorded_at: str
+    verdict: str
+    standing: str | None
+    churn: int  # runs whose verdict, card or answers differ from the agent's previous run
+    last_change_at: str | None  # when the latest such run was recorded
+    card_sha256: str | None  # of the latest run
+    answers_sha256: str | None
+    signature: str | None  # the card signature status of the latest run
 
 
 @dataclass(frozen=True)
@@ -358,6 +385,38 @@ class History:
             ).fetchall()
         return [AgentSummary(*row) for row in rows]
 
+    def fleet(self) -> list[FleetSummary]:
+        """Every agent with its latest run and how often it changed (the fleet view's rows).
+
+        A run "changed" when its verdict, card digest or answers digest differs from the agent's
+        previous run; `churn` counts those runs and `last_change_at` is when the latest of them
+        was recorded. The signature status is read from each latest report (one document per
+        agent, no exchanges), so a thousand agents cost a thousand small reads, not a thousand runs.
+        """
+        sql = """
+            WITH ordered AS (
+                SELECT r.id, r.agent_id, r.recorded_at,
+                       CASE WHEN LAG(r.id) OVER w IS NULL THEN 0
+                            WHEN LAG(r.verdict) OVER w IS NOT r.verdict
+                              OR LAG(r.card_sha256) OVER w IS NOT r.card_sha256
+                              OR LAG(r.answers_sha256) OVER w IS NOT r.answers_sha256 THEN 1
+                            ELSE 0 END AS changed
+                FROM runs r WINDOW w AS (PARTITION BY r.agent_id ORDER BY r.id)
+            ), per_agent AS (
+                SELECT agent_id, COUNT(*) AS n, MAX(id) AS last, SUM(changed) AS churn,
+                       MAX(CASE WHEN changed THEN recorded_at END) AS last_change
+                FROM ordered GROUP BY agent_id
+            )
+            SELECT a.agent, a.name, p.n, p.last, r.recorded_at, r.verdict, r.standing, p.churn,
+                   p.last_change, r.card_sha256, r.answers_sha256, r.report_doc
+            FROM per_agent p JOIN agents a ON a.id = p.agent_id JOIN runs r ON r.id = p.last
+            ORDER BY p.last DESC"""
+        out: list[FleetSummary] = []
+        with self._read() as conn:
+            for *fields, report_doc in conn.execute(sql).fetchall():
+                out.append(FleetSummary(*fields, _signature_status(conn, report_doc)))
+        return out
+
     def match_agents(self, text: str) -> list[str]:
         """Agents a person may mean by `text`: that agent, else the ones under that base URL, else by name."""
         with self._query() as conn:
@@ -441,6 +500,18 @@ def _same_run(conn: sqlite3.Connection, agent: str, encoded: EncodedRun) -> int 
         (agent, encoded.report.digest, encoded.exchanges.digest, encoded.keys.digest, encoded.volatile),
     ).fetchone()
     return None if row is None else int(row[0])
+
+
+def _signature_status(conn: sqlite3.Connection, report_doc: int) -> str | None:
+    """The card signature status in a stored report, None when it cannot be read."""
+    try:
+        report = json.loads(get_document(conn, report_doc))
+    except (ValueError, KeyError):
+        return None
+    card = report.get("card") if isinstance(report, dict) else None
+    signature = card.get("signature") if isinstance(card, dict) else None
+    status = signature.get("status") if isinstance(signature, dict) else None
+    return status if isinstance(status, str) else None
 
 
 def _agent_id(conn: sqlite3.Connection, agent: str, name: str | None) -> int:

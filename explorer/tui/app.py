@@ -36,6 +36,7 @@ class Start(NamedTuple):
     run_id: int | None = None
     run: Run | None = None
     origin: str = ""
+    fleet: tuple[str, ...] | None = None  # `--from FILE`: open the fleet view sweeping these targets
 
 
 def _harmless_markup(text: str) -> bool:
@@ -60,6 +61,7 @@ class ExplorerApp(App[int]):
         Binding("f1", "toggle_help", "Help", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, show=False),
         Binding("f2", "history", "History", id="app.history", show=False),
+        Binding("f3", "fleet", "Fleet", id="app.fleet", show=False),
     ]
 
     def __init__(self, context: AppContext | None = None, start: Start | None = None) -> None:
@@ -71,7 +73,12 @@ class ExplorerApp(App[int]):
 
     # ---- startup -------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
-        """The interview itself when started on a stored run (nothing else to draw first)."""
+        """The interview itself when started on a stored run (nothing else to draw first); the
+        fleet view when started on a list of targets."""
+        if self.start.fleet is not None:
+            from explorer.tui.screens.fleet import FleetScreen
+
+            return FleetScreen(list(self.start.fleet))
         if self.start.run is not None:
             from explorer.tui.screens.interview import InterviewScreen
 
@@ -219,6 +226,13 @@ class ExplorerApp(App[int]):
             return
         self.push_screen(HistoryScreen())
 
+    def action_fleet(self) -> None:
+        from explorer.tui.screens.fleet import FleetScreen
+
+        if isinstance(self.screen, FleetScreen):
+            return
+        self.push_screen(FleetScreen())
+
     def action_toggle_help(self) -> None:
         if self.screen.query("HelpPanel"):
             self.action_hide_help_panel()
@@ -261,6 +275,9 @@ class ExplorerApp(App[int]):
                 self._opener(agent),
             )
         yield PaletteCommand("show: history", "list recorded runs per agent", self.action_history)
+        yield PaletteCommand(
+            "show: fleet", "every agent's latest verdict, signature and churn", self.action_fleet
+        )
         yield PaletteCommand("show: load screen", "type a target or pick an agent", self.go_home)
         yield PaletteCommand(
             "show: help", "help for the focused widget and the keys", self.action_toggle_help

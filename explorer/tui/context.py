@@ -286,6 +286,11 @@ class AppContext:
             raise ExplorerError(f"{path} is not a usable transcript: {exc}") from None
         return replace(rebuilt, report=report, attestation=stored.attestation, signed_report=stored.report)
 
+    def fleet(self) -> list[Any]:
+        """Every agent with its latest run and churn (history `FleetSummary`), for the fleet view."""
+        with self._reading():
+            return list(self.history().fleet())
+
     def agents(self) -> list[Any]:
         """The agents with runs (history `AgentSummary`), most recently run first."""
         with self._reading():

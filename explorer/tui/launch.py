@@ -67,6 +67,11 @@ def build_app(
     from explorer.tui.app import ExplorerApp, Start
 
     target = (getattr(args, "target", None) or "").strip()
+    listed = getattr(args, "from_", None)
+    if listed is not None:
+        if target:
+            raise LaunchError("give either TARGET or --from FILE, not both")
+        return ExplorerApp(context, Start(fleet=tuple(_targets_from(listed))))
     start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)
     if target and not target.isdigit():
         from explorer.tui.context import ExplorerError
@@ -78,6 +83,22 @@ def build_app(
         if transcript is not None:
             start = Start(run=transcript, origin=TRANSCRIPT_ORIGIN)
     return ExplorerApp(context, start)
+
+
+def _targets_from(listed: str) -> list[str]:
+    """The targets of `--from FILE|-`; LaunchError when the list cannot be read or is empty."""
+    from explorer.core.sweep import target_lines
+
+    if listed == "-":
+        raise LaunchError("--from: the explorer reads the keyboard on stdin; give the list as a file")
+    try:
+        text = Path(listed).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LaunchError(f"--from: cannot read {listed} ({exc})") from None
+    targets = target_lines(text)
+    if not targets:
+        raise LaunchError(f"--from: {listed} lists no targets (one per line, # comments skipped)")
+    return targets
 
 
 def run_app(app: ExplorerApp, **run_options: Any) -> int:

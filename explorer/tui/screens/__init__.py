@@ -13,6 +13,7 @@ def all_screens() -> tuple[type[Any], ...]:
     from explorer.tui.screens.compare import CompareScreen
     from explorer.tui.screens.confirm import ConfirmScreen
     from explorer.tui.screens.export import ExportScreen
+    from explorer.tui.screens.fleet import FleetScreen
     from explorer.tui.screens.history import HistoryScreen
     from explorer.tui.screens.interview import InterviewScreen
     from explorer.tui.screens.load import LoadScreen
@@ -25,6 +26,7 @@ def all_screens() -> tuple[type[Any], ...]:
         ProgressScreen,
         InterviewScreen,
         HistoryScreen,
+        FleetScreen,
         CompareScreen,
         WatchScreen,
         ConfirmScreen,

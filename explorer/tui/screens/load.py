@@ -104,6 +104,7 @@ class LoadScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "focus_target", "Target", id="load.target"),
         Binding("f2", "app.history", "History", id="load.history"),
+        Binding("f3", "app.fleet", "Fleet", id="load.fleet"),
     ]
 
     def __init__(self) -> None:
