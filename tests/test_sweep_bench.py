@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.timeout(240)
+@pytest.mark.slow  # benchmark
 def test_the_sweep_benchmark_measures_both_ratios() -> None:
     done = subprocess.run(
         [

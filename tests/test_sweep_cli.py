@@ -65,6 +65,7 @@ def _list(tmp_path: Path, urls: list[str]) -> Path:
     return path
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_a_fleet_sweep_gives_every_agent_its_verdict_alone(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
 ) -> None:
@@ -87,6 +88,7 @@ def test_a_fleet_sweep_gives_every_agent_its_verdict_alone(
         assert {s.agent for s in history.agents()} >= set(urls)
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_a_seeded_crowd_sweep_gives_every_agent_its_verdict_alone(
     capsys: pytest.CaptureFixture[str], crowd: Crowd
 ) -> None:
@@ -104,6 +106,7 @@ def test_a_seeded_crowd_sweep_gives_every_agent_its_verdict_alone(
     ("names", "status"),
     [(["steady", "silent"], 0), (["steady", "churning"], 5), (["steady", "drifting", "churning"], 1)],
 )
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_the_exit_status_of_many_targets(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, names: list[str], status: int
 ) -> None:
@@ -114,6 +117,7 @@ def test_the_exit_status_of_many_targets(
     assert "swept" in err
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_an_unreachable_agent_makes_the_sweep_exit_3(
     capsys: pytest.CaptureFixture[str], fleet: Fleet
 ) -> None:
@@ -123,6 +127,7 @@ def test_an_unreachable_agent_makes_the_sweep_exit_3(
     assert {r["target"]: r["verdict"] for r in _lines(out)}[dead] == "unreachable"
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_targets_from_stdin_and_shards_split_the_list(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -168,6 +173,7 @@ def test_bad_jobs_and_shard_values_exit_2(capsys: pytest.CaptureFixture[str]) ->
     assert "I/N" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_junit_has_a_suite_per_agent_with_failures_by_code(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
 ) -> None:
@@ -195,6 +201,7 @@ def test_junit_has_a_suite_per_agent_with_failures_by_code(
     assert not list(out_file.parent.glob(".*.tmp"))
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_transcripts_merge_into_another_history_once(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
 ) -> None:
@@ -221,6 +228,7 @@ def test_transcripts_merge_into_another_history_once(
         assert len(history.runs()) == 4
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_import_refuses_a_transcript_whose_bytes_do_not_give_its_verdict(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
 ) -> None:
@@ -251,6 +259,7 @@ def test_import_refuses_a_transcript_whose_bytes_do_not_give_its_verdict(
     assert code == 2 and "needs one or more" in err
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_a_sweep_killed_half_way_keeps_what_finished(fleet: Fleet, tmp_path: Path) -> None:
     """One agent answers at once; the others accept connections and never answer. The sweep is
     killed (SIGKILL) once the first report is out: that run is in the history (a line is
@@ -283,6 +292,7 @@ def test_a_sweep_killed_half_way_keeps_what_finished(fleet: Fleet, tmp_path: Pat
     assert [r.agent for r in runs] == [urls[0]]
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_demo_serves_a_seeded_crowd_in_the_fleet_format() -> None:
     from explorer.demo.crowd import draw
 
@@ -307,6 +317,7 @@ def test_demo_serves_a_seeded_crowd_in_the_fleet_format() -> None:
             proc.kill()
 
 
+@pytest.mark.slow  # end-to-end against agents on loopback
 def test_watch_from_names_the_agents_that_changed_since_the_previous_sweep(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path
 ) -> None:

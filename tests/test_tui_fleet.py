@@ -66,6 +66,7 @@ def test_the_model_counts_changes_and_sorts_worst_first() -> None:
     assert [e.name for e in fleet.view("churn")] == ["A", "B"]
 
 
+@pytest.mark.slow  # TUI (Pilot)
 async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
     fleet: Any, runs: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -108,6 +109,7 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
         assert interview.run_id == ids[3]  # flaky's latest run
 
 
+@pytest.mark.slow  # TUI (Pilot)
 async def test_a_live_sweep_of_a_seeded_crowd_fills_the_fleet(tmp_path: Path) -> None:
     with Crowd(12, seed=3, rate_limit=RateLimit(calls=100_000, per_seconds=60.0)) as crowd:
         targets = [a.card_url for a in crowd.agents.values()]
@@ -144,6 +146,7 @@ def _summary(i: int) -> FleetSummary:
     )
 
 
+@pytest.mark.slow  # TUI (Pilot)
 async def test_a_thousand_agents_stay_responsive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app: ExplorerApp = make_app(None, tmp_path)
     monkeypatch.setattr(type(app.context), "fleet", lambda self: [_summary(i) for i in range(1000)])

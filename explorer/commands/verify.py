@@ -107,13 +107,10 @@ def _options(
     """The target and the interview's options, planned as every command and the TUI plan them
     (`explorer.planning`), with the trusted key sources loaded here, up front: an unusable
     `--keys` is a usage error before anything is asked, and a sweep loads each source once."""
-    from dataclasses import replace
+    from explorer.commands.verify_many import preload_keys
 
     target, options = plan_of(args, config if config is not None else config_of(args), COMMAND, target=given)
-    sources = [k for k in options.keys if isinstance(k, str)]
-    keys = load_keys(sources, options.timeout, COMMAND) if sources else {"keys": []}
-    loaded = tuple(k for k in options.keys if not isinstance(k, str))
-    return target, replace(options, keys=loaded + ((keys,) if keys["keys"] else ()))
+    return target, preload_keys(options, load_keys, COMMAND)
 
 
 def _offline(path: str, args: argparse.Namespace) -> Run:

@@ -132,7 +132,20 @@ def listed_targets(positional: Sequence[str], from_: str | None) -> list[str]:
     return targets + target_lines(text)
 
 
-def _cached(loader: KeyLoader) -> KeyLoader:
+def preload_keys(options: Options, load_keys: KeyLoader, command: str) -> Options:
+    """The options with their key sources (files, URLs) loaded now: an unusable `--keys` is a
+    usage error before anything is asked, and with a cached loader a sweep loads each source once."""
+    from dataclasses import replace
+
+    sources = [k for k in options.keys if isinstance(k, str)]
+    if not sources:
+        return options
+    keys = load_keys(sources, options.timeout, command)
+    loaded = tuple(k for k in options.keys if not isinstance(k, str))
+    return replace(options, keys=loaded + ((keys,) if keys["keys"] else ()))
+
+
+def cached_key_loader(loader: KeyLoader) -> KeyLoader:
     """Load each distinct list of key sources once for the whole sweep."""
     cache: dict[tuple[str, ...], dict[str, Any]] = {}
 
@@ -288,7 +301,7 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
         if args.shard is not None:
             positions = shard(positions, *args.shard)
         config = config_of(args)
-        load_keys = _cached(load_trusted_keys)
+        load_keys = cached_key_loader(load_trusted_keys)
         jobs = [Job(p, *plan(given, config, load_keys)) for p, given in positions]
         first = jobs[0].options if jobs else None
         key = signing_key(args.sign_key, config, first.role, first.runner, COMMAND) if first else None

@@ -118,7 +118,8 @@ class _Round:
 
 
 def _jobs(args: argparse.Namespace) -> list[Job]:
-    from explorer.commands.verify_many import listed_targets
+    from explorer.commands.common import load_trusted_keys
+    from explorer.commands.verify_many import cached_key_loader, listed_targets, preload_keys
     from explorer.planning import PlanError, plan
     from explorer.sweep import Job
 
@@ -127,13 +128,14 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
         raise UsageError("no targets in the list: give one per line (blank lines and # comments skipped)")
     config = config_of(args)
     given = typed_settings(args)
+    load_keys = cached_key_loader(load_trusted_keys)  # a `--keys URL` is fetched once, not per run
     jobs = []
     for position, target in enumerate(targets):
         try:
             url, options = plan(target, given, config)
         except PlanError as exc:
             raise UsageError(str(exc)) from None
-        jobs.append(Job(position, url, options))
+        jobs.append(Job(position, url, preload_keys(options, load_keys, COMMAND)))
     return jobs
 
 
