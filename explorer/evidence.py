@@ -130,3 +130,22 @@ def assess_run(run: Run, trusted: Mapping[str, bytes]) -> Run:
     """A stored run with its standing re-derived (history, show, compare, exports, the TUI)."""
     report = assess_transcript(run.to_transcript(), run.report, trusted)
     return replace(run, report=report, signed_report=run.recorded_report)
+
+
+def read_back(
+    history: Any, summaries: Sequence[Any], trusted: Mapping[str, bytes]
+) -> dict[int, dict[str, Any]]:
+    """Run id -> `{"ran_by", "standing", "run_attestation"}` as each listed run reads back here:
+    an unsigned run is judged from its summary alone (a claim by the rule), and only a signed
+    one is loaded to check its signature. `history` is an open `History`; HistoryError passes."""
+    signed = history.signed([s.id for s in summaries])
+    out: dict[int, dict[str, Any]] = {}
+    for summary in summaries:
+        if summary.id in signed:
+            report = assess_run(history.load(summary.id), trusted).report
+        else:
+            role = summary.role if summary.role in ("independent", "platform") else "self"
+            report = {"ran_by": {"name": summary.runner, "role": role}, "findings": []}
+            report = att.apply(report, att.unsigned(report, live=False))
+        out[summary.id] = {key: report.get(key) for key in ("ran_by", "standing", "run_attestation")}
+    return out

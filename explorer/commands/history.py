@@ -3,9 +3,12 @@
 `history import FILE...` merges transcripts made elsewhere (see `explorer.commands.history_import`).
 
 One line per run: id, time, verdict, standing, the card and answers digests (first 12 hex
-digits) and the agent. A `*` marks a run whose card or answers digest differs from the previous
-run of the same agent, so churn is visible in the list itself. AGENT is a card URL, a base URL
-(every agent under it) or a card name. `--json` prints one JSON array and nothing else.
+digits) and the agent. The standing is the one each run earns here: a signed run is evidence only
+under a trusted runner key (`--trust-runner`, the config's `trusted_runners`, your own
+`sign_key`), an unsigned one is a claim whatever role it states. A `*` marks a run whose card or
+answers digest differs from the previous run of the same agent, so churn is visible in the list
+itself. AGENT is a card URL, a base URL (every agent under it) or a card name. `--json` prints
+one JSON array and nothing else.
 
 Exit status: 0 listed (also when the history is empty), 2 usage error, 3 no runs for AGENT or
 an unreadable history.
@@ -20,12 +23,15 @@ from explorer.commands.common import (
     EXIT_OK,
     EXIT_UNKNOWN,
     EXIT_USAGE,
+    UsageError,
     add_home_argument,
+    config_of,
     error,
     open_history,
     print_json,
     print_lines,
 )
+from explorer.commands.evidence_options import add_trust_runner_argument, trusted_runners
 
 if TYPE_CHECKING:
     from explorer.store.history import RunSummary
@@ -41,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print a JSON array of runs")
     parser.add_argument("--limit", type=int, default=100, metavar="N", help="at most N runs (default 100)")
+    add_trust_runner_argument(parser)
     add_home_argument(parser)
 
 
@@ -50,6 +57,7 @@ def _short(digest: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
+    from explorer.evidence import read_back
     from explorer.store.history import HistoryError
 
     if args.agent and args.agent[0] == "import":
@@ -62,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     if args.limit <= 0:
         return error("--limit must be a positive number", EXIT_USAGE)
     try:
+        trusted = trusted_runners(args.trust_runner, config_of(args), 10.0, "history")
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE)
+    try:
         with open_history(args) as history:
             if args.agent is None:
                 runs = history.runs(limit=args.limit)
@@ -72,10 +84,15 @@ def run(args: argparse.Namespace) -> int:
                     key=lambda r: r.id,
                     reverse=True,
                 )[: args.limit]
+            read = read_back(history, runs, trusted)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
+    # The standing each run earns here (signed and trusted, or a claim), not the one recorded.
+    runs = [r._replace(standing=read[r.id]["standing"]) for r in runs]
     if args.json:
-        print_json([r.to_json() for r in runs], indent=2)
+        print_json(
+            [{**r.to_json(), "run_attestation": read[r.id]["run_attestation"]} for r in runs], indent=2
+        )
     if args.agent is not None and not runs:
         return error(f"no runs recorded for {safe_text(args.agent, limit=200)}", EXIT_UNKNOWN)
     if args.json:

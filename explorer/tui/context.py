@@ -214,23 +214,13 @@ class AppContext:
         """Runs newest first (of one agent, or of all), each with the standing it earns here;
         ExplorerError when history cannot be read. Only signed runs are loaded to check their
         signature: an unsigned one is a claim by the contract's rule."""
-        with self._reading():
-            summaries = self.history().runs(agent=agent, limit=limit)
-            signed = self.history().signed([s.id for s in summaries])
-            return [_row(s, self._mark(s, s.id in signed)) for s in summaries]
-
-    def _mark(self, summary: Any, signed: bool) -> str:
+        from explorer.evidence import read_back
         from explorer.tui.model import standing_mark
 
-        if summary.role not in ("independent", "platform"):
-            return standing_mark({"ran_by": {"role": "self"}, "standing": "claim"})
-        if not signed:
-            return standing_mark({"ran_by": {"role": summary.role}, "standing": "claim",
-                                  "run_attestation": {"status": "unsigned", "reason": "unsigned"}})
-        try:
-            return standing_mark(self.load(summary.id).report)
-        except ExplorerError:
-            return "? unreadable"
+        with self._reading():
+            summaries = self.history().runs(agent=agent, limit=limit)
+            marks = read_back(self.history(), summaries, self.trusted_runners())
+            return [_row(s, standing_mark(marks[s.id])) for s in summaries]
 
     # ---- signed evidence -------------------------------------------------------------------
     def trusted_runners(self) -> Mapping[str, bytes]:
