@@ -350,3 +350,26 @@ def test_watch_lines_say_what_changed() -> None:
     assert "B\\x1b[2J (verdict conformant -> churn, card)" in line and "C (new in the list)" in line
     assert "\x1b" not in line
     assert sweep_line("T", 3, after, after, 1.0, "counts").endswith("no change")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_progress_line_is_kept_on_stderr_only_when_it_is_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dead = [f"http://127.0.0.1:{_closed_port()}/{i}" for i in range(3)]
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    code = main(["verify", *dead, "--json", "--no-history", "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 3 and len(out.splitlines()) == 3 and "\x1b" not in out
+    err = terminal.getvalue()
+    assert "\r\x1b[K1/3" in err and "3 unreachable" in err
+    last = err.split("\r")[-1]  # the progress line is cleared before the summary
+    assert last.startswith("\x1b[Kinterview-explorer verify: swept 3/3 agents")
+    monkeypatch.undo()
+    main(["verify", *dead, "--json", "--no-history"])
+    assert "\x1b" not in capsys.readouterr().err
