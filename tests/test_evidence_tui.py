@@ -97,8 +97,12 @@ async def test_history_and_compare_mark_each_run(
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         column = COLUMNS.index("standing")
-        marks = [str(table.get_row_at(i)[column]) for i in range(table.row_count)]
-        assert marks == ["✓ evidence · signed", "claim · unsigned"]  # newest (#2, signed) first
+
+        def marks() -> list[str]:
+            return [str(table.get_row_at(i)[column]) for i in range(table.row_count)]
+
+        await wait_for(pilot, lambda: "✓ evidence · signed" in marks())  # checked off the event loop
+        assert marks() == ["✓ evidence · signed", "claim · unsigned"]  # newest (#2, signed) first
         await pilot.press("enter")
         await wait_for_interview(pilot)
         assert "evidence: signed by ci@example.org" in plain(app.screen.query_one("#header", Static))

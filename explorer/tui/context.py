@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 Clock = Callable[[], datetime]
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript opened as a target (as history import)
+CHECKING = "… signed, checking"  # a signed run's standing mark until its signature is checked
 
 
 def system_clock() -> datetime:
@@ -84,6 +85,7 @@ class AppContext:
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
     _trusted: Any = None  # thumbprint -> key of the runner keys trusted here (loaded on first use)
     _sign_key: Any = None  # the config's sign_key, loaded on first signed run (False: unusable)
+    _marks: dict[int, str] = field(default_factory=dict)  # run id -> standing mark, once checked
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -212,15 +214,33 @@ class AppContext:
 
     def rows(self, agent: str | None = None, limit: int = 200) -> list[RunRow]:
         """Runs newest first (of one agent, or of all), each with the standing it earns here;
-        ExplorerError when history cannot be read. Only signed runs are loaded to check their
-        signature: an unsigned one is a claim by the contract's rule."""
+        ExplorerError when history cannot be read. An unsigned run is a claim by the contract's
+        rule, read from its summary; a signed one shows CHECKING until `check_signed` (which
+        loads it and checks its signature, some milliseconds each) has run for it."""
         from explorer.evidence import read_back
         from explorer.tui.model import standing_mark
 
         with self._reading():
             summaries = self.history().runs(agent=agent, limit=limit)
-            marks = read_back(self.history(), summaries, self.trusted_runners())
-            return [_row(s, standing_mark(marks[s.id])) for s in summaries]
+            signed = self.history().signed([s.id for s in summaries])
+            unsigned = read_back(self.history(), [s for s in summaries if s.id not in signed], {})
+        return [
+            _row(s, self._marks.get(s.id, CHECKING) if s.id in signed else standing_mark(unsigned[s.id]))
+            for s in summaries
+        ]
+
+    def check_signed(self, run_ids: Sequence[int]) -> dict[int, str]:
+        """The standing marks of signed runs (their signature checked under the trusted runner
+        keys), remembered for the session: a stored run never changes. Safe in a thread."""
+        from explorer.tui.model import standing_mark
+
+        for run_id in run_ids:
+            if run_id not in self._marks:
+                try:
+                    self._marks[run_id] = standing_mark(self.load(run_id).report)
+                except ExplorerError:
+                    self._marks[run_id] = "? unreadable"
+        return {run_id: self._marks[run_id] for run_id in run_ids}
 
     # ---- signed evidence -------------------------------------------------------------------
     def trusted_runners(self) -> Mapping[str, bytes]:

@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
-from explorer.tui.context import ExplorerError, RunRow
+from explorer.tui.context import CHECKING, ExplorerError, RunRow
 
 # What a reader scans for comes first, so a narrow terminal still shows it: the verdict and
 # whether the run changed since the one before.
@@ -120,6 +120,17 @@ class HistoryScreen(Screen[None]):
             error.display = False
         self.marked = [m for m in self.marked if any(r.run_id == m for r in self.rows)]
         self._fill_agents()
+        self._fill_runs()
+        pending = [r.run_id for r in self.rows if r.standing == CHECKING]
+        if pending:  # signed runs: their signatures are checked off the event loop
+            self.run_worker(lambda: self._check(pending), thread=True, exclusive=True, group="marks")
+
+    def _check(self, run_ids: list[int]) -> None:
+        marks = self.app.context.check_signed(run_ids)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self._apply_marks, marks)
+
+    def _apply_marks(self, marks: dict[int, str]) -> None:
+        self.rows = [r._replace(standing=marks.get(r.run_id, r.standing)) for r in self.rows]
         self._fill_runs()
 
     def _fill_agents(self) -> None:
