@@ -373,3 +373,49 @@ def test_a_progress_line_is_kept_on_stderr_only_when_it_is_a_terminal(
     monkeypatch.undo()
     main(["verify", *dead, "--json", "--no-history"])
     assert "\x1b" not in capsys.readouterr().err
+
+
+@pytest.mark.slow  # end-to-end against agents on loopback
+def test_config_applies_per_target_in_a_sweep_as_for_one(
+    capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A configured agent's name brings its URL and its headers to that agent only; the config's
+    runner and role, and --timeout, apply to every target; a missing env variable is a usage
+    error before anything is asked."""
+    home = tmp_path / "h"
+    home.mkdir()
+    steady, quiet = fleet.agents["steady"], fleet.agents["quiet"]
+    (home / "config.toml").write_text(
+        f'runner = "fleet-ci"\nrole = "platform"\n[agents.books]\nurl = "{steady.card_url}"\n'
+        'headers = { X-Books-Token = "env:BOOKS_TOKEN" }\n'
+    )
+    code, out, err = _run(capsys, "verify", "books", quiet.card_url, "--home", str(home), "--no-history")
+    assert code == 2 and "BOOKS_TOKEN" in err and out == ""
+    monkeypatch.setenv("BOOKS_TOKEN", "s3cret-value")
+    out_dir = tmp_path / "t"
+    code, out, _ = _run(
+        capsys,
+        "verify",
+        "books",
+        quiet.card_url,
+        "--home",
+        str(home),
+        "--no-history",
+        "--json",
+        "--transcripts",
+        str(out_dir),
+        "--timeout",
+        "7",
+    )
+    reports = {r["target"]: r for r in _lines(out)}
+    assert set(reports) == {steady.card_url, quiet.card_url}
+    assert all(r["ran_by"] == {"name": "fleet-ci", "role": "platform"} for r in reports.values())
+    assert "s3cret-value" not in out
+    sent: dict[str, set[str]] = {}
+    for path in out_dir.glob("*.json"):
+        data = json.loads(path.read_text())
+        assert "s3cret-value" not in path.read_text()
+        sent[data["report"]["target"]] = {
+            name.lower() for ex in data["exchanges"] for name, _ in ex["request_headers"]
+        }
+    assert "x-books-token" in sent[steady.card_url] and "x-books-token" not in sent[quiet.card_url]

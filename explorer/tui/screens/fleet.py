@@ -6,14 +6,14 @@ its runs changed (churn), and how many runs there are. `s` cycles the sort (verd
 first, churn, last change, name), `v` cycles a verdict filter, enter opens the agent's latest
 interview (from there history and compare work as everywhere), `r` reloads the history.
 
-Started with targets (`interview-explorer --from FILE`, or the palette's "sweep: list file"),
-the screen sweeps them: the interviews run with the sweep engine in a worker thread with its
-own event loop, so verification never blocks drawing, and each finished run is recorded and
-turned into a small `fleet_model.Finished` before it reaches the screen. The table is rebuilt
-at most a few times a second from the model (a DataTable draws only the rows in view, so a
-thousand agents stay responsive). Leaving the screen stops handing out new interviews; the ones
-in flight finish within their timeout. Agent names and URLs are untrusted: every cell is
-`rich.text.Text` of `safe` output, never markup.
+Started with targets (`interview-explorer --from FILE`), the screen sweeps them: the
+interviews run with the sweep engine in a worker thread with its own event loop, so
+verification never blocks drawing, and each finished run is recorded and turned into a small
+`fleet_model.Finished` before it reaches the screen. The table is rebuilt from the model at
+most every quarter second, and never sooner than four times the last repaint took; a DataTable
+draws only the rows in view, so a thousand agents stay responsive. Leaving the screen stops
+handing out new interviews; the ones in flight finish within their timeout. Agent names and
+URLs are untrusted: every cell is `rich.text.Text` of `safe` output, never markup.
 """
 
 from __future__ import annotations
@@ -85,6 +85,8 @@ class FleetScreen(Screen[None]):
         self._dirty = True
         self._stop = threading.Event()
         self._began = 0.0
+        self._painted_at = 0.0
+        self._paint_cost = 0.0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fleet"):
@@ -101,7 +103,7 @@ class FleetScreen(Screen[None]):
             self.fleet.expect(self.targets)
             self._sweep()
         self.set_interval(REPAINT_EVERY, self._repaint)
-        self._repaint()
+        self._repaint(now=True)
         table.focus()
 
     def on_unmount(self) -> None:
@@ -162,8 +164,14 @@ class FleetScreen(Screen[None]):
         self._dirty = True
 
     # ---- drawing ---------------------------------------------------------------------------------
-    def _repaint(self) -> None:
+    def _repaint(self, *, now: bool = False) -> None:
+        """Rebuild the rows from the model when it changed. While a sweep reports runs, a repaint
+        waits at least four times as long as the previous one took, so however large the fleet,
+        at most a fifth of the time goes to repainting and keys stay responsive."""
         if not self._dirty:
+            return
+        began = time.perf_counter()
+        if not now and began - self._painted_at < 4 * self._paint_cost:
             return
         self._dirty = False
         table = self.query_one(FleetTable)
@@ -176,6 +184,8 @@ class FleetScreen(Screen[None]):
             if index is not None:
                 table.move_cursor(row=index, animate=False)
         self._title()
+        self._painted_at = time.perf_counter()
+        self._paint_cost = self._painted_at - began
 
     def _title(self) -> None:
         counts = self.fleet.counts()
@@ -227,16 +237,16 @@ class FleetScreen(Screen[None]):
     def action_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self._dirty = True
-        self._repaint()
+        self._repaint(now=True)
 
     def action_filter(self) -> None:
         self.verdict = FILTERS[(FILTERS.index(self.verdict) + 1) % len(FILTERS)]
         self._dirty = True
-        self._repaint()
+        self._repaint(now=True)
 
     def action_reload(self) -> None:
         self._load_history()
-        self._repaint()
+        self._repaint(now=True)
 
     def action_back(self) -> None:
         self._stop.set()
