@@ -264,3 +264,31 @@ def test_a_sweep_signs_every_run_and_history_import_keeps_the_attestation(
     _run(capsys, "export", "1", "-o", str(exported), *reader)
     code, out, _ = _run(capsys, "verify", "--offline", str(exported), "--trust-runner", str(trust), "--json")
     assert json.loads(out)["standing"] == "evidence"  # the imported run re-exports byte for byte as signed
+
+
+def test_replay_and_watch_sign_with_the_configs_key(
+    capsys: pytest.CaptureFixture[str], fleet: Any, machines: dict[str, Path], tmp_path: Path
+) -> None:
+    agent = fleet.agents["steady"]
+    keys = tmp_path / "agent.jwks"
+    keys.write_text(json.dumps(agent.jwks))
+    key = tmp_path / "runner.pem"
+    _keygen(capsys, key)
+    machines["runner"].mkdir(parents=True)
+    (machines["runner"] / "config.toml").write_text(f'sign_key = "{key}"\n')
+    home = ["--home", str(machines["runner"])]
+    assert (
+        _run(
+            capsys, "verify", agent.card_url, "--keys", str(keys), "--runner", "ci", "--as", "platform", *home
+        )[0]
+        == 0
+    )
+    assert _run(capsys, "replay", "1", *home)[0] == 0
+    assert _run(capsys, "watch", agent.card_url, "--keys", str(keys), "--runner", "ci", "--as", "platform",
+                "--every", "0.1", "--count", "1", *home)[0] == 0  # fmt: skip
+    from explorer.store.history import History
+
+    with History.open(machines["runner"]) as history:
+        assert history.signed([1, 2, 3]) == {1, 2, 3}
+    code, out, _ = _run(capsys, "show", "2", *home)
+    assert "standing: evidence: signed by ci" in out  # your own sign_key is trusted on your machine

@@ -126,3 +126,26 @@ def _runner_jwks(sources: list[str], timeout: float, command: str) -> dict[str, 
     for note in notes:
         say(f"note: {note}", command)
     return keys
+
+
+def signed_run_fn(key: RunnerKey | None, target: str) -> Any:
+    """A `run_fn` for `explorer.replay.interview` that signs each run with `key` (None: plain)."""
+    if key is None:
+        return None
+    from explorer.commands.verify_many import sign_or_keep
+    from explorer.procedure import run_interview_sync
+
+    return lambda url, options: sign_or_keep(run_interview_sync(url, options), key, target)
+
+
+def signed_async_run_fn(key: RunnerKey | None, target: str) -> Any:
+    """`signed_run_fn` for `explorer.replay.interview_async` (watch)."""
+    if key is None:
+        return None
+    from explorer.commands.verify_many import sign_or_keep
+    from explorer.procedure import run_interview
+
+    async def run(url: str, options: Any) -> Any:
+        return sign_or_keep(await run_interview(url, options), key, target)
+
+    return run

@@ -31,6 +31,7 @@ from explorer.commands.common import (
     typed_settings,
     verdict_exit,
 )
+from explorer.commands.evidence_options import signed_run_fn, signing_key
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,12 +73,16 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             try:
+                key = signing_key(None, config, options.role, options.runner, "replay")  # config's sign_key
                 step = interview(
                     target,
                     options,
                     history=None if args.no_history else history,
                     previous=(before.id, old.report),
+                    run_fn=signed_run_fn(key, target),
                 )
+            except UsageError as exc:
+                return error(str(exc), EXIT_USAGE)
             except (KeysError, ValueError) as exc:
                 return error(str(exc), EXIT_USAGE)
     except HistoryError as exc:

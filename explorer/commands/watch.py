@@ -37,6 +37,7 @@ from explorer.commands.common import (
     typed_settings,
     verdict_exit,
 )
+from explorer.commands.evidence_options import signed_async_run_fn, signing_key
 from explorer.commands.verify_many import add_list_arguments
 from explorer.config import MAX_WATCH_EVERY
 from explorer.settings import seconds_type
@@ -110,7 +111,13 @@ class _Tally:
 
 
 async def _loop(
-    args: argparse.Namespace, target: str, options: Any, previous: Any, history: Any, tally: _Tally
+    args: argparse.Namespace,
+    target: str,
+    options: Any,
+    previous: Any,
+    history: Any,
+    tally: _Tally,
+    run_fn: Any = None,
 ) -> None:
     """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is."""
     from explorer.net.keys import KeysError
@@ -125,7 +132,11 @@ async def _loop(
         next_at = max(next_at + args.every, time.monotonic())
         try:
             step = await interview_async(
-                target, options, history=None if args.no_history else history, previous=previous
+                target,
+                options,
+                history=None if args.no_history else history,
+                previous=previous,
+                run_fn=run_fn,
             )
         except (KeysError, ValueError) as exc:
             tally.status = error(str(exc), EXIT_USAGE)
@@ -163,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         try:
             target, options, previous = _start(args, history, config)
+            key = signing_key(None, config, options.role, options.runner, "watch")  # the config's sign_key
         except (UsageError, ValueError) as exc:
             return error(str(exc), EXIT_USAGE)
         except (HistoryError, LookupError) as exc:
@@ -172,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
             + (f", {args.count} runs" if args.count else ", until Ctrl+C"),
             file=sys.stderr,
         )
-        asyncio.run(_loop(args, target, options, previous, history, tally))
+        asyncio.run(_loop(args, target, options, previous, history, tally, signed_async_run_fn(key, target)))
     except KeyboardInterrupt:
         print(f"\nstopped after {tally.done} run{'s' if tally.done != 1 else ''}", file=sys.stderr)
         if tally.last is None:
