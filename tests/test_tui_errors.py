@@ -173,7 +173,7 @@ async def test_the_mouse_selects_projections(tui: Tui) -> None:
         await pilot.click(listing, offset=(4, 0))
         await pilot.pause()
         assert pane.selected is not None and pane.selected["member"] == "/supportedInterfaces"
-        assert "pointer  /supportedInterfaces   ✓ MATCH" in plain(pane.query_one(".info", Static))
+        assert "pointer  /supportedInterfaces   ✓ match" in plain(pane.query_one(".info", Static))
 
 
 async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(

@@ -91,7 +91,7 @@ async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(tui: Tu
         header = plain(screen.query_one("#header", Static))
         assert "Drifting" in header and "verdict ✗ NONCONFORMANT" in header
         assert "signature ✓ verified · form served · ES256 · kid drifting-card-1" in header
-        assert "claim: self-run by tester (not evidence)" in header
+        assert "claim: run by the agent's operator (tester)" in header
         assert "run #1" in header
 
         labels = tab_labels(screen)
@@ -162,7 +162,7 @@ async def test_each_tab_shows_its_answer(demo_runs: dict[str, Any], tui: Tui) ->
             assert screen.query_one(TabbedContent).active == f"tab-{name}"
             listing = screen.query_one(f"#list-{name}", OptionList)
             assert listing.get_option_at_index(0).prompt.plain.startswith(f"✓ {first}")
-            assert f"pointer  {first}   ✓ MATCH" in detail_text(screen, name)["where"]
+            assert f"pointer  {first}   ✓ match" in detail_text(screen, name)["where"]
             assert "canonical bytes (RFC 8785) identical" in detail_text(screen, name)["canonical"]
         # Values are highlighted as JSON (pygments tokens styled: object keys, strings, numbers).
         await pilot.press("3")

@@ -83,12 +83,14 @@ def test_question_errors_without_projection_problems_still_mark_the_tab() -> Non
 
 
 def test_standing_never_presents_a_self_run_as_evidence() -> None:
+    # The TUI says what the CLI summary and the exports say (explorer.core.view).
     assert model.standing_text({"ran_by": {"name": "bob", "role": "self"}, "standing": "evidence"}) == (
-        "claim: self-run by bob (not evidence)"
+        "claim: run by the agent's operator (bob)"
     )
     assert model.standing_text({"ran_by": {"name": "ci", "role": "platform"}, "standing": "evidence"}) == (
-        "evidence: recorded by ci (platform)"
+        "evidence: recorded by a platform (ci)"
     )
+    assert model.standing_text({"ran_by": {"name": "ci", "role": "platform"}}).startswith("claim")
     assert model.standing_text({}).startswith("claim")
 
 

@@ -43,6 +43,7 @@ from explorer.core.run import Run
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as parse_json
 from explorer.core.text import safe_text
+from explorer.core.view import projection_label
 from explorer.store.redact import redact_headers
 
 Format = Literal["json", "md", "html"]
@@ -241,12 +242,7 @@ def _list(value: Any) -> list[Mapping[str, Any]]:
 
 
 def _status_mark(status: Any) -> str:
-    return {
-        "match": "✓ match",
-        "mismatch": "✗ MISMATCH",
-        "unresolved": "✗ UNRESOLVED",
-        "unverifiable": "? unverifiable",
-    }.get(str(status), safe_text(status, limit=40))
+    return projection_label(status)  # the marks every surface shares (explorer.core.view)
 
 
 def _source_label(p: Mapping[str, Any]) -> str:

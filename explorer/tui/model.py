@@ -12,27 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from explorer.core import view
 from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
 from explorer.core.findings import UNACTIVATED_PROBES
-from explorer.core.report import projection_source
 
-# Symbol + word for each state, so nothing is told by colour alone.
-PROJECTION_MARK: dict[str, str] = {
-    "match": "✓",
-    "mismatch": "✗",
-    "unresolved": "?",
-    "unverifiable": "~",
-}
-
-VERDICT_MARK: dict[str, str] = {
-    "conformant": "✓",
-    "nonconformant": "✗",
-    "churn": "≈",
-    "not_offered": "–",
-    "unreachable": "!",
-}
-
-SEVERITY_MARK: dict[str, str] = {"error": "✗", "warning": "!", "info": "·"}
+# Symbol + word for each state, so nothing is told by colour alone: defined once, in the core's
+# report view, for the TUI, the exports and the CLI alike.
+PROJECTION_MARK = view.PROJECTION_MARKS
+VERDICT_MARK = view.VERDICT_MARKS
+SEVERITY_MARK = view.SEVERITY_MARKS
+projection_label = view.projection_label  # "✗ MISMATCH", "? UNRESOLVED", "~ unverifiable", "✓ match"
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -132,55 +121,33 @@ def _question_errors(report: Mapping[str, Any], name: str) -> int:
 
 
 def verdict_text(report: Mapping[str, Any]) -> str:
-    verdict = _str(report.get("verdict"), "unknown")
-    return f"{VERDICT_MARK.get(verdict, '?')} {verdict}"
+    return view.verdict_label(report.get("verdict") or "unknown")
 
 
 def standing_text(report: Mapping[str, Any]) -> str:
-    """A self-run result is a claim and must never read as evidence (interview extension, sections 8, 9).
-
-    A signed or read-back result says who signed it with which key, or why it is only a claim
-    ("evidence: signed by NAME (key abc123…, trusted)", "claim, unknown signer: ...")."""
-    run_att = _map(report.get("run_attestation"))
-    if run_att.get("reason") or run_att.get("status") == "verified":
-        from explorer.core.report import standing_words
-
-        return standing_words(report)
-    ran_by = _map(report.get("ran_by"))
-    role = _str(ran_by.get("role"), "self")
-    name = _str(ran_by.get("name")) or "unnamed runner"
-    standing = _str(report.get("standing")) or ("claim" if role == "self" else "evidence")
-    if role == "self":
-        return f"claim: self-run by {name} (not evidence)"
-    return f"{standing}: recorded by {name} ({role})"
+    """The core's standing sentence: a self-run result is a claim and never reads as evidence
+    (interview extension, sections 8 and 9), with who ran it and who signed it."""
+    return view.ReportView.of(report).standing_words()
 
 
 def standing_mark(report: Mapping[str, Any]) -> str:
     """The history and compare screens' short mark: `✓ evidence · signed`, `claim · unknown signer`."""
-    run_att = _map(report.get("run_attestation"))
-    role = _str(_map(report.get("ran_by")).get("role"), "self")
-    if report.get("standing") == "evidence" and role != "self":
-        return "✓ evidence · signed" if run_att.get("status") == "verified" else "✓ evidence"
-    if role == "self":
-        return "claim · self-run"
-    return f"claim · {_str(run_att.get('reason')) or 'unverified'}"
+    return view.ReportView.of(report).standing_mark()
 
 
 def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:
     """`("✓ verified · sdk-normalized · kid demo-1", ok)`: the words carry the state."""
-    sig = _map(card(report).get("signature"))
-    status = _str(sig.get("status"), "unknown")
-    mark = {"verified": "✓", "unsigned": "–", "invalid": "✗", "unverifiable": "?"}.get(status, "?")
-    parts = [f"{mark} {status}"]
-    if sig.get("form"):
-        parts.append(f"form {sig['form']}")
-    if sig.get("alg"):
-        parts.append(str(sig["alg"]))
-    if sig.get("kid"):
-        parts.append(f"kid {sig['kid']}")
-    if sig.get("key_source") == "jku":
+    sig = view.Signature.of(card(report).get("signature"))
+    parts = [f"{sig.mark} {sig.status}"]
+    if sig.form:
+        parts.append(f"form {sig.form}")
+    if sig.alg:
+        parts.append(sig.alg)
+    if sig.kid:
+        parts.append(f"kid {sig.kid}")
+    if sig.key_source == "jku":
         parts.append("key from the card's own jku")
-    return " · ".join(parts), status == "verified"
+    return " · ".join(parts), sig.status == "verified"
 
 
 def layout_text(report: Mapping[str, Any]) -> str:
@@ -252,7 +219,7 @@ def clause_grade(report: Mapping[str, Any], projection: Mapping[str, Any]) -> st
         for clause in _list(proposal.get("clauses")):
             if isinstance(clause, Mapping) and clause.get("member") == member and clause.get("grade"):
                 return str(clause["grade"])
-    for value in (projection_source(projection)[1], projection.get("value")):
+    for value in (view.Projection.of(projection).source()[1], projection.get("value")):
         if isinstance(value, Mapping) and isinstance(value.get("grade"), str):
             return value["grade"]
     return None

@@ -224,12 +224,11 @@ carets on the line below.
                 Content.styled("no projection selected", "italic"), Content(""), nothing, nothing, False, None
             )
         status = str(projection.get("status", "unverifiable"))
-        mark = model.PROJECTION_MARK.get(status, "?")
         head = Content.assemble(
             ("pointer  ", "dim"),
             safe.text(projection.get("member", ""), 300, "bold"),
             ("   ", ""),
-            (f"{mark} {status.upper()}", "bold reverse" if status != "match" else "bold"),
+            (model.projection_label(status), "bold reverse" if status != "match" else "bold"),
         )
         lines = [self._document_lines(projection)]
         if projection.get("document") == "proposal":

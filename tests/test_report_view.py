@@ -1,0 +1,126 @@
+"""The typed report view: read once, tolerantly, and worded the same on every surface.
+
+A report may come from an old history row or a hand-edited transcript, so the view must read
+anything without raising; and the facts a person reads (the projection marks, the verdict, the
+standing) must come out the same in the CLI summary, the exports and the TUI, because they are
+decided once in `explorer.core.view`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from explorer.core.report import summary_lines
+from explorer.core.run import Run
+from explorer.core.view import PROJECTION_MARKS, ReportView, projection_label, verdict_label
+from explorer.store.export import export
+from explorer.tui import model
+
+
+def _report(**overrides: Any) -> dict[str, Any]:
+    projections = [
+        {"index": i, "member": f"/m{i}", "document": "card", "status": status, "value": i, "source_value": i}
+        for i, status in enumerate(("match", "mismatch", "unresolved", "unverifiable"))
+    ]
+    projections[1]["source_value"] = "other"
+    report: dict[str, Any] = {
+        "verdict": "nonconformant",
+        "ran_by": {"name": "auditor", "role": "independent"},
+        "standing": "evidence",
+        "target": "http://127.0.0.1:9/",
+        "card": {
+            "url": "http://127.0.0.1:9/card.json",
+            "name": "Shown",
+            "layout": "v1.0",
+            "sha256": "ab" * 32,
+            "signature": {"status": "verified", "form": "served", "alg": "ES256", "kid": "k1"},
+        },
+        "questions": {q: {"status": "not_asked", "answer": None, "projections": []}
+                      for q in ("identity", "capabilities", "usage", "terms", "refusals")},
+        "probes": [{"name": "undefined_method", "outcome": "refused"}],
+        "findings": [{"code": "projection_mismatch", "severity": "error", "question": "identity",
+                      "member": "/m1", "detail": "differs"}],
+        "extensions": [],
+        "attempts": 2,
+    }
+    report["questions"]["identity"] = {"status": "answered", "answer": {}, "declared": True,
+                                       "projections": projections}
+    report.update(overrides)
+    return report
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        None,
+        [],
+        "text",
+        {},
+        {"card": [], "questions": "no", "findings": {"a": 1}, "ran_by": 3, "attempts": True},
+        {"questions": {"identity": {"projections": [1, None, {"status": 5}]}}, "probes": [None, {"name": 1}]},
+    ],
+)
+def test_anything_reads_without_raising_as_a_neutral_report(garbage: Any) -> None:
+    view = ReportView.of(garbage)
+    assert view.verdict == "unknown" and view.standing == "claim" and view.role == "self"
+    assert set(view.questions) == {"identity", "capabilities", "usage", "terms", "refusals"}
+    assert view.card.signature.status == "unknown"
+    assert summary_lines(garbage if isinstance(garbage, dict) else {})[0].startswith("verdict:")
+    assert view.attempts is None
+
+
+def test_the_view_types_what_the_contract_requires_and_keeps_the_rest() -> None:
+    view = ReportView.of(_report(run_attestation={"status": "unsigned"}, churn_explained="later"))
+    assert (view.verdict, view.standing, view.runner, view.role, view.attempts) == (
+        "nonconformant", "evidence", "auditor", "independent", 2)
+    identity = view.questions["identity"]
+    assert [p.status for p in identity.projections] == ["match", "mismatch", "unresolved", "unverifiable"]
+    assert identity.counts() == {"match": 1, "mismatch": 1, "unresolved": 1, "unverifiable": 1}
+    assert identity.projections[1].canonical("source") == '"other"'
+    assert view.findings[0].code == "projection_mismatch" and view.findings[0].mark == "✗"
+    assert view.member("churn_explained") == "later"  # a member the view does not type yet
+    assert view.member("card", "signature", "kid") == "k1" and view.member("card", "nope", "x") is None
+
+
+def test_each_projection_state_has_its_own_mark_and_every_surface_uses_it() -> None:
+    assert len(set(PROJECTION_MARKS.values())) == 4
+    labels = [projection_label(s) for s in ("match", "mismatch", "unresolved", "unverifiable")]
+    assert labels == ["✓ match", "✗ MISMATCH", "? UNRESOLVED", "~ unverifiable"]
+    assert model.projection_label is projection_label and model.PROJECTION_MARK is PROJECTION_MARKS
+    run = Run(report=_report())
+    markdown, html = export(run, "md"), export(run, "html")
+    for label in labels:
+        assert label in markdown and label in html
+    assert "\x1b" not in projection_label("\x1b[2Jodd")  # an agent's word is shown, never obeyed
+
+
+@pytest.mark.parametrize(
+    ("ran_by", "standing", "words"),
+    [
+        ({"name": "op", "role": "self"}, "claim", "claim: run by the agent's operator (op)"),
+        ({"name": "op", "role": "self"}, "evidence", "claim: run by the agent's operator (op)"),
+        ({"name": "ci", "role": "platform"}, "evidence", "evidence: recorded by a platform (ci)"),
+        ({"name": "au", "role": "independent"}, "evidence", "evidence: run by an independent party (au)"),
+        ({"name": "au", "role": "independent"}, None, "claim: run by the agent's operator (au)"),
+    ],
+)
+def test_the_standing_reads_the_same_in_the_summary_the_exports_and_the_tui(
+    ran_by: dict[str, str], standing: str | None, words: str
+) -> None:
+    report = _report(ran_by=ran_by, standing=standing)
+    assert ReportView.of(report).standing_words() == words
+    assert f"standing: {words}" in summary_lines(report)
+    assert model.standing_text(report) == words
+    assert words in export(Run(report=report), "md")
+    assert export(Run(report=report), "json").count(words) >= 1
+
+
+def test_the_verdict_reads_the_same_everywhere() -> None:
+    report = _report()
+    assert verdict_label("nonconformant") == "✗ nonconformant" == model.verdict_text(report)
+    lines = summary_lines(report)
+    assert lines[0] == "verdict: nonconformant (2 attempts)"
+    assert lines[1] == "  a conflict with the declared documents survived the re-run"
+    assert verdict_label("made-up") == "? made-up" and verdict_label(None) == "? unknown"
