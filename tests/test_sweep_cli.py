@@ -419,3 +419,46 @@ def test_config_applies_per_target_in_a_sweep_as_for_one(
             name.lower() for ex in data["exchanges"] for name, _ in ex["request_headers"]
         }
     assert "x-books-token" in sent[steady.card_url] and "x-books-token" not in sent[quiet.card_url]
+
+
+@pytest.mark.slow  # a subprocess interrupted half way
+def test_ctrl_c_ends_a_sweep_with_a_summary_a_whole_junit_file_and_status_130(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(16)
+    urls = [fleet.agents["steady"].card_url, f"http://127.0.0.1:{hang.getsockname()[1]}/"]
+    junit_file = tmp_path / "junit.xml"
+    env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "verify",
+            *urls,
+            "--json",
+            "--timeout",
+            "60",
+            "--junit",
+            str(junit_file),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        assert json.loads(proc.stdout.readline())["target"] == urls[0]
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        hang.close()
+    assert proc.returncode == 130
+    assert "swept 1/2 agents" in err and "(interrupted)" in err and "Traceback" not in err
+    suites = ET.parse(junit_file).getroot().findall("testsuite")
+    assert [s.get("name") for s in suites] == [urls[0]]
