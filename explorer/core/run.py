@@ -131,6 +131,13 @@ class Run:
             return self.signed_report
         return self.report
 
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio.run() formats the main task's result when it restores the
+        # SIGINT handler (signal.signal builds a ValueError message from the old handler's repr),
+        # and the generated repr of every body received took seconds and tens of MB on a large agent.
+        signed = "signed" if self.attestation is not None else "unsigned"
+        return f"<Run {self.verdict or '?'}, {len(self.exchanges)} exchanges, {signed}>"
+
     def to_transcript(self) -> dict[str, Any]:
         """The JSON transcript; a signed run's envelope is its `run_attestation` member, and the
         signature covers every other member (explorer.core.intoto.transcript_sha256)."""
