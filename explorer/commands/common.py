@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -75,8 +75,49 @@ def print_lines(lines: Iterable[str]) -> None:
 
 
 def print_json(value: Any, *, indent: int | None = None) -> None:
-    """One JSON value on stdout; ASCII escapes keep it intact whatever the terminal's encoding."""
-    sys.stdout.write(json.dumps(value, indent=indent, ensure_ascii=True) + "\n")
+    """One JSON value on stdout; ASCII escapes keep it intact whatever the terminal's encoding.
+
+    Without indentation the text is written in pieces (the same bytes as one `json.dumps`), so
+    a large agent's report is never held twice in memory as one string."""
+    if indent is not None:
+        sys.stdout.write(json.dumps(value, indent=indent, ensure_ascii=True) + "\n")
+        return
+    for chunk in json_chunks(value):
+        sys.stdout.write(chunk)
+    sys.stdout.write("\n")
+
+
+_DUMPS = json.JSONEncoder(ensure_ascii=True).encode  # json.dumps(value, ensure_ascii=True), in C
+_BATCH = 256  # array elements written per piece
+
+
+def json_chunks(value: Any, depth: int = 6) -> Iterator[str]:
+    """`json.dumps(value, ensure_ascii=True)` in pieces: objects and arrays down to `depth`
+    levels are opened member by member (long arrays `_BATCH` elements at a time), anything
+    deeper in one piece. An object with a key that is not a string is written in one piece, so
+    the text is always exactly what `json.dumps` writes."""
+    if depth and isinstance(value, dict) and value and all(isinstance(key, str) for key in value):
+        separator = "{"
+        for key, item in value.items():
+            yield separator + _DUMPS(key) + ": "
+            yield from json_chunks(item, depth - 1)
+            separator = ", "
+        yield "}"
+    elif depth and isinstance(value, list) and len(value) > _BATCH:
+        separator = "["
+        for start in range(0, len(value), _BATCH):
+            yield separator + _DUMPS(value[start : start + _BATCH])[1:-1]
+            separator = ", "
+        yield "]"
+    elif depth and isinstance(value, list) and value:
+        separator = "["
+        for item in value:
+            yield separator
+            yield from json_chunks(item, depth - 1)
+            separator = ", "
+        yield "]"
+    else:
+        yield _DUMPS(value)
 
 
 def verdict_exit(verdict: str) -> int:
