@@ -42,8 +42,8 @@ def runs(fleet: Any) -> dict[str, Any]:
 
 async def open_fleet(pilot: Any) -> FleetScreen:
     await pilot.press("f3")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen))
-    await pilot.pause(0.3)
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and pilot.app.screen.loaded)
+    await pilot.pause()
     return pilot.app.screen
 
 
@@ -104,6 +104,11 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
         await pilot.pause()
         assert "Flaky" in rows(table)[0][1] and "sort: churn" in plain(screen.query_one("#fleet-title"))
 
+        with History.open() as other:  # another process's sweep records a run: it shows up
+            other.record(runs["drifting"])
+        await wait_for(pilot, lambda: any("Drifting" in r[1] and r[6] == "2" for r in rows(table)), 15)
+
+        table.move_cursor(row=next(i for i, r in enumerate(rows(table)) if "Flaky" in r[1]))
         await pilot.press("enter")
         interview = await wait_for_interview(pilot)
         assert interview.run_id == ids[3]  # flaky's latest run

@@ -4,7 +4,9 @@ A row says what a platform watching many agents scans for: the latest verdict (s
 word), the agent, its standing, the card signature status, when it last changed and how many of
 its runs changed (churn), and how many runs there are. `s` cycles the sort (verdict worst
 first, churn, last change, name), `v` cycles a verdict filter, enter opens the agent's latest
-interview (from there history and compare work as everywhere), `r` reloads the history.
+interview (from there history and compare work as everywhere), `r` reloads the history. The
+history is read in a worker thread, and read again when another process records runs (a
+`verify --from` in another terminal shows up within seconds).
 
 Started with targets (`interview-explorer --from FILE`), the screen sweeps them: the
 interviews run with the sweep engine in a worker thread with its own event loop, so
@@ -38,6 +40,7 @@ from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEnt
 
 COLUMNS = ("verdict", "agent", "standing", "signature", "last change", "churn", "runs", "card URL")
 REPAINT_EVERY = 0.25  # seconds between repaints while a sweep reports runs
+POLL_EVERY = 2.0  # seconds between looks for runs recorded by another process
 
 
 def short_stamp(stamp: str | None) -> str:
@@ -87,6 +90,8 @@ class FleetScreen(Screen[None]):
         self._began = 0.0
         self._painted_at = 0.0
         self._paint_cost = 0.0
+        self._seen = 0  # the newest run id the fleet has read from the history
+        self.loaded = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fleet"):
@@ -103,6 +108,7 @@ class FleetScreen(Screen[None]):
             self.fleet.expect(self.targets)
             self._sweep()
         self.set_interval(REPAINT_EVERY, self._repaint)
+        self.set_interval(POLL_EVERY, self._poll)
         self._repaint(now=True)
         table.focus()
 
@@ -110,14 +116,40 @@ class FleetScreen(Screen[None]):
         self._stop.set()
 
     # ---- data ------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="fleet-load")
     def _load_history(self) -> None:
+        """Read the history's fleet in this thread (a thousand agents take a second or more) and
+        hand it to the screen; the table draws what it has meanwhile."""
         context = self.app.context  # type: ignore[attr-defined]
         try:
-            self.fleet.load(context.fleet())
-            self.error = None
+            latest = context.rows(limit=1)
+            summaries, error = context.fleet(), None
         except ExplorerError as exc:
-            self.error = str(exc)
+            latest, summaries, error = [], [], str(exc)
+        seen = latest[0].run_id if latest else 0
+        self.app.call_from_thread(self._loaded, summaries, error, seen)
+
+    def _loaded(self, summaries: list[Any], error: str | None, seen: int) -> None:
+        if not self.is_mounted:
+            return
+        self.fleet.load(summaries)
+        self.error = error
+        self.loaded = True
+        self._seen = max(self._seen, seen)
         self._dirty = True
+        self._repaint(now=True)
+
+    def _poll(self) -> None:
+        """Reload when another process (a `verify --from` in another terminal) recorded runs."""
+        if self.sweeping or not self.loaded:
+            return
+        try:
+            latest = self.app.context.rows(limit=1)  # type: ignore[attr-defined]
+        except ExplorerError:
+            return
+        if latest and latest[0].run_id > self._seen:
+            self._seen = latest[0].run_id
+            self._load_history()
 
     @work(thread=True, exclusive=True, group="fleet-sweep")
     def _sweep(self) -> None:
@@ -157,6 +189,8 @@ class FleetScreen(Screen[None]):
             self._dirty = True
 
     def _finished(self, target: str, summary: Finished, run_id: int | None) -> None:
+        if not self.is_mounted:
+            return
         now = self.app.context.clock()  # type: ignore[attr-defined]
         stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
         self.fleet.finish(target, summary, run_id=run_id, at=stamp)
@@ -210,6 +244,8 @@ class FleetScreen(Screen[None]):
                     f"{state}: {self.done}/{len(self.targets)} agents, {self.done / seconds:.1f}/s", "dim"
                 )
             )
+        elif not self.loaded:
+            status.update(Content.styled("reading the history…", "dim"))
         else:
             status.update(Content.styled("enter: latest interview · s: sort · v: verdict filter", "dim"))
 
@@ -246,7 +282,6 @@ class FleetScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self._load_history()
-        self._repaint(now=True)
 
     def action_back(self) -> None:
         self._stop.set()
