@@ -23,7 +23,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,19 +31,11 @@ from typing import Any, Literal
 from explorer import __version__
 from explorer.core.canonical import CanonicalError, canonical_text, sha256_hex
 from explorer.core.diff import first_difference
-from explorer.core.findings import QUESTIONS
-from explorer.core.report import (
-    attestation_words,
-    lookup,
-    projection_canonical,
-    signature_words,
-    standing_words,
-)
 from explorer.core.run import Run
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as parse_json
 from explorer.core.text import safe_text
-from explorer.core.view import projection_label
+from explorer.core.view import PROBLEM_PROJECTIONS, PROJECTION_MARKS, Finding, Probe, Projection, ReportView
 from explorer.store.redact import redact_headers
 
 Format = Literal["json", "md", "html"]
@@ -211,7 +203,8 @@ def transcript(run: Run) -> dict[str, Any]:
         return run.to_transcript()
     data = run.to_transcript()
     report = run.report
-    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
+    view = ReportView.of(report)
+    ran_by = view.member("ran_by") if isinstance(view.member("ran_by"), Mapping) else {}
     for entry, ex in zip(data["exchanges"], run.exchanges, strict=True):
         entry["request_headers"] = [list(h) for h in redact_headers(ex.request_headers)]
         entry["response_headers"] = [list(h) for h in redact_headers(ex.response_headers)]
@@ -222,9 +215,9 @@ def transcript(run: Run) -> dict[str, Any]:
         "target": report.get("target"),
         "verdict": report.get("verdict"),
         "standing": report.get("standing"),
-        "standing_words": standing_words(report),
+        "standing_words": view.standing_words(),
         "ran_by": dict(ran_by),
-        "card_sha256": lookup(report, "card", "sha256"),
+        "card_sha256": view.member("card", "sha256"),
         "answers_sha256": report.get("answers_sha256"),
         "started_at": report.get("started_at"),
         "finished_at": report.get("finished_at"),
@@ -232,54 +225,54 @@ def transcript(run: Run) -> dict[str, Any]:
     return data
 
 
-# --- shared reading of the report ---------------------------------------------------------------
+# --- shared reading of the report: the core's typed view (explorer.core.view) -----------------------
 
 
-def _list(value: Any) -> list[Mapping[str, Any]]:
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return [v for v in value if isinstance(v, Mapping)]
-    return []
-
-
-def _status_mark(status: Any) -> str:
-    return projection_label(status)  # the marks every surface shares (explorer.core.view)
-
-
-def _source_label(p: Mapping[str, Any]) -> str:
-    document = str(p.get("document"))
-    if p.get("url"):
-        return f"{document} {p.get('url')} ({p.get('digest')})"
+def _source_label(p: Projection) -> str:
+    document = str(p.document)
+    if p.url:
+        return f"{document} {p.url} ({p.digest})"
     return document
 
 
-def _facts(run: Run) -> list[tuple[str, str]]:
+def _facts(view: ReportView) -> list[tuple[str, str]]:
     """(label, plain text) pairs heading every human format; text not yet escaped for the format."""
-    report = run.report
-    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
-    sig = card.get("signature") if isinstance(card.get("signature"), Mapping) else {}
+    card = view.card
     facts = [
-        ("Agent", str(card.get("url") or report.get("target") or "unknown")),
-        ("Verdict", str(report.get("verdict", "unknown"))),
-        ("Standing", standing_words(report)),
-        ("Attestation", attestation_words(report)),
-        ("Card", f"sha256 {card.get('sha256')}, layout {card.get('layout')}"),
-        ("Signature", signature_words(sig)),
-        ("Answers digest", f"sha256 {report.get('answers_sha256')}"),
+        ("Agent", card.url or view.target or "unknown"),
+        ("Verdict", view.verdict),
+        ("Standing", view.standing_words()),
+        ("Attestation", view.attestation_words()),
+        ("Card", f"sha256 {card.sha256}, layout {card.layout}"),
+        ("Signature", card.signature.words()),
+        ("Answers digest", f"sha256 {view.member('answers_sha256')}"),
         (
             "Run",
-            f"started {report.get('started_at')}, finished {report.get('finished_at')}, "
-            f"attempts {report.get('attempts')}",
+            f"started {view.member('started_at')}, finished {view.member('finished_at')}, "
+            f"attempts {view.member('attempts')}",
         ),
-        ("Explorer", f"run with {report.get('explorer_version')}, exported with {__version__}"),
+        ("Explorer", f"run with {view.member('explorer_version')}, exported with {__version__}"),
     ]
-    for p in _list(lookup(report, "card", "terms", "proposals")):
+    for p in card.proposals:
         facts.append(("Proposal", f"{p.get('url')} {p.get('digest')}: {p.get('status')}"))
     return facts
 
 
-def _title(run: Run) -> str:
-    report = run.report
-    return str(lookup(report, "card", "name") or lookup(report, "card", "url") or report.get("target") or "")
+def _title(view: ReportView) -> str:
+    return view.card.name or view.card.url or view.target or ""
+
+
+def _where(f: Finding) -> str:
+    return " ".join(w for w in (f.question, f.member, f.probe) if w)
+
+
+def _index(p: Projection) -> str:
+    return "" if p.index is None else str(p.index)
+
+
+def _request_method(probe: Probe) -> Any:
+    request = probe.raw.get("request")
+    return request.get("method") if isinstance(request, Mapping) else None
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -301,11 +294,16 @@ def _fence(text: str) -> list[str]:
     return [fence, text, fence]
 
 
-def _md_mismatch(p: Mapping[str, Any]) -> list[str]:
-    answered = safe_text(projection_canonical(p, "value"), limit=_BLOCK)
-    source = projection_canonical(p, "source")
+def _md_label(p: Projection) -> str:
+    """The projection's mark and word; a state this explorer does not know is the agent's text."""
+    return p.label if p.status in PROJECTION_MARKS else _md(p.label, 60)
+
+
+def _md_mismatch(p: Projection) -> list[str]:
+    answered = safe_text(p.canonical("value"), limit=_BLOCK)
+    source = p.canonical("source")
     lines = [
-        f"**{_md(p.get('member'), 200)}**: the answer (first line) against the source member (second):",
+        f"**{_md(p.member, 200)}**: the answer (first line) against the source member (second):",
         "",
     ]
     if source is None:
@@ -317,21 +315,20 @@ def _md_mismatch(p: Mapping[str, Any]) -> list[str]:
 
 
 def _markdown(run: Run) -> str:
-    report = run.report
-    out = [f"# Interview transcript: {_md(_title(run), 200)}", ""]
-    out += [f"- **{label}:** {_md(text, 500)}" for label, text in _facts(run)]
+    view = ReportView.of(run.report)
+    out = [f"# Interview transcript: {_md(_title(view), 200)}", ""]
+    out += [f"- **{label}:** {_md(text, 500)}" for label, text in _facts(view)]
     out += [
         "",
         "Conformance is not competence: the interview checks that the agent's answers match "
         "its declared documents, not how well it works.",
         "",
     ]
-    for q in QUESTIONS:
-        entry = lookup(report, "questions", q) or {}
-        status = safe_text(entry.get("status") or "not asked", limit=40)
-        out += [f"## {q.capitalize()} ({_md(status)})", ""]
-        projections = _list(entry.get("projections"))
-        if q == "terms" and entry.get("declared") is False and not projections:
+    for q in view.questions.values():
+        status = safe_text(q.status, limit=40)
+        out += [f"## {q.name.capitalize()} ({_md(status)})", ""]
+        projections = q.projections
+        if q.name == "terms" and q.declared is False and not projections:
             out += ["The agent states it has published no terms (`declared: false`).", ""]
             continue
         if not projections:
@@ -343,30 +340,28 @@ def _markdown(run: Run) -> str:
         ]
         for p in projections:
             out.append(
-                f"| {p.get('index', '')} | {_status_mark(p.get('status'))} | {_md(_source_label(p), 200)} "
-                f"| {_md(p.get('member'), 200)} | {_md(projection_canonical(p, 'value'), _CELL)} "
-                f"| {_md(projection_canonical(p, 'source') or '(nothing)', _CELL)} |"
+                f"| {_index(p)} | {_md_label(p)} | {_md(_source_label(p), 200)} "
+                f"| {_md(p.member, 200)} | {_md(p.canonical('value'), _CELL)} "
+                f"| {_md(p.canonical('source') or '(nothing)', _CELL)} |"
             )
         out.append("")
         for p in projections:
-            if p.get("status") in ("mismatch", "unresolved"):
+            if p.status in PROBLEM_PROJECTIONS:
                 out += _md_mismatch(p)
     out += ["## Probes", ""]
-    for probe in _list(report.get("probes")):
-        method = lookup(probe, "request", "method")
-        out.append(f"- {_md(probe.get('name'))}: {_md(method, 100)} → {_md(probe.get('outcome'))}")
-    for title, key in (
-        ("Findings", "findings"),
-        ("Other extensions (never change the verdict)", "extensions"),
+    for probe in view.probes:
+        method = _request_method(probe)
+        out.append(f"- {_md(probe.name)}: {_md(method, 100)} → {_md(probe.outcome)}")
+    for title, items in (
+        ("Findings", view.findings),
+        ("Other extensions (never change the verdict)", view.extensions),
     ):
-        items = _list(report.get(key))
         out += ["", f"## {title}", ""]
         if not items:
             out.append("None.")
         for f in items:
-            where = " ".join(str(f[k]) for k in ("question", "member", "probe") if f.get(k))
-            head = f"- **{_md(f.get('severity'))}** {_md(f.get('code'))} {_md(where)}"
-            out.append(f"{head}: {_md(f.get('detail'), 500)}")
+            head = f"- **{_md(f.severity)}** {_md(f.code)} {_md(_where(f))}"
+            out.append(f"{head}: {_md(f.detail, 500)}")
     out += [
         "",
         "## Exchanges",
@@ -411,12 +406,12 @@ def _h_marked(text: str, start: int, end: int) -> str:
     )
 
 
-def _html_projection(p: Mapping[str, Any]) -> str:
-    status = str(p.get("status"))
-    answered = safe_text(projection_canonical(p, "value"), limit=_BLOCK)
-    source_text = projection_canonical(p, "source")
+def _html_projection(p: Projection) -> str:
+    status = p.status
+    answered = safe_text(p.canonical("value"), limit=_BLOCK)
+    source_text = p.canonical("source")
     declared = safe_text(source_text, limit=_BLOCK) if source_text is not None else None
-    if status in ("mismatch", "unresolved") and declared is not None:
+    if status in PROBLEM_PROJECTIONS and declared is not None:
         (start, end_a), (_, end_b) = first_difference(answered, declared)
         value_html, source_html = _h_marked(answered, start, end_a), _h_marked(declared, start, end_b)
     else:
@@ -424,17 +419,17 @@ def _html_projection(p: Mapping[str, Any]) -> str:
         source_html = html.escape(declared) if declared is not None else "<em>(nothing at this member)</em>"
     cls = html.escape(status, quote=True)
     return (
-        f'<tr class="{cls}"><td>{_h(p.get("index"), 10)}</td><td class="status">{_status_mark(status)}</td>'
-        f"<td>{_h(_source_label(p))}</td><td><code>{_h(p.get('member'), 200)}</code></td>"
+        f'<tr class="{cls}"><td>{_h(_index(p), 10)}</td><td class="status">{_h(p.label, 60)}</td>'
+        f"<td>{_h(_source_label(p))}</td><td><code>{_h(p.member, 200)}</code></td>"
         f"<td><pre>{value_html}</pre></td><td><pre>{source_html}</pre></td></tr>"
     )
 
 
 def _html(run: Run) -> str:
-    report = run.report
-    standing = "evidence" if report.get("standing") == "evidence" else "claim"
-    body = [f"<h1>Interview transcript: {_h(_title(run), 200)}</h1>", "<dl>"]
-    for label, text in _facts(run):
+    view = ReportView.of(run.report)
+    standing = view.standing
+    body = [f"<h1>Interview transcript: {_h(_title(view), 200)}</h1>", "<dl>"]
+    for label, text in _facts(view):
         cls = f' class="standing {standing}"' if label == "Standing" else ""
         body.append(f"<dt>{html.escape(label)}</dt><dd{cls}>{_h(text, 500)}</dd>")
     body += [
@@ -442,14 +437,13 @@ def _html(run: Run) -> str:
         '<p class="note">Conformance is not competence: the interview checks that the agent\'s '
         "answers match its declared documents, not how well it works.</p>",
     ]
-    for q in QUESTIONS:
-        entry = lookup(report, "questions", q) or {}
+    for q in view.questions.values():
         body.append(
-            f"<h2>{html.escape(q.capitalize())} <small>({_h(entry.get('status') or 'not asked', 40)})"
+            f"<h2>{html.escape(q.name.capitalize())} <small>({_h(q.status, 40)})"
             "</small></h2>"
         )
-        projections = _list(entry.get("projections"))
-        if q == "terms" and entry.get("declared") is False and not projections:
+        projections = q.projections
+        if q.name == "terms" and q.declared is False and not projections:
             body.append("<p>The agent states it has published no terms (<code>declared: false</code>).</p>")
             continue
         if not projections:
@@ -462,27 +456,25 @@ def _html(run: Run) -> str:
         body += [_html_projection(p) for p in projections]
         body.append("</tbody></table>")
     body.append("<h2>Probes</h2><ul>")
-    for probe in _list(report.get("probes")):
+    for probe in view.probes:
         body.append(
-            f"<li>{_h(probe.get('name'))}: <code>{_h(lookup(probe, 'request', 'method'), 100)}</code>"
-            f" &rarr; {_h(probe.get('outcome'))}</li>"
+            f"<li>{_h(probe.name)}: <code>{_h(_request_method(probe), 100)}</code>"
+            f" &rarr; {_h(probe.outcome)}</li>"
         )
     body.append("</ul>")
-    for title, key in (
-        ("Findings", "findings"),
-        ("Other extensions (never change the verdict)", "extensions"),
+    for title, items in (
+        ("Findings", view.findings),
+        ("Other extensions (never change the verdict)", view.extensions),
     ):
-        items = _list(report.get(key))
         body.append(f"<h2>{html.escape(title)}</h2>")
         if not items:
             body.append("<p>None.</p>")
             continue
         body.append("<ul>")
         for f in items:
-            where = " ".join(str(f[k]) for k in ("question", "member", "probe") if f.get(k))
             body.append(
-                f"<li><strong>{_h(f.get('severity'))}</strong> <code>{_h(f.get('code'))}</code> "
-                f"{_h(where)}: {_h(f.get('detail'), 500)}</li>"
+                f"<li><strong>{_h(f.severity)}</strong> <code>{_h(f.code)}</code> "
+                f"{_h(_where(f))}: {_h(f.detail, 500)}</li>"
             )
         body.append("</ul>")
     body.append(
@@ -500,6 +492,6 @@ def _html(run: Run) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="referrer" content="no-referrer">'
-        f"<title>Interview transcript: {_h(_title(run), 120)}</title><style>{_CSS}</style></head><body>"
+        f"<title>Interview transcript: {_h(_title(view), 120)}</title><style>{_CSS}</style></head><body>"
     )
     return head + "\n".join(body) + "</body></html>\n"

@@ -84,21 +84,17 @@ class QuestionState(NamedTuple):
 
 
 def question_state(report: Mapping[str, Any], name: str) -> QuestionState:
-    q = question(report, name)
-    status = _str(q.get("status"), "not_asked")
-    if status == "not_asked" or not q:
+    q = view.Question.of(name, question(report, name))  # counted as the CLI summary counts them
+    if q.status == "not_asked" or not q.raw:
         return QuestionState(name, "not asked", False)
-    if status == "error":
+    if q.status == "error":
         return QuestionState(name, "error", True)
-    if status == "refused":
+    if q.status == "refused":
         return QuestionState(name, "refused", True)
-    if name == "terms" and q.get("declared") is False and not projections(report, name):
+    if name == "terms" and q.declared is False and not q.projections:
         problem = _question_errors(report, name) > 0
         return QuestionState(name, "not declared", problem)
-    counts: dict[str, int] = {}
-    for p in projections(report, name):
-        key = _str(p.get("status"), "unverifiable")
-        counts[key] = counts.get(key, 0) + 1
+    counts = q.counts() if q.projections else {}
     parts = []
     if counts.get("mismatch"):
         parts.append(plural(counts["mismatch"], "mismatch"))
