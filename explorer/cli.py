@@ -87,6 +87,25 @@ def _tui_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _mistyped_command(args_list: Sequence[str]) -> str | None:
+    """A first word that is close to a command and names nothing else (`verfiy URL`): the
+    message for it, so a typo is a usage error with "did you mean", not a TUI on a word."""
+    from pathlib import Path
+
+    from explorer.targets import command_suggestion
+
+    if not args_list or args_list[0].startswith("-") or args_list[0].isdigit():
+        return None
+    word = args_list[0]
+    if "://" in word or Path(word).expanduser().exists():
+        return None
+    meant = command_suggestion(word, COMMANDS)
+    if meant is None:
+        return None
+    listed = ", ".join(COMMANDS)
+    return f"unknown command {word!r}; did you mean `interview-explorer {meant}`? (commands: {listed})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help", "--version")):
@@ -99,6 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args._run(args))
         except KeyboardInterrupt:
             return 130
+    mistyped = _mistyped_command(args_list)
+    if mistyped is not None:
+        print(f"interview-explorer: {mistyped}", file=sys.stderr)
+        return 2
     args = _tui_parser().parse_args(args_list)
     from explorer.tui.launch import run_tui  # with _demo_tui_launcher, the only imports of the TUI
 

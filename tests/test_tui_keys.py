@@ -27,3 +27,29 @@ async def test_ctrl_c_names_the_quit_key_without_showing_markup(tmp_path: Path) 
         shown = "\n".join(screen_lines(app))
         assert "Press ctrl+q to quit the app" in shown, shown
         assert "[b]" not in shown
+
+
+async def test_enter_on_an_empty_target_does_nothing_and_a_typo_is_said_in_place(tmp_path: Path) -> None:
+    from textual.widgets import Input, Static
+    from tui_support import plain
+
+    from explorer.tui.screens.load import LoadScreen
+
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#target", Input)
+        field.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        error = app.screen.query_one("#load-error", Static)
+        assert isinstance(app.screen, LoadScreen) and not error.display  # no "could not interview (nothing)"
+        field.value = "stedy"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, LoadScreen)  # nothing fetched, no progress screen
+        assert error.display and "did you mean the reference agent steady" in plain(error)
+        field.value = ""
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not error.display  # and an empty enter clears it

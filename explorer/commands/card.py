@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _sources(args: argparse.Namespace) -> tuple[str, list[str], float]:
     """The target to fetch, the key sources (config keys, the agent's keys, then --keys) and the
     timeout, planned as for `verify` but without credentials: the card is fetched without them."""
-    target, options = plan_of(args, config_of(args), COMMAND, secrets=False)
+    target, options = plan_of(args, config_of(args), COMMAND, secrets=False, check=True)
     return target, [k for k in options.keys if isinstance(k, str)], options.timeout
 
 

@@ -190,11 +190,19 @@ def config_of(args: argparse.Namespace) -> Config:
 
 
 def plan_of(
-    args: argparse.Namespace, config: Config, command: str, *, target: str | None = None, secrets: bool = True
+    args: argparse.Namespace,
+    config: Config,
+    command: str,
+    *,
+    target: str | None = None,
+    secrets: bool = True,
+    check: bool = False,
 ) -> tuple[str, Options]:
     """The target and options of the interview the command line asks for (`explorer.planning`);
     a configured agent named by its name is said on stderr; UsageError for a bad `--header` or an
-    unset variable a configured header names. `secrets=False` leaves credentials out (`card`)."""
+    unset variable a configured header names. `secrets=False` leaves credentials out (`card`).
+    `check` makes a target that cannot name an agent (a typo, `host:port` without a scheme) a
+    UsageError saying what a target can be (`explorer.targets`), before anything is fetched."""
     from explorer.planning import PlanError, plan, typed
 
     wanted = args.target if target is None else target
@@ -202,6 +210,14 @@ def plan_of(
         url, options = plan(wanted, typed(args), config, secrets=secrets)
     except PlanError as exc:
         raise UsageError(str(exc)) from None
+    if check:
+        from explorer.demo.variants import VARIANTS
+        from explorer.targets import target_problem
+
+        base = options.openclasp_base
+        problem = target_problem(wanted, agents=config.agents, demo=VARIANTS, openclasp_base=base)
+        if problem is not None:
+            raise UsageError(problem)
     if url != wanted:
         say(f"{wanted} is the configured agent {url}", command)
     return url, options

@@ -103,13 +103,16 @@ def _options(
     given: str,
     config: Config | None = None,
     load_keys: Callable[[Sequence[str], float, str], dict[str, Any]] = load_trusted_keys,
+    *,
+    check: bool = False,
 ) -> tuple[str, Options]:
     """The target and the interview's options, planned as every command and the TUI plan them
     (`explorer.planning`), with the trusted key sources loaded here, up front: an unusable
     `--keys` is a usage error before anything is asked, and a sweep loads each source once."""
     from explorer.commands.verify_many import preload_keys
 
-    target, options = plan_of(args, config if config is not None else config_of(args), COMMAND, target=given)
+    config = config if config is not None else config_of(args)
+    target, options = plan_of(args, config, COMMAND, target=given, check=check)
     return target, preload_keys(options, load_keys, COMMAND)
 
 
@@ -196,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(
                     "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
                 )
-            target, options = _options(args, args.target[0])
+            target, options = _options(args, args.target[0], check=True)
             key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
             from explorer.procedure import run_interview_sync
 

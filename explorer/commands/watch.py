@@ -90,7 +90,7 @@ def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[str, An
         except PlanError as exc:
             raise UsageError(str(exc)) from None
         return url, options, (int(target), old.report)
-    url, options = plan_of(args, config, "watch", target=target)
+    url, options = plan_of(args, config, "watch", target=target, check=True)
     previous = None
     if history is not None:
         agents = history.match_agents(url)

@@ -309,16 +309,21 @@ def _read_card(a: _Attempt, exs: Sequence[Exchange], card_ex: Exchange | None) -
     earlier = f" (also tried {', '.join(tried)})" if tried else ""
     problem = card_ex.problem()
     where = _show(card_ex.url)
+    # One cause, one message: a refused connection or an HTTP error is said once, by
+    # card_unreachable; a more specific cause (timeout, refused redirect, blocked address, size
+    # cap) keeps its own code with the detail, and card_unreachable only names it.
     if problem is not None and (card_ex.error is not None or card_ex.truncated):
         code = _transport_code(problem)
+        if code == "transport_error":
+            a.add("card_unreachable", f"no card at {where}: {_show(problem, 300)}{earlier}")
+            return None
         a.add(code, f"card {where}: {_show(problem, 300)}")
         if code == "body_too_large":
             a.add("card_malformed", f"the card at {where} exceeds the size cap")
         else:
-            a.add("card_unreachable", f"no card at {where}: {_show(problem, 300)}{earlier}")
+            a.add("card_unreachable", f"no card at {where} ({code}){earlier}")
         return None
     if problem is not None:
-        a.add("http_status", f"card {where}: {problem}")
         a.add("card_unreachable", f"no card at {where}: {problem}{earlier}")
         return None
     try:

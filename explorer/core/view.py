@@ -149,8 +149,8 @@ class Signature:
     def hint(self) -> str | None:
         """What would make an unverifiable signature checkable, in words (None for other states):
         the signer's public key given with `--keys`, or `--allow-jku` for the key set the card names."""
-        if self.status != "unverifiable":
-            return None
+        if self.status != "unverifiable" or not (self.kid or self.alg):
+            return None  # no card, or a card without signatures: nothing to check
         kid = f" (kid {_s(self.kid, 80)})" if self.kid else ""
         return (f"to check it: --keys JWKS_FILE_OR_URL with the signer's public key{kid}, "
                 "or --allow-jku to trust the key set the card names")

@@ -132,10 +132,20 @@ class ExplorerApp(App[int]):
         from explorer.tui.screens.progress import Outcome, ProgressScreen
 
         target = target.strip()
+        if not target:
+            return  # an empty target does nothing
         if target.isdigit() and previous is None:
             self.open_stored(int(target))
             return
         if previous is None and self._opened_transcript(target):
+            return
+        problem = self.context.target_problem(target) if previous is None else None
+        if problem is not None:  # a typo is said where the user typed it, nothing is fetched
+            load = self._load_screen()
+            if load is not None and self.screen is load:
+                load.show_error(target, problem)
+            else:
+                self._notify_error(problem)
             return
 
         def done(outcome: Outcome | None) -> None:

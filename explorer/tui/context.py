@@ -105,6 +105,20 @@ class AppContext:
         except PlanError as exc:
             raise ExplorerError(str(exc)) from None
 
+    def target_problem(self, target: str) -> str | None:
+        """Why `target` cannot name an agent (`explorer.targets`), or None: a URL, a card file, a
+        configured agent, an OpenClasp reference, or, in this session, a running reference agent."""
+        from explorer.demo.variants import VARIANTS
+        from explorer.targets import target_problem
+
+        wanted = target.strip().casefold()
+        if self.demo_url(target) is not None or any(n.casefold() == wanted for n in self.demo_skipped):
+            return None  # a skipped reference agent: planning says why it is not running
+        agents = list(self.config.agents) if self.config is not None else []
+        configured = getattr(self.config, "settings", None) or {}
+        base = self.settings.get("openclasp_base") or configured.get("openclasp_base")
+        return target_problem(target, agents=agents, demo=VARIANTS, openclasp_base=base)
+
     def trust(self, keys: Sequence[Any]) -> None:
         """Trust these keys (JWKS objects, files or URLs) for every interview of the session."""
         self.settings["keys"] = tuple(self.settings.get("keys", ())) + tuple(keys)

@@ -72,6 +72,10 @@ def build_app(
         if target:
             raise LaunchError("give either TARGET or --from FILE, not both")
         return ExplorerApp(context, Start(fleet=tuple(_targets_from(listed))))
+    if target and not target.isdigit():
+        problem = context.target_problem(target)
+        if problem is not None:
+            raise LaunchError(problem)
     start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)
     if target and not target.isdigit():
         from explorer.tui.context import ExplorerError

@@ -233,10 +233,9 @@ class LoadScreen(Screen[None]):
     # ---- actions -------------------------------------------------------------------------------
     def _go(self, target: str) -> None:
         target = target.strip()
-        if not target:
-            self.show_error("(nothing)", "type a URL, a card file, an OpenClasp reference or a run id")
-            return
         self.clear_error()
+        if not target:
+            return  # an empty target does nothing; the placeholder says what to type
         self.app.start_interview(target)  # type: ignore[attr-defined]
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
