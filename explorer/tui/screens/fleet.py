@@ -266,7 +266,7 @@ class FleetScreen(Screen[None]):
             return
         if entry.last_run_id is None:
             why = "has not answered yet" if entry.verdict == PENDING else "has no recorded run"
-            self.notify(f"{safe.visible(entry.name, 80)} {why}", severity="warning")
+            self.notify(f"{safe.visible(entry.name, 80)} {why}", severity="warning", markup=False)
             return
         self.app.open_stored(entry.last_run_id)  # type: ignore[attr-defined]
 
