@@ -1,8 +1,8 @@
-"""Where the explorer keeps its files, and the user's config file.
+"""The user's config file.
 
-Everything the explorer stores lives under one home directory: the platformdirs user data dir
-by default, or `--home DIR` / `INTERVIEW_EXPLORER_HOME`, so tests and CI always point it at a
-temporary folder. The config is TOML (stdlib `tomllib`, read-only) in the platformdirs config
+Everything the explorer stores lives under one home directory (`explorer.home`: the platformdirs
+user data dir by default, or `--home DIR` / `INTERVIEW_EXPLORER_HOME`, so tests and CI always
+point it at a temporary folder). The config is TOML (stdlib `tomllib`, read-only) in the platformdirs config
 dir, or `config.toml` inside an explicit home:
 
     runner = "ci@example.org"          # who runs interviews, recorded in every result
@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from explorer import settings
+from explorer.home import APP_NAME, HOME_ENV
+from explorer.home import home_dir as home_dir  # re-exported: where files live is explorer.home's
 
-APP_NAME = "interview-explorer"
-HOME_ENV = "INTERVIEW_EXPLORER_HOME"
 MAX_WATCH_EVERY = 86_400.0  # a day: the longest interval `watch` and the TUI accept
 
 
@@ -106,19 +106,6 @@ class Config:
         if not wanted:
             return None
         return next((a for a in self.agents.values() if a.url.rstrip("/") == wanted), None)
-
-
-def home_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The directory that holds history (and config, when explicit); created on demand."""
-    chosen = explicit or os.environ.get(HOME_ENV)
-    if chosen:
-        path = Path(chosen).expanduser()
-    else:
-        import platformdirs  # lazily: headless commands with --home never pay for it
-
-        path = Path(platformdirs.user_data_dir(APP_NAME))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def config_path(explicit_home: str | os.PathLike[str] | None = None) -> Path:

@@ -162,7 +162,7 @@ class History:
     @classmethod
     def open(cls, home: Path | str | None = None, clock: Callable[[], datetime] = utc_now) -> History:
         """Open (creating or migrating as needed) the history under `home` (default: the explorer home)."""
-        from explorer.config import home_dir
+        from explorer.home import home_dir
 
         try:
             path = home_dir(home) / HISTORY_FILE
