@@ -97,6 +97,9 @@ def plan(
     from explorer.procedure import Options
 
     found = values(target, given or {}, config, recorded=recorded, secrets=secrets)
+    problem = settings.credential_problem(found) if secrets else None
+    if problem is not None:
+        raise PlanError(problem)
     return resolve_target(target, config), Options(**found)
 
 

@@ -16,6 +16,10 @@ ends within about twice the timeout (CONTRACT.md).
 
 Secrets (the user's headers) go only to the card's origin (for a card read from a file, to its
 JSON-RPC endpoint's origin); a jku, proposal or OpenClasp host elsewhere never sees them.
+Credentials for the card's security schemes (`Options.secrets`, see `explorer.net.auth`) are
+chosen once the card is read, which is itself fetched without them, and go only to the JSON-RPC
+interface's origin. When every question of the first round is refused with 401 or 403 the run
+stops there: the questions could not be put (verdict `unreachable`, finding `auth_required`).
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ from explorer.core.evaluate import UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluat
 from explorer.core.findings import QUESTIONS
 from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.run import Exchange, Run
+from explorer.core.security import read_security
 from explorer.core.signatures import jku_urls
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.verdict import ROLES
+from explorer.credentials import Secrets
+from explorer.net.auth import SHARED_TOKENS, AuthSession, TokenCache
 from explorer.net.discovery import discover_card, is_url
 from explorer.net.gate import HostGate
 from explorer.net.http import MIB, Fetcher, Limits, now_rfc3339
@@ -58,7 +65,10 @@ class Options:
 
     The one settings type: `explorer.planning` fills it from the target, the command line and
     the config file, and each field a person can set is declared once in `explorer.settings`
-    (its option, its config key, how the two combine).
+    (its option, its config key, how the two combine). `bearer`, `api_key` and
+    `oauth2_client_secret` hold credential values (resolved from `env:`/`file:` references) for
+    the card's security schemes (`secrets` gathers them); `tokens` is the cache of OAuth 2.0
+    access tokens (the process-wide one unless a caller brings its own).
     """
 
     keys: tuple[Any, ...] = ()
@@ -71,6 +81,27 @@ class Options:
     max_bytes: int = 8 * MIB
     public_only: bool = False
     openclasp_base: str | None = None
+    bearer: str | None = field(default=None, repr=False)
+    api_key: str | None = field(default=None, repr=False)
+    oauth2_client_id: str | None = None
+    oauth2_client_secret: str | None = field(default=None, repr=False)
+    oauth2_scopes: tuple[str, ...] = ()
+    oauth2_token_url: str | None = None
+    tokens: TokenCache | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def secrets(self) -> Secrets | None:
+        """The credentials for the card's security schemes, or None when none were given."""
+        if self.bearer is None and self.api_key is None and self.oauth2_client_id is None:
+            return None
+        return Secrets(
+            bearer=self.bearer,
+            api_key=self.api_key,
+            client_id=self.oauth2_client_id,
+            client_secret=self.oauth2_client_secret,
+            scopes=tuple(self.oauth2_scopes),
+            token_url=self.oauth2_token_url,
+        )
 
 
 @dataclass(frozen=True)
@@ -132,6 +163,10 @@ class _Teller:
 
 def _failed_at_transport(ex: Exchange) -> bool:
     return ex.error is not None and ex.error != "body_too_large"
+
+
+def _auth_refused(ex: Exchange) -> bool:
+    return ex.error is None and ex.status in (401, 403)
 
 
 def _outcome(ex: Exchange) -> str:
@@ -213,15 +248,49 @@ class _Attempt:
         url, family = endpoint
         if self.fetcher.has_secrets and origin(url) != self.fetcher.secret_origin:
             self.tell("ask", f"your headers are not sent to {origin(url)}: they go only to the card's origin")
+        auth = await self._authenticate(doc, card_ex.url, url)
+        if auth is False:
+            self.tell("auth", "no credentials for the interview calls; stopping")
+            return "unreachable"
         first = await self._round(url, family, _calls(1))
+        if all(_auth_refused(ex) for ex in first) and auth is not None and auth.from_cache:
+            self.tell("auth", "the cached access token was refused; requesting a new one")
+            if not await auth.ensure(renew=True):
+                return "unreachable"
+            first = await self._round(url, family, _calls(1))
         if all(_failed_at_transport(ex) for ex in first):
             self.tell("ask", "every call of the first round failed; stopping")
+            return "unreachable"
+        if all(_auth_refused(ex) or _failed_at_transport(ex) for ex in first):
+            self.tell("auth", "every call of the first round was refused (HTTP 401/403); stopping")
+            return "unreachable"
+        if auth is not None and not auth.valid_now() and not await auth.ensure():
             return "unreachable"
         rest = await self._round(url, family, _calls(2) + list(PROBES), first_id=len(first) + 1)
         if all(_failed_at_transport(ex) for ex in rest[: len(QUESTIONS)]):
             self.tell("ask", "every call of the second round failed; stopping")
             return "unreachable"
         return "asked"
+
+    async def _authenticate(
+        self, doc: Mapping[str, Any], card_url: str, endpoint: str
+    ) -> AuthSession | None | bool:
+        """The attempt's credentials installed for `endpoint`: the session, None when the user gave
+        none, False when a token was needed and could not be had."""
+        security = read_security(doc)
+        secrets = self.options.secrets
+        if secrets is None or not (secrets.values() or secrets.oauth2):
+            if security.declared and not security.satisfiable():
+                self.tell("auth", "the card declares only security schemes the explorer cannot satisfy")
+            return None
+        session = AuthSession(
+            self.fetcher,
+            secrets,
+            self.options.tokens or SHARED_TOKENS,
+            attempt=self.attempt,
+            say=lambda message: self.tell("auth", message),
+        )
+        return session if await session.start(security, card_url, endpoint) else False
 
     async def _round(
         self, url: str, family: str, calls: Sequence[_Call], first_id: int = 1

@@ -118,6 +118,72 @@ def seconds_type(maximum: float) -> Callable[[str], float]:
     return seconds
 
 
+MAX_SECRET_FILE = 64 * 1024  # a token or key file is small; anything bigger is a mistake
+
+
+def is_secret_reference(text: str) -> bool:
+    """`env:VAR` or `file:PATH`: how a credential is named (never the credential itself)."""
+    kind, sep, rest = text.partition(":")
+    return bool(sep) and kind in ("env", "file") and bool(rest)
+
+
+def literal_refusal(what: str) -> str:
+    return (f"{what} takes env:VAR or file:PATH, not a literal secret (a literal would land in shell "
+            "history, process listings and config files)")
+
+
+def read_secret(ref: str, what: str = "a credential") -> str:
+    """The secret an `env:VAR` / `file:PATH` reference names (a file's surrounding whitespace
+    stripped); ValueError when it is a literal, unset, unreadable, empty or several lines."""
+    if not is_secret_reference(ref):
+        raise ValueError(literal_refusal(what))
+    kind, _, rest = ref.partition(":")
+    if kind == "env":
+        value = os.environ.get(rest)
+        if value is None:
+            raise ValueError(f"{what}: environment variable {rest} is not set")
+    else:
+        path = os.path.expanduser(rest)
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_SECRET_FILE + 1)
+        except OSError as exc:
+            raise ValueError(f"{what}: cannot read {path}: {exc.strerror or exc}") from None
+        if len(data) > MAX_SECRET_FILE:
+            raise ValueError(f"{what}: {path} is larger than {MAX_SECRET_FILE} bytes; not a secret")
+        try:
+            value = data.decode("utf-8").strip()  # `echo token > file` leaves a newline
+        except UnicodeDecodeError:
+            raise ValueError(f"{what}: {path} is not UTF-8 text") from None
+    if not value or any(c in value for c in "\r\n\0"):
+        raise ValueError(f"{what}: the secret from {ref} is empty or spans several lines")
+    return value
+
+
+def _reference(option: str) -> Callable[[str], str]:
+    """argparse type for a SECRET: a literal is a usage error (exit 2) whose message never
+    repeats the value."""
+
+    def check(text: str) -> str:
+        if not is_secret_reference(text):
+            raise argparse.ArgumentTypeError(literal_refusal(option))
+        return text
+
+    return check
+
+
+def _secret_ref(value: Any) -> str:
+    """A config credential: an `env:VAR` or `file:PATH` reference, never the secret itself."""
+    if not isinstance(value, str) or not is_secret_reference(value):
+        raise ValueError("must be env:VAR or file:PATH, not a literal value (secrets never live in the "
+                         "config file)")
+    return value
+
+
+def _reader(what: str) -> Callable[[str], str]:
+    return lambda ref: read_secret(ref, what)
+
+
 def _reruns(text: str) -> int:
     try:
         value = int(text)
@@ -217,20 +283,97 @@ SETTINGS: tuple[Setting, ...] = (
         {"action": "store_true",
          "help": "https on port 443 to public addresses only, DNS pinned, no redirects"},
     ),
+    # Credentials for the card's security schemes (explorer.net.auth decides where each goes).
+    Setting(
+        "bearer",
+        "--bearer",
+        {"type": _reference("--bearer"), "metavar": "SECRET",
+         "help": "bearer token (env:VAR or file:PATH), sent as Authorization: Bearer to the JSON-RPC "
+         "interface when the card declares a bearer scheme"},
+        config="bearer",
+        scopes=frozenset({"agent"}),
+        read=_secret_ref,
+        typed=_reader("--bearer"),
+        secret=True,
+        resolve=_reader("bearer"),
+    ),
+    Setting(
+        "api_key",
+        "--api-key",
+        {"type": _reference("--api-key"), "metavar": "SECRET",
+         "help": "API key (env:VAR or file:PATH), sent in the header the card's API-key scheme names"},
+        config="api_key",
+        scopes=frozenset({"agent"}),
+        read=_secret_ref,
+        typed=_reader("--api-key"),
+        secret=True,
+        resolve=_reader("api_key"),
+    ),
+    Setting(
+        "oauth2_client_id",
+        "--oauth2-client-id",
+        {"metavar": "ID", "help": "OAuth 2.0 client id (client credentials grant)"},
+        config="oauth2_client_id",
+        scopes=frozenset({"agent"}),
+        read=_string,
+    ),
+    Setting(
+        "oauth2_client_secret",
+        "--oauth2-client-secret",
+        {"type": _reference("--oauth2-client-secret"), "metavar": "SECRET",
+         "help": "OAuth 2.0 client secret (env:VAR or file:PATH), sent only to the token URL"},
+        config="oauth2_client_secret",
+        scopes=frozenset({"agent"}),
+        read=_secret_ref,
+        typed=_reader("--oauth2-client-secret"),
+        secret=True,
+        resolve=_reader("oauth2_client_secret"),
+    ),
+    Setting(
+        "oauth2_scopes",
+        "--oauth2-scope",
+        {"action": "append", "metavar": "SCOPE",
+         "help": "OAuth 2.0 scope to request (repeatable; default: the scopes the card's security "
+         "requirement lists)"},
+        config="oauth2_scope",
+        scopes=frozenset({"agent"}),
+        read=_strings,
+        typed=tuple,
+    ),
+    Setting(
+        "oauth2_token_url",
+        "--oauth2-token-url",
+        {"metavar": "URL",
+         "help": "OAuth 2.0 token endpoint (default: the tokenUrl of the card's client credentials flow)"},
+        config="oauth2_token_url",
+        scopes=frozenset({"agent"}),
+        read=_string,
+    ),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 
 # Which settings each surface offers on its command line.
 WHO = ("role", "runner")
-LIVE = ("headers", "keys", "allow_jku", "timeout", "openclasp_base")  # asking an agent live
+AUTH = ("bearer", "api_key", "oauth2_client_id", "oauth2_client_secret", "oauth2_scopes", "oauth2_token_url")
+LIVE = ("headers", "keys", "allow_jku", "timeout", "openclasp_base", *AUTH)  # asking an agent live
 GROUPS: dict[str, tuple[str, ...]] = {
     "verify": (*WHO, *LIVE, "reruns", "public_only"),
     "card": ("keys", "timeout"),
     "replay": LIVE,  # who asks is the recorded run's
     "watch": (*WHO, *LIVE),
-    "tui": ("keys", "allow_jku", "headers", *WHO, "openclasp_base"),
+    "tui": ("keys", "allow_jku", "headers", *WHO, "openclasp_base", *AUTH),
 }
+
+
+def credential_problem(values: Mapping[str, Any]) -> str | None:
+    """Why the credential settings of one interview do not fit together, or None."""
+    if ("oauth2_client_id" in values) != ("oauth2_client_secret" in values):
+        return "--oauth2-client-id and --oauth2-client-secret go together (config: oauth2_client_id, " \
+            "oauth2_client_secret)"
+    if "oauth2_client_id" not in values and ("oauth2_scopes" in values or "oauth2_token_url" in values):
+        return "--oauth2-scope and --oauth2-token-url need --oauth2-client-id and --oauth2-client-secret"
+    return None
 
 
 def config_keys(scope: Scope) -> frozenset[str]:

@@ -30,11 +30,13 @@ from explorer.demo.variants import VARIANTS
 pytestmark = pytest.mark.slow  # the whole reference fleet over HTTP
 
 QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
-DECLARING = [n for n, v in VARIANTS.items() if v.interview]
-HONEST = [n for n, v in VARIANTS.items()
+# The guarded agents answer only with credentials (tests/test_auth.py covers them on the wire).
+OPEN = {n: v for n, v in VARIANTS.items() if v.guard is None}
+DECLARING = [n for n, v in OPEN.items() if v.interview]
+HONEST = [n for n, v in OPEN.items()
           if v.interview and not v.faults and v.closure == "standard" and not v.churn]
-STANDARD_CLOSURE = [n for n, v in VARIANTS.items() if v.interview and v.closure == "standard"]
-WITH_TERMS = [n for n, v in VARIANTS.items() if v.terms]
+STANDARD_CLOSURE = [n for n, v in OPEN.items() if v.interview and v.closure == "standard"]
+WITH_TERMS = [n for n, v in OPEN.items() if v.terms]
 
 
 @pytest.fixture(scope="module")

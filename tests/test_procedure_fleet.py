@@ -46,8 +46,14 @@ def _check_variant(report: dict[str, Any], name: str) -> None:
 
 
 @pytest.mark.parametrize("name", [n for n in VARIANTS if n not in STATEFUL])
-async def test_every_variant_gets_its_expected_verdict(fleet: Any, name: str) -> None:
-    run = await run_interview(fleet.agents[name].card_url, _options())
+async def test_every_variant_gets_its_expected_verdict(
+    fleet: Any, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = fleet.agents[name]
+    for var, value in agent.env.items():  # a guarded agent: its demo credentials, as `demo` passes them
+        monkeypatch.setenv(var, value)
+    credentials = agent.credentials.option_values() if agent.credentials is not None else {}
+    run = await run_interview(agent.card_url, _options(**credentials))
     _check_variant(dict(run.report), name)
 
 

@@ -36,6 +36,7 @@ from explorer import __version__
 from explorer.core import nogc
 from explorer.core import pointer as jp
 from explorer.core.answers import ANY_ID, RpcOutcome, check_answer, check_refusal, is_refusal, read_jsonrpc
+from explorer.core.auth_findings import refused_for_auth, required_finding, scheme_findings, token_findings
 from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
 from explorer.core.card import INTERVIEW_URI, WELL_KNOWN, Card, Extension, parse_card
 from explorer.core.diff import diff_question
@@ -253,6 +254,8 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     if interview.required is True:
         a.add("interview_required_true", "the interview entry says required: true; it must never be "
               "required (interview extension 3.1)", member=interview.pointer + "/required")
+    a.findings.extend(scheme_findings(doc))
+    a.findings.extend(token_findings(exs))
     if card.jsonrpc is None:
         a.add("no_jsonrpc_interface", "the card declares the interview but offers no JSON-RPC interface to "
               "ask it over (the interview extension defines no other binding)")
@@ -263,7 +266,7 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     context = _DiffContext(doc, tuple(sig.get("unsigned_members") or ()), signed, proposals, committed,
                            terms_declared, card.skill_ids)
     _questions(a, exs, context)
-    _probes(a, exs, card.skill_ids)
+    _probes(a, exs, card.skill_ids, doc)
     return a
 
 
@@ -523,6 +526,8 @@ def _read(ex: Exchange) -> RpcOutcome:
 def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
     asked = 0
     delivered = 0
+    answered = 0
+    refused: list[tuple[str, Exchange]] = []
     echoed = False
     responded = False
     for q in QUESTIONS:
@@ -539,12 +544,15 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
         for ex in finals:
             if ex.error is None:
                 delivered += 1
-            if ex.status is not None:
+            if ex.status is not None and not refused_for_auth(ex):
                 responded = True
                 echoed = echoed or _header_lists(ex.response_headers, INTERVIEW_URI)
         usable = [e for e in finals if e.problem() is None]
+        answered += len(usable)
         for ex in finals:
-            if ex.problem() is not None:
+            if refused_for_auth(ex):
+                refused.append((q, ex))
+            elif ex.problem() is not None:
                 _report_transport(a, ex, question=q)  # the same trouble twice is reported once
         if not finals:
             continue
@@ -558,8 +566,11 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
             a.answer_bytes[q] = first_bytes
         if len(usable) == 2:
             _determinism(a, q, (first, first_bytes), _read(usable[1]), usable)
-    if asked == 0 or delivered == 0:
-        a.reachable = False
+    required = required_finding(refused, ctx.card_doc)
+    if required is not None:
+        a.findings.append(required)
+    if asked == 0 or delivered == 0 or (refused and answered == 0):
+        a.reachable = False  # the questions could not be put (authentication is not conformance)
     if responded and not echoed:
         a.findings.append(finding("activation_not_echoed", "no interview response listed the interview URI "
                                   "in A2A-Extensions (an echo is evidence of activation; its absence is not "
@@ -656,7 +667,7 @@ def _probe_outcome(out: RpcOutcome) -> tuple[str, Any]:
     return "error", None
 
 
-def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...]) -> None:
+def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...], doc: Mapping[str, Any]) -> None:
     for name in PROBES:
         ex, _ = _last(exs, f"probe:{name}")
         if ex is None:
@@ -675,6 +686,9 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...]) ->
         a.probes.append(entry)
         if ex.error is not None or ex.truncated:
             _report_transport(a, ex, probe=name)
+            continue
+        if refused_for_auth(ex) and name != "unactivated_call":
+            a.findings.append(required_finding([(f"the {name} probe", ex)], doc, probe=name))
             continue
         out = _read(ex)
         outcome, refusal = _probe_outcome(out)

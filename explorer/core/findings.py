@@ -59,6 +59,9 @@ CODES: dict[str, Severity] = {
     "redirect_refused": "error",
     "address_blocked": "error",
     "rate_limited": "warning",
+    "auth_required": "error",
+    "auth_failed": "error",
+    "auth_scheme_unsupported": "warning",
     "card_changed": "info",
     "churn": "info",
     # A transcript that presents evidence which cannot be checked (CONTRACT.md "Signed evidence").

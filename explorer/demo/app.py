@@ -7,7 +7,9 @@ Routes, all exact-match lookups in what the agent published at start-up:
 - `GET` of any other published file: the JWKS named by the card signature's `jku`, the proposals
   under `/terms/`, the OpenClasp public card and key, the reputation record;
 - `GET /a/{slug}` and `GET /directory/resolve?reference=...`: the OpenClasp profile and resolver;
-- `POST /a2a/jsonrpc`: the interview endpoint, with the body capped before it is read in full.
+- `POST /a2a/jsonrpc`: the interview endpoint, with the body capped before it is read in full;
+  for a guarded agent, admitted only with its credential (`explorer.demo.guard`);
+- `POST /oauth2/token`: a guarded-oauth2 agent's token endpoint (client credentials).
 
 A path that was not published is 404; the request path and query are only ever used as dict keys.
 Activation is read from `A2A-Extensions` (and `X-A2A-Extensions` on a v0.3 interface): a
@@ -25,6 +27,7 @@ from explorer.core.card import INTERVIEW_URI
 from explorer.core.openclasp import RESOLVE_PATH
 from explorer.demo.agent import Agent, Reply
 from explorer.demo.documents import JSONRPC_PATH
+from explorer.demo.guard import TOKEN_PATH, Guard
 from explorer.demo.jsonrpc import INVALID_REQUEST, MAX_BODY, error_body
 
 JSON = "application/json"
@@ -83,11 +86,25 @@ async def rpc_reply(agent: Agent, request: Request) -> Reply:
     return agent.handle_rpc(body, client=client_of(request), activated=activated(request, legacy=legacy))
 
 
-def build_app(agent: Agent) -> Starlette:
-    """The Starlette app serving one agent."""
+def _headers(request: Request) -> dict[str, str]:
+    return {name.lower(): value for name, value in request.headers.items()}
+
+
+def build_app(agent: Agent, guard: Guard | None = None) -> Starlette:
+    """The Starlette app serving one agent (behind `guard` when it requires authentication)."""
 
     async def jsonrpc(request: Request) -> Response:
+        if guard is not None:
+            denied = guard.admit(_headers(request))
+            if denied is not None:
+                return Response(denied.body, status_code=denied.status, headers=denied.headers,
+                                media_type=JSON)
         return to_response(await rpc_reply(agent, request))
+
+    async def token(request: Request) -> Response:
+        assert guard is not None
+        answer = guard.token(_headers(request), await read_capped(request))
+        return Response(answer.body, status_code=answer.status, headers=answer.headers, media_type=JSON)
 
     async def published(request: Request) -> Response:
         path = request.url.path
@@ -108,7 +125,7 @@ def build_app(agent: Agent) -> Starlette:
                 return Response(site.profile_html, media_type="text/html; charset=utf-8")
         return not_found()
 
-    return Starlette(routes=[
-        Route(JSONRPC_PATH, jsonrpc, methods=["POST"]),
-        Route("/{path:path}", published, methods=["GET"]),
-    ])
+    routes = [Route(JSONRPC_PATH, jsonrpc, methods=["POST"])]
+    if guard is not None and guard.kind == "oauth2":
+        routes.append(Route(TOKEN_PATH, token, methods=["POST"]))
+    return Starlette(routes=[*routes, Route("/{path:path}", published, methods=["GET"])])

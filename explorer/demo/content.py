@@ -68,6 +68,16 @@ SECURITY_V03 = {
 }
 
 
+def guarded_security(kind: str, token_url: str) -> dict[str, Any]:
+    """The v1.0 security declaration of a guarded agent that takes a bearer token or OAuth 2.0."""
+    if kind == "bearer":
+        return {"schemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+                "requirements": [{"schemes": {"bearer": {"list": []}}}]}
+    flow = {"tokenUrl": token_url, "scopes": {"interview:read": "put the interview questions"}}
+    return {"schemes": {"oauth2": {"oauth2SecurityScheme": {"flows": {"clientCredentials": flow}}}},
+            "requirements": [{"schemes": {"oauth2": {"list": ["interview:read"]}}}]}
+
+
 def _proposal(
     offering: str, sow_id: str, price: dict[str, Any], volume: dict[str, Any], examples: dict[str, Any]
 ) -> dict[str, Any]:

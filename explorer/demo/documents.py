@@ -26,6 +26,7 @@ from explorer.core.canonical import digest
 from explorer.core.card import INTERVIEW_URI, REPUTATION_URI, TERMS_URI
 from explorer.core.sow import public_nkey, sign_proposal
 from explorer.demo import content, openclasp_site
+from explorer.demo.guard import TOKEN_PATH
 from explorer.demo.jsonrpc import dumps
 from explorer.demo.projection import Committed
 from explorer.demo.variants import Variant
@@ -208,6 +209,8 @@ def card(variant: Variant, urls: Urls, generation: int, extensions: list[Any],
                 "version": content.card_version(generation), "capabilities": caps,
                 "securitySchemes": sec["schemes"], "security": sec["requirements"], **modes, "skills": skills}
     sec = copy.deepcopy(content.SECURITY_V1)
+    if variant.guard in ("bearer", "oauth2"):
+        sec = content.guarded_security(variant.guard, urls.base + TOKEN_PATH)
     out = {"name": ident["name"], "description": ident["description"],
            "supportedInterfaces": [
                {"url": urls.jsonrpc, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},

@@ -33,9 +33,11 @@ from typing import Any
 
 import uvicorn
 
+from explorer.credentials import Credentials
 from explorer.demo import documents, openclasp_site
 from explorer.demo.agent import Agent
 from explorer.demo.app import build_app
+from explorer.demo.guard import Guard
 from explorer.demo.ratelimit import RateLimit, RateLimiter
 from explorer.demo.sockets import listening_socket
 from explorer.demo.variants import VARIANTS, Variant
@@ -71,6 +73,17 @@ class RunningAgent:
     jwks_url: str | None
     jwks: dict[str, Any] = field(repr=False)
     _slot: _Slot = field(repr=False, compare=False)
+    guard: Guard | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def credentials(self) -> Credentials | None:
+        """The explorer settings a guarded agent needs (env: references to `env`), else None."""
+        return self.guard.credentials if self.guard is not None else None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment variables holding a guarded agent's demo secret (empty otherwise)."""
+        return self.guard.env if self.guard is not None else {}
 
     @property
     def agent(self) -> Agent | None:
@@ -104,7 +117,7 @@ class Fleet:
     """All chosen reference agents, served from one background thread."""
 
     def __init__(self, names: Iterable[str] | None = None, *, port: int = 0,
-                 rate_limit: RateLimit | None = None) -> None:
+                 rate_limit: RateLimit | None = None, token_lifetime: int = 120) -> None:
         chosen = list(VARIANTS) if names is None else list(dict.fromkeys(names))
         unknown = [n for n in chosen if n not in VARIANTS]
         if unknown:
@@ -119,6 +132,7 @@ class Fleet:
         self.variants: list[Variant] = [VARIANTS[n] for n in chosen]
         self.port = port
         self.rate_limit = rate_limit or RateLimit()
+        self.token_lifetime = token_lifetime  # seconds an access token of guarded-oauth2 lives
         self.agents: dict[str, RunningAgent] = {}
         self.startup_seconds: float | None = None
         self._sockets: list[socket.socket] = []
@@ -209,8 +223,9 @@ class Fleet:
         if variant.openclasp:
             card_url = openclasp_site.urls(urls.base, variant.name).a2a_card
         signed = variant.signed and not variant.openclasp
+        guard = Guard(variant.guard, lifetime=self.token_lifetime) if variant.guard else None
         running = RunningAgent(variant.name, variant, urls.base, card_url, urls.jsonrpc,
-                               urls.jwks if signed else None, key.jwks, _Slot())
+                               urls.jwks if signed else None, key.jwks, _Slot(), guard)
         limiter = RateLimiter(self.rate_limit)
 
         def build() -> tuple[Agent, Any]:
@@ -223,7 +238,7 @@ class Fleet:
             agent = Agent(variant, states, limiter)
             if variant.huge:
                 agent.prepare()
-            return agent, build_app(agent)
+            return agent, build_app(agent, guard)
 
         return running, build
 

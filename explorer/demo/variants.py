@@ -34,6 +34,9 @@ description and a verdict is a steady v1.0 agent):
 - `openclasp`: "valid" or "forged" OpenClasp trust extension and public card.
 - `reputation`: a reputation extension pointer in the card.
 - `huge`: 5,000 skills (`content.huge_skills`), so the card is a catalogue of about 2.9 MB.
+- `guard`: the JSON-RPC endpoint requires authentication ("bearer", "apikey" or "oauth2", see
+  `explorer.demo.guard`); the expectations then assume the verifier is given the agent's demo
+  credentials (`RunningAgent.credentials`, whose secrets are in `RunningAgent.env`).
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class Variant:
     openclasp: Literal["valid", "forged"] | None = None
     reputation: bool = False
     huge: bool = False
+    guard: Literal["bearer", "apikey", "oauth2"] | None = None
 
     def __post_init__(self) -> None:
         unknown = self.faults - FAULTS
@@ -149,6 +153,13 @@ _TABLE: tuple[Variant, ...] = (
        ("refusals_boundary_mismatch",), faults=frozenset({"narrow_boundary"})),
     _v("huge", "5,000 skills with descriptions and modes (a 2.9 MB signed card), two proposals; "
        "answers consistent", "conformant", huge=True),
+    _v("guarded-bearer", "answers interview calls only with its bearer token (HTTP bearer scheme); "
+       "honest once admitted", "conformant", guard="bearer"),
+    _v("guarded-apikey", "v0.3 card; answers only with its API key in X-Api-Key; honest once admitted",
+       "conformant", layout="v0.3", guard="apikey"),
+    _v("guarded-oauth2", "answers only with an OAuth 2.0 access token from its own token endpoint "
+       "(client credentials, scope interview:read, short-lived tokens); honest once admitted",
+       "conformant", guard="oauth2"),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in _TABLE}

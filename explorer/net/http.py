@@ -11,6 +11,9 @@ Nothing here raises for network or HTTP trouble: every outcome is an `Exchange` 
 `status`/`error` say what happened, because a failed fetch is evidence the report must show,
 not an exception to unwind. Secret headers (the user's `--header` values) go only to
 `secret_origin` and are recorded as `<redacted>`, so a transcript never holds a secret.
+Credentials chosen from the card's security schemes (`set_auth`) have their own origin, the
+JSON-RPC interface's; and every secret value the fetcher knows (`scrub`) is replaced by
+`<redacted>` wherever it would be recorded, even when an agent echoes it back in a body.
 
 A 429 that is waited out leaves two exchanges with the same purpose and attempt: the 429 and
 the retry. Readers take the last one as the answer and may report the first as rate limiting.
@@ -24,7 +27,7 @@ import os
 import socket
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import TracebackType
@@ -119,6 +122,9 @@ class Fetcher:
         self._secret_origin = origin(secret_origin) if secret_origin else None
         self._clients: dict[str, httpx.AsyncClient] = {}
         self._open = False
+        self._auth: dict[str, str] = {}
+        self._auth_origin: str | None = None
+        self._scrub: list[bytes] = []
 
     async def __aenter__(self) -> Fetcher:
         self._open = True
@@ -169,6 +175,25 @@ class Fetcher:
     def secret_origin(self) -> str | None:
         return self._secret_origin
 
+    def set_auth(self, headers: Mapping[str, str], url: str | None) -> None:
+        """Credential headers for requests to `url`'s origin only (recorded as `<redacted>`)."""
+        self._auth = dict(headers)
+        self._auth_origin = origin(url) if url and headers else None
+        self.scrub(headers.values())
+
+    def scrub(self, values: Iterable[str]) -> None:
+        """Never record these values: each is replaced by `<redacted>` in every exchange kept."""
+        from urllib.parse import quote, quote_plus
+
+        for value in values:
+            if len(value) < 6:  # too short to replace without mangling unrelated bytes
+                continue
+            for form in {value, quote(value, safe=""), quote_plus(value)}:
+                raw = form.encode("utf-8")
+                if raw not in self._scrub:
+                    self._scrub.append(raw)
+        self._scrub.sort(key=len, reverse=True)  # a secret containing another is replaced whole
+
     @property
     def has_secrets(self) -> bool:
         return bool(self._secrets)
@@ -194,16 +219,56 @@ class Fetcher:
     ) -> Exchange:
         return await self._request(_Ask("POST", url, body, purpose, attempt, headers))
 
-    async def _request(self, ask: _Ask) -> Exchange:
+    async def post_form(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        purpose: str,
+        attempt: int = 1,
+        headers: Mapping[str, str] | None = None,
+        redact: Callable[[Exchange], Exchange] | None = None,
+    ) -> Exchange:
+        """A form POST (an OAuth token request). The caller gets the exchange as received;
+        what is recorded first goes through `redact` (which removes issued tokens)."""
+        sent = {"Content-Type": "application/x-www-form-urlencoded", **(headers or {})}
+        return await self._request(_Ask("POST", url, body, purpose, attempt, sent), redact)
+
+    async def _request(self, ask: _Ask, redact: Callable[[Exchange], Exchange] | None = None) -> Exchange:
         exchange = await self._follow(ask)
         if exchange.status == 429 and exchange.error is None:
             wait = retry_after_seconds(exchange.header("retry-after"))
             if wait is not None and wait <= self.limits.max_retry_wait:
-                self.exchanges.append(exchange)
+                self._record(exchange, redact)
                 await asyncio.sleep(wait)
                 exchange = await self._follow(ask)
-        self.exchanges.append(exchange)
+        self._record(exchange, redact)
         return exchange
+
+    def _record(self, exchange: Exchange, redact: Callable[[Exchange], Exchange] | None) -> None:
+        kept = redact(exchange) if redact is not None else exchange
+        if self._scrub:
+            kept = replace(
+                kept,
+                url=self._clean_text(kept.url),
+                request_body=self._clean(kept.request_body),
+                response_body=self._clean(kept.response_body) or b"",
+                response_headers=tuple((n, self._clean_text(v)) for n, v in kept.response_headers),
+                error=self._clean_text(kept.error) if kept.error is not None else None,
+            )
+        self.exchanges.append(kept)
+
+    def _clean(self, data: bytes | None) -> bytes | None:
+        if not data:
+            return data
+        for raw in self._scrub:
+            if raw in data:
+                data = data.replace(raw, REDACTED.encode("ascii"))
+        return data
+
+    def _clean_text(self, text: str) -> str:
+        cleaned = self._clean(text.encode("utf-8", "surrogateescape"))
+        return cleaned.decode("utf-8", "surrogateescape") if cleaned is not None else text
 
     async def _follow(self, ask: _Ask) -> Exchange:
         """One logical request: follows same-origin redirects and returns the last hop."""
@@ -267,8 +332,15 @@ class Fetcher:
             sent["Content-Type"] = "application/json"
         secret_names: set[str] = set()
         sent.update(ask.headers or {})
-        if self._secrets and self._secret_origin is not None and origin(ask.url) == self._secret_origin:
+        # A token request carries the client's own credentials and nothing else of the user's.
+        bare = ask.purpose.startswith("auth:")
+        here = origin(ask.url)
+        if not bare and self._secrets and self._secret_origin is not None and here == self._secret_origin:
             for name, value in self._secrets.items():
+                sent[name] = value
+                secret_names.add(name.lower())
+        if not bare and self._auth and self._auth_origin is not None and here == self._auth_origin:
+            for name, value in self._auth.items():
                 sent[name] = value
                 secret_names.add(name.lower())
         recorded = tuple(

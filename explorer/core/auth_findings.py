@@ -1,0 +1,120 @@
+"""The authentication findings, judged from recorded exchanges and the card (CONTRACT.md).
+
+- `auth_required` (error): an interview call got 401 or 403. The detail names the card's
+  declared schemes and the option that supplies each, and says whether a credential was sent
+  (the recorded request shows the header it went in, always as `<redacted>`).
+- `auth_failed` (error): the token endpoint refused or failed; its OAuth `error` code is quoted,
+  never a secret (the exchange was recorded with the client secret and tokens redacted).
+- `auth_scheme_unsupported` (warning): the card declares only schemes the explorer cannot
+  satisfy (an API key in a query or cookie, HTTP basic, OpenID Connect, mutual TLS, ...).
+
+Kept apart from `evaluate` so the wording and the rules live in one small place; pure, like the
+rest of core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from explorer.core.findings import Finding, finding
+from explorer.core.run import REDACTED, Exchange
+from explorer.core.security import Security, declared_summary, read_security
+from explorer.core.strict_json import StrictJsonError
+from explorer.core.strict_json import parse as strict_parse
+from explorer.core.text import safe_text
+
+TOKEN_PURPOSE = "auth:token"
+AUTH_STATUSES = (401, 403)
+
+
+def refused_for_auth(ex: Exchange) -> bool:
+    """An interview call answered 401 or 403."""
+    return ex.error is None and ex.status in AUTH_STATUSES
+
+
+def scheme_findings(doc: Mapping[str, Any]) -> list[Finding]:
+    """`auth_scheme_unsupported` when no declared way in is one the explorer can take."""
+    security = read_security(doc)
+    if not security.declared or security.satisfiable():
+        return []
+    names = ", ".join(s.describe() for s in security.schemes.values()) or "(requirements name no scheme)"
+    return [
+        finding(
+            "auth_scheme_unsupported",
+            f"the card only declares security the explorer cannot satisfy: {safe_text(names, limit=400)}",
+            member="/securitySchemes" if security.schemes else None,
+        )
+    ]
+
+
+def _credential_sent(ex: Exchange, security: Security) -> list[str]:
+    """The credential headers a refused request carried (by name; values are never recorded)."""
+    names = {"authorization"} | {s.header.lower() for s in security.schemes.values() if s.header}
+    return sorted({n for n, v in ex.request_headers if n.lower() in names and v == REDACTED})
+
+
+def required_finding(
+    refused: Sequence[tuple[str, Exchange]], doc: Mapping[str, Any], *, probe: str | None = None
+) -> Finding | None:
+    """One `auth_required` for the calls in `refused` ((label, exchange) pairs)."""
+    if not refused:
+        return None
+    security = read_security(doc)
+    statuses = sorted({ex.status for _, ex in refused if ex.status is not None})
+    labels = ", ".join(dict.fromkeys(label for label, _ in refused))
+    sent = sorted({h for _, ex in refused for h in _credential_sent(ex, security)})
+    said = (
+        f"a credential was sent ({', '.join(sent)}: {REDACTED}) and refused"
+        if sent
+        else "no credential was sent"
+    )
+    http = "/".join(str(s) for s in statuses)
+    declared = safe_text(declared_summary(security), limit=600)
+    detail = f"the agent answered HTTP {http} to {labels}; {said}; {declared}"
+    return finding("auth_required", detail, probe=probe)
+
+
+def _oauth_error(ex: Exchange) -> tuple[str | None, str | None]:
+    try:
+        doc = strict_parse(ex.response_body) if ex.response_body else None
+    except StrictJsonError:
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    error, description = doc.get("error"), doc.get("error_description")
+    return (error if isinstance(error, str) else None, description if isinstance(description, str) else None)
+
+
+def token_findings(exchanges: Sequence[Exchange]) -> list[Finding]:
+    """`auth_failed` when the last token request of the attempt did not yield a token."""
+    tries = [e for e in exchanges if e.purpose == TOKEN_PURPOSE]
+    if not tries:
+        return []
+    ex = tries[-1]
+    where = safe_text(ex.url, limit=200)
+    if ex.error is not None:
+        return [finding("auth_failed", f"no access token from {where}: {safe_text(ex.error, limit=400)}")]
+    error, description = _oauth_error(ex)
+    ok = ex.status is not None and 200 <= ex.status < 300
+    if error is not None or not ok:
+        code = f"OAuth error {safe_text(error, limit=80)}" if error else "no OAuth error code"
+        more = f" ({safe_text(description, limit=200)})" if description else ""
+        return [finding("auth_failed", f"the token endpoint {where} answered HTTP {ex.status}, {code}{more}")]
+    problem = _token_problem(ex)
+    if problem is not None:
+        return [finding("auth_failed", f"the token endpoint {where} answered, but {problem}")]
+    return []
+
+
+def _token_problem(ex: Exchange) -> str | None:
+    try:
+        doc = strict_parse(ex.response_body)
+    except StrictJsonError:
+        return "its answer is not JSON"
+    if not isinstance(doc, dict) or not doc.get("access_token"):
+        return "its answer carries no access_token"
+    token_type = doc.get("token_type")
+    if not isinstance(token_type, str) or token_type.lower() != "bearer":
+        return f"the token type is {safe_text(token_type, limit=40)!s}, not Bearer"
+    return None

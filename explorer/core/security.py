@@ -1,0 +1,195 @@
+"""What a card declares about authentication: its security schemes and requirements, both layouts.
+
+A2A cards say how a client authenticates (PROTOCOL.md section 1): v0.3 writes
+`securitySchemes{name: {type: apiKey|http|oauth2|openIdConnect|mutualTLS, ...}}` with
+`security[{name: [scopes]}]`, v1.0 writes `securitySchemes{name: {apiKeySecurityScheme: {...}}}`
+with `securityRequirements[{schemes: {name: {list: [scopes]}}}]`, and a merged card may carry
+both. This module reads either into one model, `Security`, so the procedure can decide where a
+credential goes and the evaluation can name the option that would supply each declared scheme.
+
+Pure and total, like `core.card`: a card is a stranger's document, so anything unreadable is
+skipped (a scheme of an unknown shape is kept as `kind="unknown"`, which the explorer cannot
+satisfy), never raised. Which kinds the explorer can satisfy is stated once here (`supported`),
+with the command-line option and config setting that supplies each (`supply_hint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["apiKey", "bearer", "basic", "oauth2", "openIdConnect", "mutualTLS", "unknown"]
+
+# v1.0 wrapper member -> the v0.3 `type` it corresponds to.
+_V10_WRAPPERS = {
+    "apiKeySecurityScheme": "apiKey",
+    "httpAuthSecurityScheme": "http",
+    "oauth2SecurityScheme": "oauth2",
+    "openIdConnectSecurityScheme": "openIdConnect",
+    "mtlsSecurityScheme": "mutualTLS",
+}
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """One declared security scheme, whatever the layout it was written in."""
+
+    name: str
+    kind: Kind
+    pointer: str
+    location: str | None = None  # apiKey: header | query | cookie
+    header: str | None = None  # apiKey: the header (or query/cookie) name
+    token_url: str | None = None  # oauth2: the clientCredentials flow's tokenUrl
+    flows: tuple[str, ...] = ()  # oauth2: the flows declared
+
+    @property
+    def supported(self) -> bool:
+        """Whether the explorer can send what this scheme asks for."""
+        if self.kind == "apiKey":
+            return self.location == "header" and bool(self.header)
+        if self.kind == "bearer":
+            return True
+        if self.kind == "oauth2":
+            return "clientCredentials" in self.flows
+        return False
+
+    def describe(self) -> str:
+        """A short human description: `bearer (HTTP bearer token)`."""
+        if self.kind == "apiKey":
+            where = self.location or "an unstated place"
+            return f"{self.name} (API key in {where} {self.header or '(unnamed)'})"
+        if self.kind == "bearer":
+            return f"{self.name} (HTTP bearer token)"
+        if self.kind == "oauth2":
+            flows = ", ".join(self.flows) or "no flow"
+            return f"{self.name} (OAuth 2.0, flows: {flows})"
+        labels = {"basic": "HTTP basic", "openIdConnect": "OpenID Connect", "mutualTLS": "mutual TLS"}
+        return f"{self.name} ({labels.get(self.kind, 'a scheme of unknown type')})"
+
+
+@dataclass(frozen=True)
+class Security:
+    """The card's schemes by name and its requirements (each: scheme name -> scopes), in order."""
+
+    schemes: dict[str, Scheme] = field(default_factory=dict)
+    requirements: tuple[dict[str, tuple[str, ...]], ...] = ()
+
+    @property
+    def declared(self) -> bool:
+        return bool(self.schemes) or bool(self.requirements)
+
+    def alternatives(self) -> tuple[dict[str, tuple[str, ...]], ...]:
+        """The ways in: the requirements, or, when none are stated, each scheme alone."""
+        if self.requirements:
+            return self.requirements
+        return tuple({name: ()} for name in self.schemes)
+
+    def satisfiable(self) -> bool:
+        """True when some way in uses only schemes the explorer can satisfy (or none is needed)."""
+        ways = self.alternatives()
+        if not ways:
+            return True
+        return any(all(n in self.schemes and self.schemes[n].supported for n in way) for way in ways)
+
+
+def supply_hint(scheme: Scheme) -> str:
+    """The option (and config setting) that supplies a credential for this scheme."""
+    if scheme.kind == "apiKey" and scheme.supported:
+        return '--api-key env:VAR (config: api_key = "env:VAR")'
+    if scheme.kind == "bearer":
+        return '--bearer env:VAR (config: bearer = "env:VAR")'
+    if scheme.kind == "oauth2" and scheme.supported:
+        return (
+            '--oauth2-client-id ID --oauth2-client-secret env:VAR (config: oauth2_client_id = "ID", '
+            'oauth2_client_secret = "env:VAR")'
+        )
+    return "no option of the explorer can supply it"
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return ()
+
+
+def _scheme(name: str, raw: Mapping[str, Any], pointer: str) -> Scheme:
+    body: Mapping[str, Any] = raw
+    kind_name = raw.get("type")
+    for wrapper, v03_type in _V10_WRAPPERS.items():
+        inner = raw.get(wrapper)
+        if isinstance(inner, Mapping):
+            body, kind_name, pointer = inner, v03_type, f"{pointer}/{wrapper}"
+            break
+    if kind_name == "apiKey":
+        location = body.get("location", body.get("in"))
+        header = body.get("name")
+        return Scheme(
+            name,
+            "apiKey",
+            pointer,
+            location=location if isinstance(location, str) else None,
+            header=header if isinstance(header, str) else None,
+        )
+    if kind_name == "http":
+        scheme = body.get("scheme")
+        text = scheme.lower() if isinstance(scheme, str) else ""
+        kind: Kind = "bearer" if text == "bearer" else "basic" if text == "basic" else "unknown"
+        return Scheme(name, kind, pointer)
+    if kind_name == "oauth2":
+        flows = body.get("flows")
+        flows = flows if isinstance(flows, Mapping) else {}
+        cc = flows.get("clientCredentials")
+        token_url = cc.get("tokenUrl") if isinstance(cc, Mapping) else None
+        return Scheme(
+            name,
+            "oauth2",
+            pointer,
+            token_url=token_url if isinstance(token_url, str) else None,
+            flows=tuple(k for k in flows if isinstance(k, str)),
+        )
+    if kind_name in ("openIdConnect", "mutualTLS"):
+        return Scheme(name, kind_name, pointer)
+    return Scheme(name, "unknown", pointer)
+
+
+def _requirement(raw: Any) -> dict[str, tuple[str, ...]] | None:
+    if not isinstance(raw, Mapping):
+        return None
+    schemes = raw.get("schemes")
+    if isinstance(schemes, Mapping):  # v1.0: {schemes: {name: {list: [scopes]}}}
+        out: dict[str, tuple[str, ...]] = {}
+        for name, scopes in schemes.items():
+            out[name] = _strings(scopes.get("list")) if isinstance(scopes, Mapping) else ()
+        return out
+    return {name: _strings(scopes) for name, scopes in raw.items()}  # v0.3: {name: [scopes]}
+
+
+def read_security(doc: Mapping[str, Any]) -> Security:
+    """The card's security declaration, from either layout (v1.0 requirements first)."""
+    schemes: dict[str, Scheme] = {}
+    raw_schemes = doc.get("securitySchemes")
+    if isinstance(raw_schemes, Mapping):
+        for name, raw in raw_schemes.items():
+            if isinstance(name, str) and isinstance(raw, Mapping):
+                schemes[name] = _scheme(name, raw, f"/securitySchemes/{_escape(name)}")
+    requirements: list[dict[str, tuple[str, ...]]] = []
+    for member in ("securityRequirements", "security"):
+        items = doc.get(member)
+        for item in items if isinstance(items, list) else []:
+            found = _requirement(item)
+            if found is not None and found not in requirements:
+                requirements.append(found)
+    return Security(schemes, tuple(requirements))
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def declared_summary(security: Security) -> str:
+    """Every declared scheme with the option that supplies it, for a finding's detail."""
+    if not security.schemes:
+        return "the card declares no security scheme"
+    parts = [f"{s.describe()}: {supply_hint(s)}" for s in security.schemes.values()]
+    return "the card declares " + "; ".join(parts)

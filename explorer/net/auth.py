@@ -1,0 +1,364 @@
+"""Authenticating interview calls the way the card says: which credential goes where, and tokens.
+
+The card's security declaration (`core.security`) decides what is sent: an API key in the
+header its scheme names, a bearer token as `Authorization: Bearer`, or an OAuth 2.0 access
+token obtained with the client credentials grant (RFC 6749 section 4.4) from the flow's
+`tokenUrl` (or `--oauth2-token-url`) for the requested scopes (else the scopes the card's
+requirement lists). `AuthSession.start` makes that choice once the card is read and hands the
+headers to the `Fetcher`, which sends them only to the JSON-RPC interface's origin.
+
+The OAuth 2.0 protocol pieces come from Authlib (`authlib.oauth2`: the token request body, the
+client authentication encodings, token expiry), but the request itself goes through the
+explorer's own `Fetcher`, so the token endpoint gets the same timeout, size cap, redirect rules
+and, under `--public-only`, the same transport rules as every other request, and the exchange is
+recorded (as `auth:token`, with the client secret and the issued tokens replaced by
+`<redacted>`) for the evaluation to judge offline. Client authentication is HTTP Basic first
+(RFC 6749 section 2.3.1); a server that answers `invalid_client` or 401 is asked again with the
+credentials in the body.
+
+Tokens live in a `TokenCache`, keyed by the agent's origin, the token URL, the client, a digest
+of its secret and the scopes: one token serves every call of a run, every attempt, and every
+interview of the same agent in a sweep, until it expires (then a new one is fetched). The cache
+is in memory only; nothing is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from authlib.oauth2.auth import ClientAuth
+from authlib.oauth2.rfc6749 import OAuth2Token
+from authlib.oauth2.rfc6749.parameters import prepare_token_request
+
+from explorer.core.run import REDACTED, Exchange
+from explorer.core.security import Scheme, Security
+from explorer.core.strict_json import StrictJsonError
+from explorer.core.strict_json import parse as strict_parse
+from explorer.credentials import Secrets
+from explorer.net.http import Fetcher
+from explorer.net.origins import is_loopback_host, origin
+
+TOKEN_PURPOSE = "auth:token"
+_TOKEN_MEMBERS = ("access_token", "refresh_token", "id_token")
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class TokenRequest:
+    """What one OAuth 2.0 client credentials grant asks for."""
+
+    token_url: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    scopes: tuple[str, ...] = ()
+
+    def key(self, agent_origin: str | None) -> tuple[str, ...]:
+        digest = hashlib.sha256(self.client_secret.encode("utf-8")).hexdigest()
+        return (agent_origin or "", self.token_url, self.client_id, digest, " ".join(self.scopes))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What to send for one card: fixed headers, and/or a token to obtain first."""
+
+    scheme_names: tuple[str, ...] = ()
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    token: TokenRequest | None = None
+    problem: str | None = None  # why a declared token request cannot be made (recorded as auth_failed)
+    note: str = ""
+
+
+def _lifetime_leeway(token: Mapping[str, Any]) -> int:
+    """Seconds before expiry at which a token counts as expired: a tenth of its life, at most 30 s."""
+    try:
+        lifetime = int(token.get("expires_in") or 0)
+    except (TypeError, ValueError):
+        lifetime = 0
+    return max(0, min(30, lifetime // 10))
+
+
+class TokenCache:
+    """Access tokens by (agent origin, token URL, client, secret digest, scopes), until expiry.
+
+    Safe to share between interviews in one process, also across event loops (each loop gets
+    its own lock per key), so two interviews of one agent in a sweep fetch one token between them.
+    """
+
+    def __init__(self) -> None:
+        self._tokens: dict[tuple[str, ...], OAuth2Token] = {}
+        self._locks: dict[tuple[int, tuple[str, ...]], asyncio.Lock] = {}
+        self._guard = threading.Lock()
+        self.fetches = 0  # tokens obtained, for tests and the sweep summary
+
+    def lock(self, key: tuple[str, ...]) -> asyncio.Lock:
+        loop_id = id(asyncio.get_running_loop())
+        with self._guard:
+            return self._locks.setdefault((loop_id, key), asyncio.Lock())
+
+    def valid(self, key: tuple[str, ...]) -> OAuth2Token | None:
+        token = self._tokens.get(key)
+        if token is None or token.is_expired(leeway=_lifetime_leeway(token)):
+            return None
+        return token
+
+    def put(self, key: tuple[str, ...], token: OAuth2Token) -> None:
+        self._tokens[key] = token
+        self.fetches += 1
+
+    def drop(self, key: tuple[str, ...]) -> None:
+        self._tokens.pop(key, None)
+
+
+SHARED_TOKENS = TokenCache()
+
+
+# --- choosing what to send -------------------------------------------------------------------
+
+
+def token_url_refusal(url: str) -> str | None:
+    """Why a client secret may not be sent to this token URL: https, or plain http on loopback."""
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return None
+    if parts.scheme == "http" and is_loopback_host(url):
+        return None
+    return (
+        f"the token URL {url[:300]} is not https (plain http only on loopback); the client secret is not sent"
+    )
+
+
+def _fits(scheme: Scheme | None, secrets: Secrets) -> bool:
+    if scheme is None or not scheme.supported:
+        return False
+    if scheme.kind == "apiKey":
+        return secrets.api_key is not None
+    if scheme.kind == "bearer":
+        return secrets.bearer is not None
+    return secrets.oauth2  # oauth2 with a clientCredentials flow
+
+
+def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
+    """What to send, given the card's declaration and the user's credentials.
+
+    The first way in (a security requirement) whose every scheme the credentials satisfy wins.
+    A card that declares nothing gets what the user explicitly gave that needs no declaration
+    (a bearer token; OAuth 2.0 with `--oauth2-token-url`). Otherwise nothing is sent and `note`
+    says why.
+    """
+    for way in security.alternatives():
+        schemes = [security.schemes.get(name) for name in way]
+        if not way or not all(_fits(s, secrets) for s in schemes):
+            continue
+        headers: dict[str, str] = {}
+        token: TokenRequest | None = None
+        problem: str | None = None
+        for scheme, scopes in zip(schemes, way.values(), strict=True):
+            assert scheme is not None
+            if scheme.kind == "apiKey" and scheme.header and secrets.api_key:
+                headers[scheme.header] = secrets.api_key
+            elif scheme.kind == "bearer" and secrets.bearer:
+                headers["Authorization"] = f"Bearer {secrets.bearer}"
+            elif scheme.kind == "oauth2":
+                token, problem = _token_request(scheme, secrets, scopes, card_url)
+        names = tuple(way)
+        return Choice(names, headers, token, problem, f"authenticating as the card's {', '.join(names)}")
+    if not security.declared:
+        if secrets.bearer is not None:
+            return Choice(
+                (),
+                {"Authorization": f"Bearer {secrets.bearer}"},
+                note="the card declares no security scheme; sending the bearer token you gave",
+            )
+        if secrets.oauth2 and secrets.token_url:
+            token, problem = _token_request(None, secrets, (), card_url)
+            return Choice(
+                (),
+                {},
+                token,
+                problem,
+                "the card declares no security scheme; using the OAuth 2.0 client you gave",
+            )
+        return Choice(
+            note="the card declares no security scheme and the credentials given need one "
+            "(an API key needs the header name a scheme declares); nothing is sent"
+        )
+    declared = ", ".join(s.describe() for s in security.schemes.values()) or "none"
+    return Choice(
+        note=f"the credentials given fit none of the card's security requirements (declared: "
+        f"{declared}); nothing is sent"
+    )
+
+
+def _token_request(
+    scheme: Scheme | None, secrets: Secrets, scopes: tuple[str, ...], card_url: str
+) -> tuple[TokenRequest | None, str | None]:
+    assert secrets.client_id is not None and secrets.client_secret is not None
+    url = secrets.token_url or (scheme.token_url if scheme is not None else None)
+    if not url:
+        return None, (
+            "the card's OAuth 2.0 client credentials flow names no tokenUrl; give one with --oauth2-token-url"
+        )
+    url = urljoin(card_url, url) if card_url.startswith(("http://", "https://")) else url
+    refusal = token_url_refusal(url)
+    if refusal is not None:
+        return None, refusal
+    wanted = secrets.scopes or scopes
+    return TokenRequest(url, secrets.client_id, secrets.client_secret, tuple(wanted)), None
+
+
+# --- obtaining a token -------------------------------------------------------------------------
+
+
+def _redact_token_response(ex: Exchange) -> Exchange:
+    """The token exchange as recorded: issued tokens replaced, nothing else changed."""
+    try:
+        doc = strict_parse(ex.response_body) if ex.response_body else None
+    except StrictJsonError:
+        return ex
+    if not isinstance(doc, dict) or not any(k in doc for k in _TOKEN_MEMBERS):
+        return ex
+    kept = {k: (REDACTED if k in _TOKEN_MEMBERS else v) for k, v in doc.items()}
+    return replace(ex, response_body=json.dumps(kept, separators=(",", ":")).encode("utf-8"))
+
+
+def _oauth_error(ex: Exchange) -> str | None:
+    try:
+        doc = strict_parse(ex.response_body) if ex.response_body else None
+    except StrictJsonError:
+        return None
+    error = doc.get("error") if isinstance(doc, dict) else None
+    return error if isinstance(error, str) else None
+
+
+def _read_token(ex: Exchange) -> OAuth2Token | None:
+    if ex.error is not None or ex.status is None or not 200 <= ex.status < 300:
+        return None
+    try:
+        doc = strict_parse(ex.response_body)
+    except StrictJsonError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
+        return None
+    token_type = doc.get("token_type")
+    if not isinstance(token_type, str) or token_type.lower() != "bearer":
+        return None
+    try:
+        return OAuth2Token(dict(doc))
+    except (TypeError, ValueError):
+        return None
+
+
+async def _ask_token(fetcher: Fetcher, request: TokenRequest, method: str, attempt: int) -> Exchange:
+    body = prepare_token_request("client_credentials", scope=list(request.scopes) or None)
+    client = ClientAuth(request.client_id, request.client_secret, method)
+    url, headers, body = client.prepare("POST", request.token_url, {}, body)
+    return await fetcher.post_form(
+        url,
+        body.encode("utf-8"),
+        purpose=TOKEN_PURPOSE,
+        attempt=attempt,
+        headers=headers,
+        redact=_redact_token_response,
+    )
+
+
+async def fetch_token(fetcher: Fetcher, request: TokenRequest, attempt: int = 1) -> OAuth2Token | None:
+    """One client credentials grant: HTTP Basic first, the request body when the server says so."""
+    fetcher.scrub([request.client_secret])
+    ex = await _ask_token(fetcher, request, "client_secret_basic", attempt)
+    if ex.error is None and (ex.status == 401 or _oauth_error(ex) == "invalid_client"):
+        ex = await _ask_token(fetcher, request, "client_secret_post", attempt)
+    token = _read_token(ex)
+    if token is not None:
+        fetcher.scrub(str(token.get(k)) for k in _TOKEN_MEMBERS if token.get(k))
+    return token
+
+
+def record_refusal(fetcher: Fetcher, url: str, problem: str, attempt: int) -> None:
+    """Record a token request that was not made, so the report (and an offline re-check) says why."""
+    fetcher.exchanges.append(
+        Exchange(purpose=TOKEN_PURPOSE, attempt=attempt, method="POST", url=url, error=f"refused: {problem}")
+    )
+
+
+class AuthSession:
+    """The credentials of one interview attempt: chosen once the card is read, renewed on expiry."""
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        secrets: Secrets,
+        tokens: TokenCache,
+        *,
+        attempt: int,
+        say: Say,
+    ) -> None:
+        self.fetcher = fetcher
+        self.secrets = secrets
+        self.tokens = tokens
+        self.attempt = attempt
+        self.say = say
+        self.choice: Choice | None = None
+        self.endpoint: str | None = None
+        self.from_cache = False
+
+    @property
+    def _key(self) -> tuple[str, ...] | None:
+        if self.choice is None or self.choice.token is None:
+            return None
+        return self.choice.token.key(origin(self.endpoint) if self.endpoint else None)
+
+    async def start(self, security: Security, card_url: str, endpoint: str) -> bool:
+        """Choose and install the credentials for calls to `endpoint`; False when a token was
+        needed and could not be had (the questions cannot be put)."""
+        self.fetcher.scrub(self.secrets.values())
+        self.endpoint = endpoint
+        self.choice = choose(security, self.secrets, card_url)
+        self.say(self.choice.note)
+        if self.choice.problem is not None:
+            record_refusal(
+                self.fetcher, self.secrets.token_url or card_url, self.choice.problem, self.attempt
+            )
+            self.say(f"no access token: {self.choice.problem}")
+            return False
+        return await self.ensure()
+
+    async def ensure(self, *, renew: bool = False) -> bool:
+        """Install a valid token (fetching one if there is none, it expired, or `renew`)."""
+        choice = self.choice
+        if choice is None:
+            return True
+        if choice.token is None:
+            self.fetcher.set_auth(choice.headers, self.endpoint)
+            return True
+        key = self._key
+        assert key is not None
+        async with self.tokens.lock(key):
+            if renew:
+                self.tokens.drop(key)
+            token = self.tokens.valid(key)
+            self.from_cache = token is not None
+            if token is None:
+                self.say(f"requesting an access token from {choice.token.token_url}")
+                token = await fetch_token(self.fetcher, choice.token, self.attempt)
+                if token is None:
+                    self.say("the token endpoint did not issue an access token")
+                    return False
+                self.tokens.put(key, token)
+            else:
+                self.fetcher.scrub([str(token["access_token"])])
+        headers = {**choice.headers, "Authorization": f"Bearer {token['access_token']}"}
+        self.fetcher.set_auth(headers, self.endpoint)
+        return True
+
+    def valid_now(self) -> bool:
+        """False when the installed token has expired (the caller then calls `ensure`)."""
+        key = self._key
+        return key is None or self.tokens.valid(key) is not None

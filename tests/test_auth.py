@@ -1,0 +1,328 @@
+"""Agents that require authentication, end to end against the guarded reference agents.
+
+Each scheme (bearer, API key in a v0.3 card, OAuth 2.0 client credentials) is interviewed with
+the credentials its card declares, without them, and with wrong ones; OAuth tokens are reused
+within a run and across runs until they expire, then renewed; the client falls back from HTTP
+Basic to the request body when the token endpoint says so. A spy server on another port stands
+as the card's `jku` and proposal host and must never see a credential; the secret and the issued
+tokens must appear nowhere the explorer writes (history, transcripts, exports, stderr).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from explorer.cli import main
+from explorer.core.security import read_security
+from explorer.credentials import CredentialError, Credentials
+from explorer.demo.fleet import Fleet, RunningAgent
+from explorer.net.auth import TokenCache
+from explorer.procedure import Options, run_interview
+
+GUARDED = ("guarded-bearer", "guarded-apikey", "guarded-oauth2")
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[Fleet]:
+    with Fleet(GUARDED, token_lifetime=3) as fleet:
+        yield fleet
+
+
+@pytest.fixture(autouse=True)
+def _demo_env(guarded: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo secrets in the environment, as `demo` hands them over."""
+    for agent in guarded.agents.values():
+        for name, value in agent.env.items():
+            monkeypatch.setenv(name, value)
+
+
+def _options(agent: RunningAgent | None, tokens: TokenCache | None = None, **creds: Any) -> Options:
+    credentials = Credentials(**creds) if creds else (agent.credentials if agent else None)
+    values = credentials.option_values() if credentials is not None else {}
+    return Options(allow_jku=True, timeout=5.0, runner="tests", tokens=tokens or TokenCache(), **values)
+
+
+def _codes(report: dict[str, Any]) -> set[str]:
+    return {f["code"] for f in report["findings"]}
+
+
+def _detail(report: dict[str, Any], code: str) -> str:
+    return next(f["detail"] for f in report["findings"] if f["code"] == code)
+
+
+# --- the card's declaration --------------------------------------------------------------------
+
+
+def test_both_layouts_are_read() -> None:
+    v03 = read_security(
+        {
+            "securitySchemes": {
+                "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+                "cookie": {"type": "apiKey", "in": "cookie", "name": "sid"},
+            },
+            "security": [{"key": []}],
+        }
+    )
+    assert v03.schemes["key"].supported and not v03.schemes["cookie"].supported
+    assert v03.requirements == ({"key": ()},)
+    v10 = read_security(
+        {
+            "securitySchemes": {
+                "o": {
+                    "oauth2SecurityScheme": {
+                        "flows": {
+                            "clientCredentials": {
+                                "tokenUrl": "https://auth.example/token",
+                                "scopes": {"a": "", "b": ""},
+                            }
+                        }
+                    }
+                },
+                "m": {"mtlsSecurityScheme": {}},
+            },
+            "securityRequirements": [{"schemes": {"o": {"list": ["a"]}}}],
+        }
+    )
+    assert v10.schemes["o"].token_url == "https://auth.example/token" and v10.schemes["o"].supported
+    assert v10.schemes["m"].kind == "mutualTLS" and not v10.schemes["m"].supported
+    assert v10.requirements == ({"o": ("a",)},)
+
+
+def test_literal_secrets_are_refused_and_references_resolve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(CredentialError, match="env:VAR or file:PATH"):
+        Credentials(bearer="s3cr3t-token")
+    path = tmp_path / "secret"
+    path.write_text("from-a-file\n", encoding="utf-8")
+    monkeypatch.setenv("IE_TEST_KEY", "from-the-env")
+    secrets = Credentials(bearer=f"file:{path}", api_key="env:IE_TEST_KEY").resolve()
+    assert (secrets.bearer, secrets.api_key) == ("from-a-file", "from-the-env")
+    assert "from-a-file" not in repr(secrets) and "from-the-env" not in repr(secrets)
+    with pytest.raises(CredentialError, match="IE_TEST_UNSET is not set"):
+        Credentials(api_key="env:IE_TEST_UNSET").resolve()
+
+
+# --- each scheme end to end ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", GUARDED)
+async def test_with_the_declared_credentials_the_agent_is_conformant(guarded: Fleet, name: str) -> None:
+    agent = guarded.agents[name]
+    run = await run_interview(agent.card_url, _options(agent))
+    assert run.report["verdict"] == "conformant", run.report["findings"]
+    asks = [e for e in run.exchanges if e.purpose.startswith("ask:")]
+    header = "X-Api-Key" if name == "guarded-apikey" else "Authorization"
+    assert asks and all(dict(e.request_headers).get(header) == "<redacted>" for e in asks)
+    card = next(e for e in run.exchanges if e.purpose == "card")
+    assert header not in dict(card.request_headers)  # the card is fetched without credentials
+
+
+@pytest.mark.parametrize("name", GUARDED)
+async def test_without_credentials_auth_required_and_unreachable(guarded: Fleet, name: str) -> None:
+    agent = guarded.agents[name]
+    run = await run_interview(agent.card_url, _options(None))
+    report = run.report
+    assert report["verdict"] == "unreachable"
+    assert _codes(report) == {"auth_required"}, report["findings"]
+    option = {
+        "guarded-bearer": "--bearer",
+        "guarded-apikey": "--api-key",
+        "guarded-oauth2": "--oauth2-client-id",
+    }[name]
+    detail = _detail(report, "auth_required")
+    assert option in detail and "no credential was sent" in detail
+    assert not any(e.purpose.startswith("probe:") for e in run.exchanges)  # stopped after one round
+
+
+async def test_a_wrong_bearer_token_is_named_as_sent_and_refused(guarded: Fleet, tmp_path: Path) -> None:
+    wrong = tmp_path / "token"
+    wrong.write_text("not-the-right-token", encoding="utf-8")
+    agent = guarded.agents["guarded-bearer"]
+    run = await run_interview(agent.card_url, _options(agent, bearer=f"file:{wrong}"))
+    assert run.report["verdict"] == "unreachable"
+    assert "a credential was sent (Authorization: <redacted>) and refused" in _detail(
+        run.report, "auth_required"
+    )
+
+
+async def test_a_wrong_client_secret_is_auth_failed(guarded: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("IE_WRONG_SECRET", "definitely-wrong-secret")
+    agent = guarded.agents["guarded-oauth2"]
+    run = await run_interview(
+        agent.card_url,
+        _options(
+            agent, oauth2_client_id="interview-explorer-demo", oauth2_client_secret="env:IE_WRONG_SECRET"
+        ),
+    )
+    assert run.report["verdict"] == "unreachable"
+    assert "invalid_client" in _detail(run.report, "auth_failed")
+    tries = [e for e in run.exchanges if e.purpose == "auth:token"]
+    assert len(tries) == 2  # HTTP Basic, then the body after invalid_client
+    assert not any(e.purpose.startswith("ask:") for e in run.exchanges)
+
+
+async def test_a_scope_the_server_does_not_grant_is_auth_failed(guarded: Fleet) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    run = await run_interview(
+        agent.card_url,
+        _options(
+            agent,
+            oauth2_client_id="interview-explorer-demo",
+            oauth2_client_secret=agent.credentials.oauth2_client_secret,
+            oauth2_scopes=("admin",),
+        ),
+    )
+    assert run.report["verdict"] == "unreachable"
+    assert "invalid_scope" in _detail(run.report, "auth_failed")
+
+
+async def test_the_card_scopes_are_requested_and_basic_falls_back_to_the_body(guarded: Fleet) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    assert agent.guard is not None
+    agent.guard.accept_basic = False
+    try:
+        run = await run_interview(agent.card_url, _options(agent))
+    finally:
+        agent.guard.accept_basic = True
+    assert run.report["verdict"] == "conformant", run.report["findings"]
+    tries = [e for e in run.exchanges if e.purpose == "auth:token"]
+    assert [e.status for e in tries] == [401, 200]
+    assert dict(tries[0].request_headers)["Authorization"] == "<redacted>"
+    body = (tries[1].request_body or b"").decode()
+    assert "scope=interview%3Aread" in body and "client_secret=<redacted>" in body
+    assert agent.guard.secret not in body
+    assert json.loads(tries[1].response_body)["access_token"] == "<redacted>"
+
+
+async def test_one_token_per_run_reused_across_runs_and_renewed_after_expiry(guarded: Fleet) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    assert agent.guard is not None
+    tokens = TokenCache()
+    issued = agent.guard.tokens_issued
+    first = await run_interview(agent.card_url, _options(agent, tokens))
+    second = await run_interview(agent.card_url, _options(agent, tokens))
+    assert agent.guard.tokens_issued == issued + 1  # the whole first run and the second share one
+    assert [e.purpose for e in second.exchanges].count("auth:token") == 0
+    await asyncio.sleep(3.2)  # the demo tokens live 3 s here
+    third = await run_interview(agent.card_url, _options(agent, tokens))
+    assert agent.guard.tokens_issued == issued + 2
+    assert {r.report["verdict"] for r in (first, second, third)} == {"conformant"}
+
+
+# --- nothing secret leaves for other hosts or lands anywhere -----------------------------------------
+
+
+class _Spy(BaseHTTPRequestHandler):
+    seen: list[tuple[str, dict[str, str], bytes]] = []
+
+    def _record(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        type(self).seen.append((self.path, dict(self.headers.items()), body))
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = _record
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def spy() -> Iterator[str]:
+    _Spy.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Spy)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _card_pointing_at(agent: RunningAgent, spy: str, tmp_path: Path) -> Path:
+    card = httpx.get(agent.card_url, timeout=5).json()
+    header = {"alg": "ES256", "kid": "spy-key", "jku": f"{spy}/jwks.json"}
+    protected = base64.urlsafe_b64encode(json.dumps(header).encode()).decode().rstrip("=")
+    card["signatures"] = [{"protected": protected, "signature": "AAAA"}]
+    for ext in card["capabilities"]["extensions"]:
+        for proposal in (ext.get("params") or {}).get("proposals", []):
+            proposal["url"] = f"{spy}/terms/{proposal['url'].rsplit('/', 1)[-1]}"
+    path = tmp_path / f"{agent.name}.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", GUARDED)
+def test_secrets_reach_only_the_interface_and_are_written_nowhere(
+    guarded: Fleet, name: str, spy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = guarded.agents[name]
+    assert agent.guard is not None and agent.credentials is not None
+    card = _card_pointing_at(agent, spy, tmp_path)
+    options = [f"--{k.replace('_', '-')}={v}" for k, v in agent.credentials.to_config().items()]
+    code = main(["verify", str(card), "--allow-jku", "--timeout", "5", *options, "--json"])
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert code == 1, report["findings"]  # asked (authenticated); the spy's proposals fail
+    assert "auth_required" not in _codes(report) and "auth_failed" not in _codes(report)
+    paths = [p for p, _, _ in _Spy.seen]
+    assert "/jwks.json" in paths and any(p.startswith("/terms/") for p in paths)
+    issued = list(agent.guard._tokens)
+    secrets = [agent.guard.secret, *issued]
+    for _path, headers, body in _Spy.seen:
+        lowered = {k.lower() for k in headers}
+        assert "authorization" not in lowered and "x-api-key" not in lowered
+        assert not any(s in json.dumps(headers) or s.encode() in body for s in secrets)
+    assert main(["export", "1", "--format", "json", "-o", str(tmp_path / "t.json")]) == 0
+    assert main(["export", "1", "--format", "md", "-o", str(tmp_path / "t.md")]) == 0
+    capsys.readouterr()
+    home = Path(os.environ["INTERVIEW_EXPLORER_HOME"])
+    written = [p for p in [*home.rglob("*"), *tmp_path.glob("t.*")] if p.is_file()]
+    assert written
+    for path in written:
+        data = path.read_bytes()
+        assert not any(s.encode() in data for s in secrets), path
+    assert not any(s in out or s in err for s in secrets)
+
+
+def test_a_literal_secret_on_the_command_line_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    for option in ("--bearer", "--api-key", "--oauth2-client-secret"):
+        with pytest.raises(SystemExit) as stopped:
+            main(["verify", "http://127.0.0.1:9/", option, "hunter2-literal", "--oauth2-client-id", "x"])
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert "env:VAR or file:PATH" in err and "hunter2-literal" not in err
+
+
+def test_config_entries_carry_the_same_settings(
+    guarded: Fleet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = Path(os.environ["INTERVIEW_EXPLORER_HOME"])
+    agent = guarded.agents["guarded-oauth2"]
+    assert agent.credentials is not None
+    entry = "\n".join(f"{k} = {json.dumps(v)}" for k, v in agent.credentials.to_config().items())
+    (home / "config.toml").write_text(
+        f'[agents.locked]\nurl = "{agent.card_url}"\n{entry}\n', encoding="utf-8"
+    )
+    code = main(["verify", "locked", "--allow-jku", "--timeout", "5", "--no-history"])
+    assert code == 0, capsys.readouterr().err
+    (home / "config.toml").write_text(
+        f'[agents.locked]\nurl = "{agent.card_url}"\nbearer = "plain"\n', encoding="utf-8"
+    )
+    assert main(["verify", "locked", "--no-history"]) == 2
+    assert "env:VAR or file:PATH" in capsys.readouterr().err
