@@ -4,8 +4,10 @@
   over as `args.tui_launcher` (this module never imports the TUI itself); where the TUI is not
   available, print the agents and serve until Ctrl+C.
 - `demo --serve [--only NAME...] [--port N]`: headless. Prints one line per agent,
-  `name<TAB>card URL<TAB>expected verdict`, on stdout, flushes, and serves until SIGINT or
-  SIGTERM, then exits 0 with every port released. Never imports textual.
+  `name<TAB>card URL<TAB>expected verdict`, on stdout (a guarded agent adds `<TAB>VAR=secret`,
+  the environment variable that holds its demo credential, read with `--bearer env:VAR` etc.),
+  flushes, and serves until SIGINT or SIGTERM, then exits 0 with every port released. Never
+  imports textual.
 - `demo --serve --crowd N [--seed S] [--crowd-only]`: also start N extra agents drawn from the
   variants with a seeded mix (`explorer.demo.crowd`), printed in the same three-column lines
   after the reference agents; `--crowd-only` leaves the reference agents out.
@@ -104,11 +106,21 @@ def _print_agents(fleet: Any, *, verbose: bool) -> None:
     for name, reason in fleet.skipped.items():
         print(f"skipped {name}: {reason}", file=sys.stderr)
     for agent in fleet.agents.values():
+        env = getattr(agent, "env", {})  # a guarded agent's demo secret, as the explorer reads it
         if verbose:
             print(f"{agent.name:<18} {agent.card_url}  ({agent.variant.expected_verdict})")
+            for name, value in env.items():
+                print(f"{'':<18} export {name}={value}  # then: verify ... {_usage(agent)}")
         else:
-            print(f"{agent.name}\t{agent.card_url}\t{agent.variant.expected_verdict}")
+            extra = "".join(f"\t{name}={value}" for name, value in env.items())
+            print(f"{agent.name}\t{agent.card_url}\t{agent.variant.expected_verdict}{extra}")
     sys.stdout.flush()
+
+
+def _usage(agent: Any) -> str:
+    """The verify options that use a guarded agent's demo credentials."""
+    settings = agent.credentials.to_config() if agent.credentials is not None else {}
+    return " ".join(f"--{key.replace('_', '-')} {value}" for key, value in settings.items())
 
 
 def _tui_launcher(args: argparse.Namespace) -> Any:

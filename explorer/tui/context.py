@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from explorer.tui.fleet import DemoAgent, demo_agents, demo_keys, start_fleet
+from explorer.tui.fleet import DemoAgent, demo_agents, demo_credentials, demo_keys, start_fleet
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -74,6 +74,7 @@ class AppContext:
     clock: Clock = system_clock
     demo: Sequence[DemoAgent] = ()
     demo_skipped: Mapping[str, str] = field(default_factory=dict)  # reference agents not started: why
+    demo_credentials: Mapping[str, Any] = field(default_factory=dict)  # guarded agents by card URL
     export_dir: Path = field(default_factory=Path.cwd)
     watch_interval: float = 30.0
     use_history: bool = True
@@ -101,8 +102,12 @@ class AppContext:
         if self.config is None or self.config.agent(target) is None:
             target = self._demo_target(target)
         try:
-            return plan(target, self.settings, self.config)
-        except PlanError as exc:
+            given = dict(self.settings)
+            demo = self.demo_credentials.get(target)
+            if demo is not None:  # a guarded reference agent: its demo credentials, as typed
+                given.update(demo.option_values())
+            return plan(target, given, self.config)
+        except (PlanError, ValueError) as exc:
             raise ExplorerError(str(exc)) from None
 
     def target_problem(self, target: str) -> str | None:
@@ -180,6 +185,7 @@ class AppContext:
         self.demo = tuple(demo_agents(fleet))
         self.demo_skipped = dict(getattr(fleet, "skipped", {}))
         self.trust(demo_keys(fleet))
+        self.demo_credentials = demo_credentials(fleet)
 
     def start_demo(self) -> None:
         """Start the reference agents in this session (blocks for about a third of a second)."""

@@ -5,7 +5,9 @@
 way the app needs the same two things from a fleet: its agents as `DemoAgent` rows with the
 verdict each is built to get (in the variants' display order), and the public key sets they sign
 with, trusted in memory so the demo's signatures show "verified" by keys the user was given
-rather than keys the cards point at.
+rather than keys the cards point at. The guarded agents also need their demo credentials: their
+secrets go into this process's environment, as a user would export them, and the agents carry
+`env:` references to them (`demo_credentials`).
 
 `DemoAgent` lives here, with the code that makes them; `explorer.tui.context` uses this module,
 never the other way round.
@@ -13,6 +15,7 @@ never the other way round.
 
 from __future__ import annotations
 
+import os
 from typing import Any, NamedTuple
 
 
@@ -46,6 +49,19 @@ def demo_agents(fleet: Any) -> list[DemoAgent]:
                 expected_codes=tuple(sorted(variant.expected_codes)),
             )
         )
+    return out
+
+
+def demo_credentials(fleet: Any) -> dict[str, Any]:
+    """The guarded agents' demo credentials (`explorer.credentials.Credentials`, references only)
+    by card URL; their secrets are put in this process's environment so the references resolve."""
+    out: dict[str, Any] = {}
+    for agent in getattr(fleet, "agents", {}).values():
+        credentials = getattr(agent, "credentials", None)
+        if credentials is None:
+            continue
+        os.environ.update(getattr(agent, "env", {}))
+        out[str(agent.card_url)] = credentials
     return out
 
 
