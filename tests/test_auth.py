@@ -35,16 +35,17 @@ GUARDED = ("guarded-bearer", "guarded-apikey", "guarded-oauth2")
 
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[Fleet]:
+    """The three guarded agents (tokens live 3 s), their demo secrets in the environment as
+    `demo` hands them over (restored afterwards)."""
     with Fleet(GUARDED, token_lifetime=3) as fleet:
-        yield fleet
-
-
-@pytest.fixture(autouse=True)
-def _demo_env(guarded: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The demo secrets in the environment, as `demo` hands them over."""
-    for agent in guarded.agents.values():
-        for name, value in agent.env.items():
-            monkeypatch.setenv(name, value)
+        saved = dict(os.environ)
+        for agent in fleet.agents.values():
+            os.environ.update(agent.env)
+        try:
+            yield fleet
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 def _options(agent: RunningAgent | None, tokens: TokenCache | None = None, **creds: Any) -> Options:
@@ -117,6 +118,7 @@ def test_literal_secrets_are_refused_and_references_resolve(
 # --- each scheme end to end ----------------------------------------------------------------------
 
 
+@pytest.mark.slow  # real servers, full interviews
 @pytest.mark.parametrize("name", GUARDED)
 async def test_with_the_declared_credentials_the_agent_is_conformant(guarded: Fleet, name: str) -> None:
     agent = guarded.agents[name]
@@ -129,6 +131,7 @@ async def test_with_the_declared_credentials_the_agent_is_conformant(guarded: Fl
     assert header not in dict(card.request_headers)  # the card is fetched without credentials
 
 
+@pytest.mark.slow  # real servers, full interviews
 @pytest.mark.parametrize("name", GUARDED)
 async def test_without_credentials_auth_required_and_unreachable(guarded: Fleet, name: str) -> None:
     agent = guarded.agents[name]
@@ -146,6 +149,7 @@ async def test_without_credentials_auth_required_and_unreachable(guarded: Fleet,
     assert not any(e.purpose.startswith("probe:") for e in run.exchanges)  # stopped after one round
 
 
+@pytest.mark.slow  # real servers, full interviews
 async def test_a_wrong_bearer_token_is_named_as_sent_and_refused(guarded: Fleet, tmp_path: Path) -> None:
     wrong = tmp_path / "token"
     wrong.write_text("not-the-right-token", encoding="utf-8")
@@ -157,6 +161,7 @@ async def test_a_wrong_bearer_token_is_named_as_sent_and_refused(guarded: Fleet,
     )
 
 
+@pytest.mark.slow  # real servers, full interviews
 async def test_a_wrong_client_secret_is_auth_failed(guarded: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("IE_WRONG_SECRET", "definitely-wrong-secret")
     agent = guarded.agents["guarded-oauth2"]
@@ -173,6 +178,7 @@ async def test_a_wrong_client_secret_is_auth_failed(guarded: Fleet, monkeypatch:
     assert not any(e.purpose.startswith("ask:") for e in run.exchanges)
 
 
+@pytest.mark.slow  # real servers, full interviews
 async def test_a_scope_the_server_does_not_grant_is_auth_failed(guarded: Fleet) -> None:
     agent = guarded.agents["guarded-oauth2"]
     run = await run_interview(
@@ -188,6 +194,7 @@ async def test_a_scope_the_server_does_not_grant_is_auth_failed(guarded: Fleet) 
     assert "invalid_scope" in _detail(run.report, "auth_failed")
 
 
+@pytest.mark.slow  # real servers, full interviews
 async def test_the_card_scopes_are_requested_and_basic_falls_back_to_the_body(guarded: Fleet) -> None:
     agent = guarded.agents["guarded-oauth2"]
     assert agent.guard is not None
@@ -206,6 +213,7 @@ async def test_the_card_scopes_are_requested_and_basic_falls_back_to_the_body(gu
     assert json.loads(tries[1].response_body)["access_token"] == "<redacted>"
 
 
+@pytest.mark.slow  # real servers, full interviews
 async def test_one_token_per_run_reused_across_runs_and_renewed_after_expiry(guarded: Fleet) -> None:
     agent = guarded.agents["guarded-oauth2"]
     assert agent.guard is not None
@@ -267,6 +275,7 @@ def _card_pointing_at(agent: RunningAgent, spy: str, tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # real servers, full interviews
 @pytest.mark.parametrize("name", GUARDED)
 def test_secrets_reach_only_the_interface_and_are_written_nowhere(
     guarded: Fleet, name: str, spy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -309,6 +318,7 @@ def test_a_literal_secret_on_the_command_line_is_a_usage_error(capsys: pytest.Ca
         assert "env:VAR or file:PATH" in err and "hunter2-literal" not in err
 
 
+@pytest.mark.slow  # real servers, full interviews
 def test_config_entries_carry_the_same_settings(
     guarded: Fleet, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
