@@ -131,6 +131,19 @@ class Credentials:
             token_url=self.oauth2_token_url,
         )
 
+    def settings(self) -> dict[str, Any]:
+        """These settings by `explorer.settings` name, as typed (references unresolved): what a
+        surface hands `explorer.planning` when it supplies credentials itself (the TUI's demo)."""
+        out: dict[str, Any] = {
+            "bearer": self.bearer,
+            "api_key": self.api_key,
+            "oauth2_client_id": self.oauth2_client_id,
+            "oauth2_client_secret": self.oauth2_client_secret,
+            "oauth2_scopes": self.oauth2_scopes,
+            "oauth2_token_url": self.oauth2_token_url,
+        }
+        return {k: v for k, v in out.items() if v}
+
     def option_values(self) -> dict[str, Any]:
         """The resolved values by `explorer.procedure.Options` field (what planning would give);
         CredentialError when a reference cannot be read."""

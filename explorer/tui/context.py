@@ -105,9 +105,9 @@ class AppContext:
             given = dict(self.settings)
             demo = self.demo_credentials.get(target)
             if demo is not None:  # a guarded reference agent: its demo credentials, as typed
-                given.update(demo.option_values())
+                given.update(demo.settings())
             return plan(target, given, self.config)
-        except (PlanError, ValueError) as exc:
+        except PlanError as exc:
             raise ExplorerError(str(exc)) from None
 
     def target_problem(self, target: str) -> str | None:
