@@ -3,7 +3,7 @@
 A secret is never typed on a command line or written in a config file: it is named by a
 reference, `env:VAR` (an environment variable) or `file:PATH` (a file holding it, such as a
 mounted secret), and a literal is refused, because it would land in shell history, process
-listings and shared config files (CONTRACT.md "Agents that require authentication").
+listings and shared config files (docs/CONTRACT.md "Agents that require authentication").
 
 The options and config keys themselves are rows of `explorer.settings` (read, checked and
 resolved there, combined by `explorer.planning`); this module gives the two shapes the rest of

@@ -1,4 +1,4 @@
-"""The authentication findings, judged from recorded exchanges and the card (CONTRACT.md).
+"""The authentication findings, judged from recorded exchanges and the card (docs/CONTRACT.md).
 
 - `auth_required` (error): an interview call got 401 or 403. The detail names the card's
   declared schemes and the option that supplies each, and says whether a credential was sent

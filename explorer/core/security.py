@@ -1,6 +1,6 @@
 """What a card declares about authentication: its security schemes and requirements, both layouts.
 
-A2A cards say how a client authenticates (PROTOCOL.md section 1): v0.3 writes
+A2A cards say how a client authenticates (docs/PROTOCOL.md section 1): v0.3 writes
 `securitySchemes{name: {type: apiKey|http|oauth2|openIdConnect|mutualTLS, ...}}` with
 `security[{name: [scopes]}]`, v1.0 writes `securitySchemes{name: {apiKeySecurityScheme: {...}}}`
 with `securityRequirements[{schemes: {name: {list: [scopes]}}}]`, and a merged card may carry

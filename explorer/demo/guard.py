@@ -1,8 +1,9 @@
 """The admission check of the guarded reference agents, and their loopback OAuth 2.0 token endpoint.
 
 Three reference agents require authentication before they answer interview calls, each with one
-of the schemes real agents use (seed section 10: "an agent MAY require authentication before
-answering, exactly as it may for any method"): `guarded-bearer` (a fixed bearer token),
+of the schemes real agents use (interview extension section 10: "an agent MAY require
+authentication before answering, exactly as it may for any method"): `guarded-bearer` (a fixed
+bearer token),
 `guarded-apikey` (an API key in the `X-Api-Key` header), `guarded-oauth2` (OAuth 2.0 client
 credentials, RFC 6749 section 4.4). The card and every published document stay public; only the
 JSON-RPC endpoint is guarded, and once admitted each agent is as honest as `steady`.
