@@ -152,3 +152,19 @@ async def test_a_live_run_is_signed_with_the_configs_key_and_reads_as_evidence_h
         stored = history.load(1)
     assert stored.attestation is not None
     assert stored.report["run_attestation"]["keyid"] == key.keyid
+
+
+def test_the_fleet_view_never_shows_an_unchecked_run_as_evidence(
+    runs: dict[str, Any], key: runner_keys.RunnerKey, tmp_path: Path
+) -> None:
+    home = _home(tmp_path, key, trusted=True)
+    app = _app(home)
+    with History.open(home) as history:
+        history.record(runs["unsigned"])
+    assert [e.standing for e in app.context.fleet()] == ["claim"]  # recorded "evidence", unsigned
+    with History.open(home) as history:
+        run_id = history.record(runs["signed"])
+    assert [e.standing for e in app.context.fleet()] == ["unchecked"]
+    assert app.context.check_signed([run_id]) == {run_id: "✓ evidence · signed"}
+    assert [e.standing for e in app.context.fleet()] == ["evidence"]
+    app.context.close()

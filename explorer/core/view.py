@@ -422,7 +422,7 @@ class ReportView:
         parts = [f"key {_s(run_att['keyid'], 80)}"] if run_att.get("keyid") else []
         if run_att.get("runner"):
             parts.append(f"runner {_s(run_att['runner'], 80)}")
-        if run_att.get("reason"):
+        if run_att.get("reason") and run_att.get("reason") != status:
             parts.append(f"evidence unverified: {_s(run_att['reason'], 40)}")
         return status + (f" ({', '.join(parts)})" if parts else "")
 

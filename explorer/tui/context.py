@@ -319,7 +319,20 @@ class AppContext:
     def fleet(self) -> list[Any]:
         """Every agent with its latest run and churn (history `FleetSummary`), for the fleet view."""
         with self._reading():
-            return list(self.history().fleet())
+            entries = list(self.history().fleet())
+            signed = self.history().signed([e.last_run_id for e in entries])
+        # The standing each latest run earns here, not the one recorded: unsigned is a claim read
+        # back; a signed run is evidence only once its signature is checked (history screen,
+        # opening it), until then "unchecked".
+        return [e._replace(standing=self._fleet_standing(e, e.last_run_id in signed)) for e in entries]
+
+    def _fleet_standing(self, entry: Any, signed: bool) -> str:
+        if not signed:
+            return "claim"
+        mark = self._marks.get(entry.last_run_id)
+        if mark is None:
+            return "unchecked"
+        return "evidence" if mark.startswith("✓ evidence") else "claim"
 
     def agents(self) -> list[Any]:
         """The agents with runs (history `AgentSummary`), most recently run first."""
@@ -338,11 +351,16 @@ class AppContext:
     def load(self, run_id: int) -> Run:
         """A stored run, with the standing it earns here (the signature checked again)."""
         try:
-            return self.assessed(self.history().load(run_id))
+            run = self.assessed(self.history().load(run_id))
         except ExplorerError:
             raise
         except Exception as exc:
             raise ExplorerError(f"cannot load run {run_id}: {exc}") from None
+        if run.attestation is not None:
+            from explorer.tui.model import standing_mark
+
+            self._marks[run_id] = standing_mark(run.report)  # the lists show it from now on
+        return run
 
     def forget(self, run_id: int) -> None:
         self.history().forget_run(run_id)
