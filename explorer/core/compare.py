@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from explorer.core.findings import QUESTIONS
-from explorer.core.report import lookup, projection_canonical
 from explorer.core.text import safe_text
+from explorer.core.view import Projection, Question, ReportView
 
 ChangeKind = Literal["same", "added", "removed", "changed"]
 ProjectionKey = tuple[str, str | None, str]  # (document, url, member)
@@ -225,26 +225,15 @@ def _change_lines(c: ProjectionChange) -> list[str]:
 # --- building a Comparison ------------------------------------------------------------------------
 
 
-def _canonical(projection: Mapping[str, Any]) -> str:
-    return projection_canonical(projection) or ""
+def _key(p: Projection) -> ProjectionKey:
+    return (str(p.document), p.url, str(p.member))
 
 
-def _key(projection: Mapping[str, Any]) -> ProjectionKey:
-    url = projection.get("url")
-    return (
-        str(projection.get("document")),
-        url if isinstance(url, str) else None,
-        str(projection.get("member")),
-    )
-
-
-def _aligned(projections: Any) -> dict[tuple[ProjectionKey, int], Mapping[str, Any]]:
+def _aligned(projections: Sequence[Projection]) -> dict[tuple[ProjectionKey, int], Projection]:
     """Projections keyed by source, with an occurrence number for a source answered twice."""
-    out: dict[tuple[ProjectionKey, int], Mapping[str, Any]] = {}
+    out: dict[tuple[ProjectionKey, int], Projection] = {}
     seen: dict[ProjectionKey, int] = {}
-    for p in projections if isinstance(projections, Sequence) and not isinstance(projections, str) else ():
-        if not isinstance(p, Mapping):
-            continue
+    for p in projections:
         key = _key(p)
         n = seen.get(key, 0)
         seen[key] = n + 1
@@ -252,12 +241,13 @@ def _aligned(projections: Any) -> dict[tuple[ProjectionKey, int], Mapping[str, A
     return out
 
 
-def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
-    before, after = _aligned(lookup(qa, "projections")), _aligned(lookup(qb, "projections"))
+def _compare_question(qa: Question, qb: Question) -> QuestionComparison:
+    name = qa.name
+    before, after = _aligned(qa.projections), _aligned(qb.projections)
     entries: list[ProjectionChange] = []
 
     def change(
-        kind: ChangeKind, key: ProjectionKey, pa: Mapping | None, pb: Mapping | None
+        kind: ChangeKind, key: ProjectionKey, pa: Projection | None, pb: Projection | None
     ) -> ProjectionChange:
         return ProjectionChange(
             question=name,
@@ -265,25 +255,25 @@ def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
             document=key[0],
             url=key[1],
             member=key[2],
-            before=None if pa is None else pa.get("value"),
-            after=None if pb is None else pb.get("value"),
-            before_canonical=None if pa is None else _canonical(pa),
-            after_canonical=None if pb is None else _canonical(pb),
-            before_status=None if pa is None else pa.get("status"),
-            after_status=None if pb is None else pb.get("status"),
+            before=None if pa is None else pa.raw.get("value"),
+            after=None if pb is None else pb.raw.get("value"),
+            before_canonical=None if pa is None else pa.canonical() or "",
+            after_canonical=None if pb is None else pb.canonical() or "",
+            before_status=None if pa is None else pa.raw.get("status"),
+            after_status=None if pb is None else pb.raw.get("status"),
         )
 
     for slot, pa in before.items():
         pb = after.get(slot)
         if pb is None:
             entries.append(change("removed", slot[0], pa, None))
-        elif _canonical(pa) != _canonical(pb) or pa.get("status") != pb.get("status"):
+        elif pa.canonical() != pb.canonical() or pa.raw.get("status") != pb.raw.get("status"):
             entries.append(change("changed", slot[0], pa, pb))
         else:
             entries.append(change("same", slot[0], pa, pb))
     entries.extend(change("added", slot[0], None, pb) for slot, pb in after.items() if slot not in before)
-    status = (lookup(qa, "status"), lookup(qb, "status"))
-    declared = (lookup(qa, "declared"), lookup(qb, "declared"))
+    status = (qa.raw.get("status"), qb.raw.get("status"))
+    declared = (qa.raw.get("declared"), qb.raw.get("declared"))
     return QuestionComparison(
         question=name,
         added=tuple(e for e in entries if e.kind == "added"),
@@ -295,16 +285,11 @@ def _compare_question(name: str, qa: Any, qb: Any) -> QuestionComparison:
     )
 
 
-def _proposals(report: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
-    items = lookup(report, "card", "terms", "proposals")
-    out: dict[str, tuple[Any, Any]] = {}
-    for p in items if isinstance(items, list) else ():
-        if isinstance(p, Mapping):
-            out[str(p.get("url"))] = (p.get("digest"), p.get("status"))
-    return out
+def _proposals(view: ReportView) -> dict[str, tuple[Any, Any]]:
+    return {str(p.get("url")): (p.get("digest"), p.get("status")) for p in view.card.proposals}
 
 
-def _facts(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[ValueChange]:
+def _facts(a: ReportView, b: ReportView) -> list[ValueChange]:
     facts = []
     for what, path in (
         ("verdict", ("verdict",)),
@@ -316,7 +301,7 @@ def _facts(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[ValueChange]:
         ("card.signature.form", ("card", "signature", "form")),
         ("answers_sha256", ("answers_sha256",)),
     ):
-        before, after = lookup(a, *path), lookup(b, *path)
+        before, after = a.member(*path), b.member(*path)
         if before != after:
             facts.append(ValueChange(what, before, after))
     pa, pb = _proposals(a), _proposals(b)
@@ -334,26 +319,21 @@ def _finding_key(f: Mapping[str, Any]) -> tuple[Any, ...]:
     return (f.get("code"), f.get("question"), f.get("member"), f.get("probe"))
 
 
-def _findings(report: Mapping[str, Any]) -> dict[tuple[Any, ...], Mapping[str, Any]]:
-    items = report.get("findings")
+def _findings(view: ReportView) -> dict[tuple[Any, ...], Mapping[str, Any]]:
     out: dict[tuple[Any, ...], Mapping[str, Any]] = {}
-    for f in items if isinstance(items, list) else ():
-        if isinstance(f, Mapping):
-            out.setdefault(_finding_key(f), f)
+    for f in view.findings:
+        out.setdefault(_finding_key(f.raw), f.raw)
     return out
 
 
 def compare_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> Comparison:
     """What differs from report `a` (the earlier run) to report `b` (the later one)."""
-    a = a if isinstance(a, Mapping) else {}
-    b = b if isinstance(b, Mapping) else {}
-    questions = tuple(
-        _compare_question(q, lookup(a, "questions", q), lookup(b, "questions", q)) for q in QUESTIONS
-    )
-    fa, fb = _findings(a), _findings(b)
+    va, vb = ReportView.of(a), ReportView.of(b)
+    questions = tuple(_compare_question(va.questions[q], vb.questions[q]) for q in QUESTIONS)
+    fa, fb = _findings(va), _findings(vb)
     return Comparison(
         questions=questions,
-        facts=tuple(_facts(a, b)),
+        facts=tuple(_facts(va, vb)),
         findings_added=tuple(f for k, f in fb.items() if k not in fa),
         findings_removed=tuple(f for k, f in fa.items() if k not in fb),
     )
