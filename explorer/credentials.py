@@ -12,16 +12,17 @@ the explorer passes around, so that what may be shown and what may not are diffe
 - `Credentials` holds the references and the OAuth 2.0 client id, scopes and token URL. It is
   safe to print, compare and save (the TUI writes one into a config agent entry; the demo's
   guarded agents describe their demo credentials with one).
-- `Secrets` holds the resolved values. Its repr hides them; it lives only in memory for the
-  run (`procedure.Options.secrets`), and `net.auth` sends each value only where the card's
-  scheme says.
+- `Secrets` (declared in `explorer.net.auth`, which consumes it) holds the resolved values. Its
+  repr hides them; it lives only in memory for the run (`procedure.Options.secrets`), and
+  `net.auth` sends each value only where the card's scheme says.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from explorer.net.auth import Secrets
 from explorer.settings import is_secret_reference, literal_refusal, read_secret
 
 
@@ -42,26 +43,6 @@ def resolve_reference(ref: str, what: str) -> str:
         return read_secret(ref, what)
     except ValueError as exc:
         raise CredentialError(str(exc)) from None
-
-
-@dataclass(frozen=True)
-class Secrets:
-    """Resolved credential values for one run; repr never shows a value."""
-
-    bearer: str | None = field(default=None, repr=False)
-    api_key: str | None = field(default=None, repr=False)
-    client_id: str | None = None
-    client_secret: str | None = field(default=None, repr=False)
-    scopes: tuple[str, ...] = ()
-    token_url: str | None = None
-
-    def values(self) -> tuple[str, ...]:
-        """Every secret value held (what must never be written anywhere)."""
-        return tuple(v for v in (self.bearer, self.api_key, self.client_secret) if v)
-
-    @property
-    def oauth2(self) -> bool:
-        return self.client_id is not None and self.client_secret is not None
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,7 @@ from explorer.core.signatures import jku_urls
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.verdict import ROLES
-from explorer.credentials import Secrets
-from explorer.net.auth import SHARED_TOKENS, AuthSession, TokenCache
+from explorer.net.auth import SHARED_TOKENS, AuthSession, Secrets, TokenCache
 from explorer.net.discovery import discover_card, is_url
 from explorer.net.gate import HostGate
 from explorer.net.http import MIB, Fetcher, Limits, now_rfc3339

@@ -41,13 +41,32 @@ from explorer.core.run import REDACTED, Exchange
 from explorer.core.security import Scheme, Security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
-from explorer.credentials import Secrets
 from explorer.net.http import Fetcher
 from explorer.net.origins import is_loopback_host, origin
 
 TOKEN_PURPOSE = "auth:token"
 _TOKEN_MEMBERS = ("access_token", "refresh_token", "id_token")
 Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Resolved credential values for one run; repr never shows a value."""
+
+    bearer: str | None = field(default=None, repr=False)
+    api_key: str | None = field(default=None, repr=False)
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    scopes: tuple[str, ...] = ()
+    token_url: str | None = None
+
+    def values(self) -> tuple[str, ...]:
+        """Every secret value held (what must never be written anywhere)."""
+        return tuple(v for v in (self.bearer, self.api_key, self.client_secret) if v)
+
+    @property
+    def oauth2(self) -> bool:
+        return self.client_id is not None and self.client_secret is not None
 
 
 @dataclass(frozen=True)
