@@ -319,3 +319,15 @@ def test_a_re_derived_run_still_writes_and_records_the_report_that_was_signed(
     with History.open(tmp_path / "home") as history:
         again = history.load(history.record(shown))
     assert again.to_transcript() == signed.to_transcript()
+
+
+def test_an_envelope_cannot_make_the_check_long(key: runner_keys.RunnerKey) -> None:
+    import time
+
+    transcript = evidence.sign_run(_run(), key).to_transcript()
+    envelope = transcript["run_attestation"]
+    envelope["signatures"] = envelope["signatures"] * 10_000
+    began = time.perf_counter()
+    report = _offline(transcript, runner_keys.trusted_set(key.jwks()))
+    assert time.perf_counter() - began < 5.0
+    assert report["standing"] == "claim" and report["run_attestation"]["status"] == "invalid"

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 MAX_ENVELOPE_BYTES = 1024 * 1024
+MAX_SIGNATURES = 8  # each is tried with every trusted key: a received envelope cannot make that long
 Status = Literal["verified", "invalid", "unknown_signer", "unsigned"]
 STATUSES: tuple[str, ...] = ("verified", "invalid", "unknown_signer", "unsigned")
 
@@ -162,6 +163,8 @@ def open_envelope(envelope: Any, trusted: Mapping[str, bytes]) -> Opened:
     sigs = envelope.get("signatures")
     if not isinstance(sigs, list) or not sigs or not all(isinstance(s, Mapping) for s in sigs):
         return Opened("invalid", None, None, "the envelope carries no signatures")
+    if len(sigs) > MAX_SIGNATURES:
+        return Opened("invalid", None, None, f"the envelope carries more than {MAX_SIGNATURES} signatures")
     hint = next((s.get("keyid") for s in sigs if isinstance(s.get("keyid"), str)), None)
     try:
         payload = _b64any(envelope.get("payload"))
