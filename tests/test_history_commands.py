@@ -76,7 +76,7 @@ def test_history_lists_runs_newest_first_with_digests_and_churn_marker(capsys, h
     code, out, _ = _cli(capsys, "history", "http://127.0.0.1:9", "--json", "--home", home)
     assert code == 0 and len(json.loads(out)) == 3
     code, out, err = _cli(capsys, "history", "http://elsewhere.example", "--home", home)
-    assert code == 3 and "no runs recorded for http://elsewhere.example" in err
+    assert code == 6 and "no runs recorded for http://elsewhere.example" in err
 
 
 def test_history_of_an_empty_home_says_so(capsys, home) -> None:
@@ -104,15 +104,15 @@ def test_show_prints_the_stored_report_offline(capsys, home, recorded) -> None:
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        (("show", "99"), 3, "no run 99"),
+        (("show", "99"), 6, "no run 99"),
         (("show", "abc"), 2, "a run id is a number"),
         (("show", "0"), 2, "positive"),
-        (("compare", "1", "99"), 3, "no run 99"),
-        (("export", "99"), 3, "no run 99"),
-        (("forget", "99"), 3, "no run 99"),
-        (("forget", "http://nobody.example/"), 3, "no runs recorded"),
-        (("replay", "99"), 3, "no run 99"),
-        (("watch", "99", "--every", "1"), 3, "no run 99"),
+        (("compare", "1", "99"), 6, "no run 99"),
+        (("export", "99"), 6, "no run 99"),
+        (("forget", "99"), 6, "no run 99"),
+        (("forget", "http://nobody.example/"), 6, "no runs recorded"),
+        (("replay", "99"), 6, "no run 99"),
+        (("watch", "99", "--every", "1"), 6, "no run 99"),
         (("watch", "1", "--every", "0"), 2, "more than 0"),
         (("history", "--limit", "0"), 2, "--limit"),
     ],
@@ -195,7 +195,7 @@ def test_a_foreign_file_in_home_is_reported_not_overwritten(capsys, tmp_path) ->
     (home / HISTORY_FILE).write_bytes(b"not a database at all" * 100)
     for argv in (("history",), ("show", "1"), ("export", "1"), ("forget", "1"), ("compare", "1", "2")):
         code, out, err = _cli(capsys, *argv, "--home", str(home))
-        assert code == 3, argv
+        assert code == 6, argv
         assert "not an Interview Explorer history" in err and "Traceback" not in err
     assert (home / HISTORY_FILE).read_bytes() == b"not a database at all" * 100
 

@@ -35,7 +35,9 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
 EXIT_USAGE = 2
-EXIT_UNKNOWN = 3  # unknown run id or agent, or an unreadable history
+# No such run or agent in the history, or a history that cannot be read. Its own status, not 3:
+# `replay` and `watch` exit with verify's statuses too, where 3 means the agent was unreachable.
+EXIT_UNKNOWN = 6
 
 # verify's exit statuses (CONTRACT.md), which replay and watch reuse.
 VERDICT_EXIT: dict[str, int] = {

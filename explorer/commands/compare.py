@@ -6,7 +6,7 @@ signature, the verdict and the findings; each run's standing is re-derived under
 trusted here (`--trust-runner`, the config's `trusted_runners`). Offline: only the stored runs
 are read.
 
-Exit status: 0 identical, 1 different, 2 usage error, 3 unknown run id or unreadable history.
+Exit status: 0 identical, 1 different, 2 usage error, 6 no such run, or an unreadable history.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ hash is recomputed and compared; `--hash` alone just prints a contract's terms h
 goes to the network: this is a file check for people wiring OpenClasp into their own agents.
 
 Exit status: 0 valid (and the hash matches when a contract is given), 1 invalid or mismatch,
-2 usage error (missing or unreadable file), 3 a file is not JSON.
+2 usage error (a missing or unreadable file, or one that is not JSON).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 
 from explorer.commands.common import print_json, print_lines, say
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_NOT_JSON = 0, 1, 2, 3
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+EXIT_NOT_JSON = EXIT_USAGE  # a file that is not JSON is not a message (or contract) to check
 
 
 class _Exit(Exception):

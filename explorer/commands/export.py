@@ -9,7 +9,7 @@ envelope); Markdown and HTML state the standing the run earns under the trusted 
 (`--trust-runner`, the config's `trusted_runners`).
 
 Exit status: 0 exported, 1 the file could not be written (or exists, without `--force`), 2 usage
-error, 3 no such run, or an unreadable history.
+error, 6 no such run, or an unreadable history.
 """
 
 from __future__ import annotations

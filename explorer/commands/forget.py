@@ -4,7 +4,7 @@ A number is a run id; anything else names an agent (its card URL, a base URL wit
 agent under it, or its card name). Documents no remaining run uses are deleted with it, and
 SQLite's secure delete overwrites the freed pages, so forgotten data does not linger in the file.
 
-Exit status: 0 forgotten, 2 usage error (an AGENT that names several agents), 3 unknown run id
+Exit status: 0 forgotten, 2 usage error (an AGENT that names several agents), 6 no such run
 or agent, or an unreadable history.
 """
 

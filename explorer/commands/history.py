@@ -10,7 +10,7 @@ answers digest differs from the previous run of the same agent, so churn is visi
 itself. AGENT is a card URL, a base URL (every agent under it) or a card name. `--json` prints
 one JSON array and nothing else.
 
-Exit status: 0 listed (also when the history is empty), 2 usage error, 3 no runs for AGENT or
+Exit status: 0 listed (also when the history is empty), 2 usage error, 6 no runs for AGENT or
 an unreadable history.
 """
 

@@ -11,7 +11,7 @@ transcript imported twice, or one of a run this history already recorded, is rec
 
 One line per file on stdout: imported (with the new run id), already recorded, or refused
 (the reason on stderr too). Exit status: 0 when every file was imported or already recorded,
-1 when any was refused, 2 usage error, 3 an unusable history.
+1 when any was refused, 2 usage error, 6 an unusable history.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from `--header` or the config file, as with `verify`. The new run is recorded (u
 `--no-history`) and compared with RUN: per question and pointer, then digests and verdict.
 
 Exit status: like verify for the new run (0 conformant, 1 nonconformant, 3 unreachable,
-4 not_offered, 5 churn), 2 usage error, 3 also for an unknown run id or unreadable history.
+4 not_offered, 5 churn), 2 usage error, 6 no such run, or an unreadable history.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Without `--json`, the same human summary `verify` prints, headed by the run's id
 agent; with `--json`, exactly the stored report (one JSON object, as `verify --json` printed it).
 Nothing goes to the network.
 
-Exit status: 0 shown, 2 usage error, 3 unknown run id or unreadable history.
+Exit status: 0 shown, 2 usage error, 6 no such run, or an unreadable history.
 """
 
 from __future__ import annotations

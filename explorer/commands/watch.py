@@ -11,7 +11,7 @@ mark an unstable or inconsistent agent. Runs start every SECONDS (a slow run del
 it never piles them up); the watch stops after `--count N` runs or on Ctrl+C.
 
 Exit status: like verify for the last run (0 conformant, 1 nonconformant, 3 unreachable,
-4 not_offered, 5 churn); 2 usage error; 3 unknown run id or unreadable history; 130 when
+4 not_offered, 5 churn); 2 usage error; 6 no such run, or an unreadable history; 130 when
 interrupted before any run finished.
 """
 
