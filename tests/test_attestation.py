@@ -331,3 +331,27 @@ def test_an_envelope_cannot_make_the_check_long(key: runner_keys.RunnerKey) -> N
     report = _offline(transcript, runner_keys.trusted_set(key.jwks()))
     assert time.perf_counter() - began < 5.0
     assert report["standing"] == "claim" and report["run_attestation"]["status"] == "invalid"
+
+
+def test_the_in_toto_reference_bindings_accept_the_statement_and_its_vsa_predicate(
+    key: runner_keys.RunnerKey,
+) -> None:
+    """The in-toto project's own Python bindings (protobuf) as an outside check of the shape."""
+    pytest.importorskip("in_toto_attestation")
+    from google.protobuf import json_format
+    from in_toto_attestation.predicates.vsa.v1 import vsa_pb2
+    from in_toto_attestation.v1 import statement_pb2
+    from in_toto_attestation.v1.statement import Statement
+
+    statement = _statement(evidence.sign_run(_run(), key))
+    parsed = json_format.ParseDict(statement, statement_pb2.Statement())
+    Statement.copy_from_pb(parsed).validate()  # raises ValueError on a broken statement
+    # Their VSA v1 proto declares verifiedLevels a single string where the SLSA specification
+    # says an array of SlsaResult; the statement follows the specification, so that one field
+    # is checked by the field rules above and the rest by the bindings.
+    predicate = {k: v for k, v in statement["predicate"].items() if k != "verifiedLevels"}
+    summary = json_format.ParseDict(predicate, vsa_pb2.VerificationSummary(), ignore_unknown_fields=True)
+    assert summary.verifier.id == statement["predicate"]["verifier"]["id"]
+    assert summary.verification_result == "PASSED" and summary.policy.uri == INTERVIEW_URI
+    assert summary.resource_uri == CARD_URL and summary.slsa_version == "1.0"
+    assert summary.time_verified.ToJsonString() == "2026-12-01T12:00:00Z"
