@@ -355,3 +355,22 @@ def test_the_in_toto_reference_bindings_accept_the_statement_and_its_vsa_predica
     assert summary.verification_result == "PASSED" and summary.policy.uri == INTERVIEW_URI
     assert summary.resource_uri == CARD_URL and summary.slsa_version == "1.0"
     assert summary.time_verified.ToJsonString() == "2026-12-01T12:00:00Z"
+
+
+def test_the_transcript_digest_is_the_digest_of_the_whole_rfc_8785_form() -> None:
+    """Canonicalized a few levels at a time, the bytes are still those of the whole (RFC 8785
+    orders keys by UTF-16 code units: an astral character sorts before U+E000..U+FFFF)."""
+    import hashlib
+
+    import jcs
+
+    tricky = {
+        "\U0001f600": 1, "\ufb01": 2, "é": [1.5, {"b": 1e21, "a": -0.0}], "a": {"z": None, "y": [True, "x"]},
+        "report": {"questions": {"k": [{"v": 2**53 - 1, "w": 0.1}]}, "elapsed_ms": 12.5},
+        "exchanges": [{"elapsed_ms": 3.25, "status": 200}, {"purpose": "ask:identity#1"}],
+        "run_attestation": {"ignored": True},
+    }  # fmt: skip
+    body = {k: v for k, v in tricky.items() if k != "run_attestation"}
+    assert intoto.transcript_sha256(tricky) == hashlib.sha256(jcs.canonicalize(body)).hexdigest()
+    transcript = _run().to_transcript()
+    assert intoto.transcript_sha256(transcript) == hashlib.sha256(jcs.canonicalize(transcript)).hexdigest()

@@ -20,6 +20,7 @@ than to a re-description of them. Pure: no I/O.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
@@ -69,14 +70,48 @@ class StatementError(ValueError):
 def transcript_sha256(transcript: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the RFC 8785 bytes of a JSON transcript without its `run_attestation`.
 
-    Raises StatementError when the transcript holds a value with no canonical form."""
+    The bytes are those of `canonicalize(transcript)`, produced a few levels at a time: RFC 8785
+    writes an object as its members sorted by UTF-16 code units, each `key:value` in canonical
+    form, so canonicalizing the members one by one and joining them gives the same bytes, and a
+    float in one exchange (its `elapsed_ms`) keeps only that small part off the fast path instead
+    of the whole multi-megabyte report. Raises StatementError when a value has no canonical form."""
     from explorer.core.canonical import CanonicalError
 
     body = {key: value for key, value in transcript.items() if key != ATTESTATION_MEMBER}
+    digest = hashlib.sha256()
     try:
-        return sha256_hex(canonicalize(body))
+        _canonical_into(digest, body, SPLIT_DEPTH)
     except CanonicalError as exc:
         raise StatementError(f"the transcript has no RFC 8785 form: {exc}") from None
+    return digest.hexdigest()
+
+
+SPLIT_DEPTH = 4  # transcript > report | exchanges > member | exchange > member
+
+
+def _canonical_into(digest: Any, value: Any, depth: int) -> None:
+    from explorer.core.canonical import CanonicalError
+
+    if depth > 0 and isinstance(value, Mapping):
+        if not all(isinstance(key, str) for key in value):
+            raise CanonicalError("an object key is not a string")
+        digest.update(b"{")
+        for index, key in enumerate(sorted(value, key=lambda k: k.encode("utf-16-be", "surrogatepass"))):
+            if index:
+                digest.update(b",")
+            digest.update(canonicalize(key))
+            digest.update(b":")
+            _canonical_into(digest, value[key], depth - 1)
+        digest.update(b"}")
+    elif depth > 0 and isinstance(value, list | tuple):
+        digest.update(b"[")
+        for index, item in enumerate(value):
+            if index:
+                digest.update(b",")
+            _canonical_into(digest, item, depth - 1)
+        digest.update(b"]")
+    else:
+        digest.update(canonicalize(value))
 
 
 def is_uri(text: Any) -> bool:
