@@ -14,7 +14,6 @@ import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from explorer import __version__
 from explorer.commands.common import add_home_argument, add_setting_arguments, add_watch_every_argument
@@ -59,7 +58,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _demo_tui_launcher() -> Callable[[Any, argparse.Namespace], int] | None:
+def _demo_tui_launcher() -> Callable[..., int] | None:
     """`demo`'s way to open the explorer on its agents; None where textual cannot be imported."""
     try:
         from explorer.tui.launch import run_demo

@@ -190,3 +190,27 @@ def test_from_file_opens_the_fleet_first_and_bad_lists_are_usage_errors(tmp_path
     ):
         with pytest.raises(LaunchError, match=message):
             build_app(_tui_parser().parse_args(argv))
+
+
+@pytest.mark.slow  # TUI (Pilot)
+async def test_demo_with_a_crowd_opens_on_the_fleet_sweeping_it_with_its_keys_trusted(tmp_path: Path) -> None:
+    from explorer.cli import _parser
+    from explorer.demo.fleet import Fleet
+    from explorer.tui.launch import demo_app
+
+    args = _parser("demo").parse_args(
+        ["demo", "--crowd", "6", "--seed", "2", "--crowd-only", "--home", str(tmp_path)]
+    )
+    with Fleet([]) as fleet, Crowd(6, seed=2, rate_limit=RateLimit(calls=100_000, per_seconds=60.0)) as crowd:
+        app = demo_app(fleet, args, crowd)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = pilot.app.screen
+            assert isinstance(screen, FleetScreen) and len(screen.targets) == 6
+            await wait_for(pilot, lambda: screen.done == 6 and not screen.sweeping, timeout=90)
+            await pilot.pause(0.5)
+            shown = {row[7]: row for row in rows(screen.query_one(DataTable))}
+            for agent in crowd.agents.values():
+                row = shown[agent.card_url]
+                assert row[0].split(" ", 1)[1] == agent.variant.expected_verdict
+                if agent.variant.signed and agent.variant.expected_verdict != "unreachable":
+                    assert row[3] == "verified"  # the crowd's keys are trusted

@@ -10,7 +10,8 @@
   imports textual.
 - `demo --serve --crowd N [--seed S] [--crowd-only]`: also start N extra agents drawn from the
   variants with a seeded mix (`explorer.demo.crowd`), printed in the same three-column lines
-  after the reference agents; `--crowd-only` leaves the reference agents out.
+  after the reference agents; `--crowd-only` leaves the reference agents out. Without
+  `--serve`, the explorer opens on its fleet view, sweeping the crowd.
 - With `--serve`, the agents' public card keys are written as one JWKS (`--keys-out FILE`, by
   default `demo-keys.jwks` in the explorer's home) and stderr shows a copy-paste `verify` line
   using it: without trusted keys every demo signature is only "unverifiable" headless, and
@@ -30,7 +31,7 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(default: ephemeral)")
     parser.add_argument("--list", action="store_true", help="list the reference agents and exit")
     parser.add_argument("--crowd", type=_crowd_size, default=0, metavar="N",
-                        help="with --serve: also start N extra agents (a seeded mix of the variants, "
-                        "one process)")
+                        help="also start N extra agents (a seeded mix of the variants, one process); "
+                        "the explorer opens on the fleet view sweeping them")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="the crowd's seed (default 0)")
     parser.add_argument("--crowd-only", action="store_true",
                         help="with --crowd: start the crowd without the reference agents")
@@ -132,9 +133,6 @@ def _tui_launcher(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list()
-    if (args.crowd or args.crowd_only) and not args.serve:
-        say("--crowd and --crowd-only go with --serve", "demo")
-        return 2
     if args.crowd_only and not args.crowd:
         say("--crowd-only needs --crowd N", "demo")
         return 2
@@ -153,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
             if args.serve:
                 return _serve_with_crowd(fleet, stop, args)
             launcher = _tui_launcher(args)
+            if launcher is not None and args.crowd:
+                return _explore_crowd(launcher, fleet, args)
             if launcher is not None:
                 return int(launcher(fleet, args))
             _print_agents(fleet, verbose=True)
@@ -167,6 +167,16 @@ def _serve_with_crowd(fleet: Any, stop: threading.Event, args: argparse.Namespac
     keys_out = _keys_path(args)
     if not args.crowd:
         return _serve(fleet, stop, keys_out=keys_out)
+    return _with_crowd(fleet, args, lambda crowd: _serve(fleet, stop, crowd, keys_out))
+
+
+def _explore_crowd(launcher: Any, fleet: Any, args: argparse.Namespace) -> int:
+    """`demo --crowd N` with the TUI: the explorer opens on the fleet view, sweeping the crowd."""
+    return _with_crowd(fleet, args, lambda crowd: int(launcher(fleet, args, crowd=crowd)))
+
+
+def _with_crowd(fleet: Any, args: argparse.Namespace, use: Callable[[Any], int]) -> int:
+    """Start the crowd (on the ports after the fleet's when --port is given), use it, stop it."""
     from explorer.demo.crowd import Crowd
     from explorer.demo.fleet import FleetError
 
@@ -177,7 +187,7 @@ def _serve_with_crowd(fleet: Any, stop: threading.Event, args: argparse.Namespac
         say(str(exc), "demo")
         return 2
     try:
-        return _serve(fleet, stop, crowd, keys_out)
+        return use(crowd)
     finally:
         crowd.stop()
 

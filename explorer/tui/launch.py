@@ -138,18 +138,25 @@ def run_tui(args: argparse.Namespace) -> int:
         app.context.close()  # stops the reference agents if the session started them
 
 
-def demo_app(fleet: Any, args: argparse.Namespace) -> ExplorerApp:
+def demo_app(fleet: Any, args: argparse.Namespace, crowd: Any = None) -> ExplorerApp:
     """The app on a started fleet: its agents listed, its keys trusted, its skipped agents
-    explained; raises LaunchError."""
+    explained; with a started crowd (`demo --crowd N`), its keys trusted too and the fleet view
+    first, sweeping the crowd. Raises LaunchError."""
     app = build_app(args)
     app.context.adopt_fleet(fleet, owned=False)  # `demo` started it and stops it
+    if crowd is not None:
+        from explorer.tui.app import Start
+        from explorer.tui.fleet import demo_keys
+
+        app.context.trust(demo_keys(crowd))
+        app.start = Start(fleet=tuple(agent.card_url for agent in crowd.agents.values()))
     return app
 
 
-def run_demo(fleet: Any, args: argparse.Namespace) -> int:
-    """`interview-explorer demo`: the explorer on the started reference agents."""
+def run_demo(fleet: Any, args: argparse.Namespace, crowd: Any = None) -> int:
+    """`interview-explorer demo [--crowd N]`: the explorer on the started reference agents."""
     try:
-        app = demo_app(fleet, args)
+        app = demo_app(fleet, args, crowd)
     except LaunchError as exc:
         print(f"interview-explorer: {exc}", file=sys.stderr)
         return 2
