@@ -189,3 +189,26 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
         path=path,
         ignored=tuple(ignored),
     )
+
+
+def append_agent(path: Path, name: str, entry: str) -> None:
+    """Add an `[agents.NAME]` table (TOML text holding only references) to the config at `path`,
+    creating the file and its folder if needed; ConfigError when the name is taken or the
+    result would not load."""
+    import tomllib
+
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        data = tomllib.loads(old) if old else {}
+    except ValueError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from None
+    if name in (data.get("agents") or {}):
+        raise ConfigError(f"{path} already has an agent called {name!r}; choose another name")
+    text = old + ("\n" if old and not old.endswith("\n") else "") + ("\n" if old else "") + entry
+    try:
+        _from_toml(tomllib.loads(text), path)
+    except (ValueError, ConfigError) as exc:
+        raise ConfigError(f"the entry would not load: {exc}") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+

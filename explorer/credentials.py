@@ -19,9 +19,12 @@ the explorer passes around, so that what may be shown and what may not are diffe
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.core.security import Security
 from explorer.net.auth import Secrets
 from explorer.settings import is_secret_reference, literal_refusal, read_secret
 
@@ -154,3 +157,57 @@ class Credentials:
         if self.oauth2_token_url:
             out["oauth2_token_url"] = self.oauth2_token_url
         return out
+
+
+# --- what an agent entry carries, and suggesting one -------------------------------------------
+
+_KIND_OF_SETTING = {"bearer": "bearer token", "api_key": "API key", "oauth2_client_id": "OAuth 2.0 client"}
+
+
+def carried(agent_settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """The kinds of credential a config agent entry carries (its settings by name), in words."""
+    return tuple(label for name, label in _KIND_OF_SETTING.items() if agent_settings.get(name))
+
+
+def env_name(agent: str, what: str) -> str:
+    """An environment variable name for one agent's secret: `STONEWORK_BEARER`."""
+    stem = "".join(c if c.isalnum() else "_" for c in agent.upper()).strip("_") or "AGENT"
+    if stem[0].isdigit():
+        stem = f"AGENT_{stem}"
+    return f"{stem}_{what}"
+
+
+def suggest(security: Security, agent: str, client_id: str | None = None) -> Credentials | None:
+    """The credential settings that would satisfy the card's first way in the explorer can take,
+    with `env:` references named after the agent (never a value); None when there is none."""
+    for way in security.alternatives():
+        schemes = [security.schemes.get(name) for name in way]
+        if not way or not all(s is not None and s.supported for s in schemes):
+            continue
+        out: dict[str, Any] = {}
+        for scheme in schemes:
+            assert scheme is not None
+            if scheme.kind == "apiKey":
+                out["api_key"] = f"env:{env_name(agent, 'API_KEY')}"
+            elif scheme.kind == "bearer":
+                out["bearer"] = f"env:{env_name(agent, 'BEARER')}"
+            elif scheme.kind == "oauth2":
+                out["oauth2_client_id"] = client_id or "CLIENT_ID"
+                out["oauth2_client_secret"] = f"env:{env_name(agent, 'CLIENT_SECRET')}"
+        return Credentials(**out)
+    return None
+
+
+def _toml_string(text: str) -> str:
+    return json.dumps(text, ensure_ascii=True)  # a JSON string with ASCII escapes is a TOML basic string
+
+
+def entry_text(agent: str, url: str, credentials: Credentials) -> str:
+    """A config `[agents.NAME]` table for this agent: its URL and credential references."""
+    lines = [f"[agents.{_toml_string(agent)}]", f"url = {_toml_string(url)}"]
+    for key, value in credentials.to_config().items():
+        if isinstance(value, list):
+            lines.append(f"{key} = [{', '.join(_toml_string(v) for v in value)}]")
+        else:
+            lines.append(f"{key} = {_toml_string(value)}")
+    return "\n".join(lines) + "\n"

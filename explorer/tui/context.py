@@ -203,6 +203,27 @@ class AppContext:
     def configured_agents(self) -> list[str]:
         return sorted(self.config.agents) if self.config is not None else []
 
+    def configured_credentials(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """Each configured agent's name, URL and the kinds of credential its entry carries."""
+        from explorer.credentials import carried
+
+        if self.config is None:
+            return []
+        return [(a.name, a.url, carried(a.settings)) for _, a in sorted(self.config.agents.items())]
+
+    def save_agent(self, name: str, entry: str) -> Path:
+        """Add a config agent entry (TOML text holding only `env:`/`file:` references) and reload
+        the config; ExplorerError when the name is taken or the file cannot be written."""
+        from explorer.config import ConfigError, append_agent, config_path, load_config
+
+        path = config_path(self.home)
+        try:
+            append_agent(path, name, entry)
+            self.config = load_config(self.home)
+        except (ConfigError, OSError) as exc:
+            raise ExplorerError(str(exc)) from None
+        return path
+
     def demo_url(self, name: str) -> str | None:
         """The URL of the reference agent called `name` (any case), if the demo is running."""
         wanted = name.strip().casefold()

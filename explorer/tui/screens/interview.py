@@ -17,10 +17,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, TabbedContent, TabPane
+from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
 from explorer.core.report import projection_canonical
-from explorer.tui import model
+from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.widgets.findings import FindingsList
@@ -53,6 +53,7 @@ class InterviewScreen(Screen[None]):
         Binding("r", "replay", "Replay", show=False, id="interview.replay"),
         Binding("w", "watch", "Watch", show=False, id="interview.watch"),
         Binding("h", "app.history", "History", show=False, id="interview.history"),
+        Binding("a", "save_credentials", "Save credentials entry", id="interview.save_credentials"),
     ]
 
     def __init__(
@@ -70,6 +71,21 @@ class InterviewScreen(Screen[None]):
         yield InterviewHeader(
             self.report, run_id=self.run_id, origin=self.origin, unrecorded=self.unrecorded, id="header"
         )
+        if self._auth_required():
+            from explorer.tui.screens.auth import card_security, declared_words
+
+            words = declared_words(card_security(self.run))
+            yield Static(
+                Content.assemble(
+                    ("authentication required: ", "bold"),
+                    safe.text(words, 600, single_line=False),
+                    (
+                        "\npress a to save a config entry for this agent (env: references, never the secret)",
+                        "dim",
+                    ),
+                ),
+                id="auth-note",
+            )
         problem = model.first_problem(self.report)
         self.initial = problem[0] if problem else "identity"
         with TabbedContent(initial=f"tab-{self.initial}", id="tabs"):
@@ -233,6 +249,33 @@ class InterviewScreen(Screen[None]):
             return None
         return target
 
+    def _auth_required(self) -> bool:
+        return any(f.get("code") == "auth_required" for f in model.findings(self.report))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "save_credentials":
+            return self._auth_required()
+        return True
+
+    def action_save_credentials(self) -> None:
+        from explorer.tui.screens.auth import AuthEntryScreen, card_security
+
+        target = self._target()
+        if target is None or not self._auth_required():
+            return
+        name = model.card(self.report).get("name")
+        default = _slug(name if isinstance(name, str) and name else target)
+
+        def saved(path: str | None) -> None:
+            if path:
+                self.notify(
+                    f"saved to {path}; export the variables it names, then replay (r)",
+                    title="credentials",
+                    markup=False,
+                )
+
+        self.app.push_screen(AuthEntryScreen(card_security(self.run), target, default), saved)
+
     def action_replay(self) -> None:
         target = self._target()
         if target is not None:
@@ -278,6 +321,14 @@ class InterviewScreen(Screen[None]):
                     _bind(self.action_export, fmt),
                 )
             )
+        if self._auth_required():
+            commands.append(
+                PaletteCommand(
+                    "save: credentials entry",
+                    "add a config entry for this agent with env: references to its credentials",
+                    self.action_save_credentials,
+                )
+            )
         commands += [
             PaletteCommand("replay: this run", "interview the same target again now", self.action_replay),
             PaletteCommand(
@@ -285,6 +336,14 @@ class InterviewScreen(Screen[None]):
             ),
         ]
         return commands
+
+
+def _slug(text: str) -> str:
+    """A config-friendly agent name from a card name or URL."""
+    words = "".join(c.lower() if c.isalnum() else " " for c in text).split()
+    skip = {"http", "https", "127", "0", "1", "well", "known", "agent", "card", "json"}
+    kept = [w for w in words if w not in skip] or words
+    return "-".join(kept)[:40] or "agent"
 
 
 def _bind(method: Any, argument: str) -> Any:

@@ -49,6 +49,12 @@ def recent_prompt(row: RunRow) -> Content:
     )
 
 
+def configured_prompt(name: str, url: str, credentials: tuple[str, ...]) -> Content:
+    """A configured agent, with the kinds of credential its entry carries (never their values)."""
+    carried = ("credentials: " + ", ".join(credentials), "bold") if credentials else ("no credentials", "dim")
+    return Content.assemble(safe.text(name, 60, "bold"), "  ", carried, "\n  ", safe.text(url, 200, "dim"))
+
+
 START_DEMO_ID = "demo-start"
 
 
@@ -135,6 +141,10 @@ class LoadScreen(Screen[None]):
             yield AgentList(id="demo")
             yield Static(Content.styled("Recent agents", "bold"), classes="section", id="recent-title")
             yield AgentList(id="recent")
+            yield Static(
+                Content.styled("Configured agents", "bold"), classes="section", id="configured-title"
+            )
+            yield AgentList(id="configured")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -143,6 +153,7 @@ class LoadScreen(Screen[None]):
         self.query_one("#load-error").display = False
         self.query_one("#demo-note").display = False
         self.refresh_recent()
+        self.refresh_configured()
         if context.demo:
             self.show_demo_agents()
         else:
@@ -200,6 +211,17 @@ class LoadScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         self.refresh_recent()
+        self.refresh_configured()
+
+    def refresh_configured(self) -> None:
+        """The config file's agents, each saying which credentials its entry carries."""
+        agents = self.app.context.configured_credentials()  # type: ignore[attr-defined]
+        listing = self.query_one("#configured", OptionList)
+        listing.set_options(
+            [Option(configured_prompt(*agent), id=f"configured-{agent[0]}") for agent in agents]
+        )
+        listing.display = bool(agents)
+        self.query_one("#configured-title").display = bool(agents)
 
     def refresh_recent(self) -> None:
         context = self.app.context  # type: ignore[attr-defined]
@@ -254,6 +276,10 @@ class LoadScreen(Screen[None]):
             agent = context.demo[int(option_id[5:])]
             self.query_one("#target", Input).value = agent.url
             self._go(agent.url)
+        elif option_id.startswith("configured-"):
+            name = option_id[len("configured-") :]
+            self.query_one("#target", Input).value = name
+            self._go(name)
         elif option_id.startswith("recent-"):
             row = self.recent[int(option_id[7:])]
             self.query_one("#target", Input).value = row.target
