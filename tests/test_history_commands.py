@@ -55,6 +55,29 @@ def recorded(home: str) -> list[int]:
 # --- offline commands ---------------------------------------------------------------------------
 
 
+def test_history_show_and_forget_accept_the_names_verify_does(capsys, home, tmp_path) -> None:
+    """A configured agent's name, a reference agent's name (any demo's port) and a card name in
+    any case find the same runs a card URL does."""
+    with History.open(home) as history:
+        first = history.record(make_run(name="Stonework Books (Churning)"))
+        second = history.record(make_run(name="Stonework Books (Churning)", answered_name="Other",
+                                         verdict="nonconformant"))
+    Path(home, "config.toml").write_text('[agents.books]\nurl = "http://127.0.0.1:9/"\n', encoding="utf-8")
+    for name in ("churning", "books", "stonework books (churning)", CARD_URL):
+        code, out, err = _cli(capsys, "history", name, "--json", "--home", home)
+        assert code == 0, (name, err)
+        assert [r["id"] for r in json.loads(out)] == [second, first], name
+    code, out, err = _cli(capsys, "show", "churning", "--home", home)
+    assert code == 0 and out.startswith(f"run {second},"), err
+    code, _, err = _cli(capsys, "show", "nobody", "--home", home)
+    assert code == 6 and "no runs recorded for nobody" in err
+    code, out, err = _cli(capsys, "forget", "books", "--home", home)
+    assert code == 0 and "forgot 2 runs" in out, err
+    code, _, err = _cli(capsys, "history", "churning", "--home", home)
+    assert code == 6 and "no runs recorded for churning" in err
+
+
+
 def test_history_lists_runs_newest_first_with_digests_and_churn_marker(capsys, home, recorded) -> None:
     code, out, _ = _cli(capsys, "history", "--home", home)
     assert code == 0
@@ -105,7 +128,7 @@ def test_show_prints_the_stored_report_offline(capsys, home, recorded) -> None:
     ("argv", "code", "message"),
     [
         (("show", "99"), 6, "no run 99"),
-        (("show", "abc"), 2, "a run id is a number"),
+        (("show", "abc"), 6, "no runs recorded for abc"),
         (("show", "0"), 2, "positive"),
         (("compare", "1", "99"), 6, "no run 99"),
         (("export", "99"), 6, "no run 99"),

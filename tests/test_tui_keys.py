@@ -53,3 +53,27 @@ async def test_enter_on_an_empty_target_does_nothing_and_a_typo_is_said_in_place
         await pilot.press("enter")
         await pilot.pause()
         assert not error.display  # and an empty enter clears it
+
+
+async def test_a_recorded_agents_card_name_is_a_target(tmp_path: Path) -> None:
+    """The load screen takes a card name the history knows, as `history NAME` does."""
+    from test_history_support import CARD_URL, make_run
+    from textual.widgets import Input, Static
+    from tui_support import plain
+
+    from explorer.store.history import History
+
+    with History.open(tmp_path / "home") as history:
+        history.record(make_run(name="Steady Agent"))
+    app = make_app(None, tmp_path, home=tmp_path / "home")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#target", Input)
+        field.focus()
+        field.value = "steady agent"
+        await pilot.press("enter")
+        error = app.screen.query_one("#load-error", Static)
+        await wait_for(pilot, lambda: app.screen.query_one("#load-error", Static).display)
+        text = plain(app.screen.query_one("#load-error", Static))
+        assert "is not a URL" not in text and CARD_URL in text, text  # interviewed at its card URL
+        assert error.display

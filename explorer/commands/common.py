@@ -264,6 +264,32 @@ def open_history(args: argparse.Namespace) -> History:
     return History.open(getattr(args, "home", None))
 
 
+def agents_named(history: History, text: str, config: Config | None) -> list[str]:
+    """The recorded agents `text` names, as `verify` reads a target: a configured agent's name
+    stands for its URL; otherwise a card URL, a base URL, a card name, or a reference agent's name
+    (`History.match_agents`)."""
+    agent = config.agent(text) if config is not None else None
+    if agent is not None:
+        found = history.match_agents(agent.url)
+        if found:
+            return found
+    return history.match_agents(text)
+
+
+def newest_run_of(args: argparse.Namespace, text: str) -> int:
+    """The id of the newest recorded run of the agent `text` names (`agents_named`); HistoryError
+    when it names none, UsageError for an unusable config."""
+    from explorer.core.text import safe_text
+    from explorer.store.history import HistoryError
+
+    config = config_of(args)
+    with open_history(args) as history:
+        runs = [r for agent in agents_named(history, text, config) for r in history.runs(agent, limit=1)]
+    if not runs:
+        raise HistoryError(f"no runs recorded for {safe_text(text, limit=200)}")
+    return max(r.id for r in runs)
+
+
 def read_runs(args: argparse.Namespace, *run_ids: int) -> list[tuple[RunSummary, Run]]:
     """The history's summary line and stored run for each id, in order; HistoryError for an
     unknown id or an unreadable history."""

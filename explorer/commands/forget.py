@@ -12,11 +12,26 @@ from __future__ import annotations
 
 import argparse
 
-from explorer.commands.common import EXIT_OK, EXIT_UNKNOWN, EXIT_USAGE, add_home_argument, error, open_history
+from explorer.commands.common import (
+    EXIT_OK,
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    UsageError,
+    add_home_argument,
+    agents_named,
+    config_of,
+    error,
+    open_history,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("what", metavar="RUN|AGENT", help="a run id from `history`, or an agent")
+    parser.add_argument(
+        "what",
+        metavar="RUN|AGENT",
+        help="a run id from `history`, or an agent (card URL, base URL, card name, configured or "
+        "reference agent name)",
+    )
     add_home_argument(parser)
 
 
@@ -26,12 +41,16 @@ def run(args: argparse.Namespace) -> int:
 
     what = args.what.strip()
     try:
+        config = config_of(args) if not what.isdigit() else None
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE)
+    try:
         with open_history(args) as history:
             if what.isdigit():
                 history.forget_run(int(what))
                 print(f"forgot run {int(what)}")
                 return EXIT_OK
-            agents = history.match_agents(what)
+            agents = agents_named(history, what, config)
             if not agents:
                 return error(f"no runs recorded for {safe_text(what, limit=200)}", EXIT_UNKNOWN)
             if len(agents) > 1:

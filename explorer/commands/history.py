@@ -25,6 +25,7 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
+    agents_named,
     config_of,
     error,
     open_history,
@@ -42,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "agent",
         nargs="*",
         metavar="AGENT",
-        help="only this agent (card URL, base URL or name); or `import FILE...` to record JSON "
+        help="only this agent (card URL, base URL, card name, configured agent or reference agent "
+        "name); or `import FILE...` to record JSON "
         "transcripts made elsewhere (re-verified offline first; a directory means its *.json)",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON array of runs")
@@ -70,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.limit <= 0:
         return error("--limit must be a positive number", EXIT_USAGE)
     try:
-        trusted = trusted_runners(args.trust_runner, config_of(args), 10.0, "history")
+        config = config_of(args)
+        trusted = trusted_runners(args.trust_runner, config, 10.0, "history")
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             if args.agent is None:
                 runs = history.runs(limit=args.limit)
             else:
-                agents = history.match_agents(args.agent)
+                agents = agents_named(history, args.agent, config)
                 runs = sorted(
                     (r for agent in agents for r in history.runs(agent, limit=args.limit)),
                     key=lambda r: r.id,

@@ -1,4 +1,4 @@
-"""`interview-explorer show RUN [--json]`: a recorded run's report, offline.
+"""`interview-explorer show RUN|AGENT [--json]`: a recorded run's report (an agent's newest), offline.
 
 Without `--json`, the same human summary `verify` prints, headed by the run's id, time and
 agent; with `--json`, exactly the stored report (one JSON object, as `verify --json` printed it).
@@ -18,6 +18,7 @@ from explorer.commands.common import (
     UsageError,
     add_home_argument,
     error,
+    newest_run_of,
     print_json,
     print_lines,
     read_runs,
@@ -27,10 +28,21 @@ from explorer.commands.evidence_options import add_trust_runner_argument, assess
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
+    parser.add_argument(
+        "run_id",
+        type=_run_or_agent,
+        metavar="RUN|AGENT",
+        help="a run id from `history`, or an agent (its newest run): card URL, base URL, card name, "
+        "configured or reference agent name",
+    )
     parser.add_argument("--json", action="store_true", help="print the stored report as JSON")
     add_trust_runner_argument(parser)
     add_home_argument(parser)
+
+
+def _run_or_agent(text: str) -> int | str:
+    """A run id (digits), else the agent whose newest run to show."""
+    return run_id_argument(text) if text.strip().isdigit() else text.strip()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +51,11 @@ def run(args: argparse.Namespace) -> int:
     from explorer.store.history import HistoryError
 
     try:
+        if isinstance(args.run_id, str):
+            args.run_id = newest_run_of(args, args.run_id)
         [(summary, stored)] = read_runs(args, args.run_id)
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
     try:

@@ -418,7 +418,9 @@ class History:
         return out
 
     def match_agents(self, text: str) -> list[str]:
-        """Agents a person may mean by `text`: that agent, else the ones under that base URL, else by name."""
+        """Agents a person may mean by `text`: that agent, else the ones under that base URL, else
+        by card name (exactly, then in any case), else the reference agents of that name (`churning`
+        is any run of "Stonework Books (Churning)", whatever port its demo had)."""
         with self._query() as conn:
             if conn.execute("SELECT 1 FROM agents WHERE agent = ?", (text,)).fetchone():
                 return [text]
@@ -426,11 +428,19 @@ class History:
             rows = conn.execute(
                 "SELECT agent FROM agents WHERE substr(agent, 1, ?) = ? ORDER BY agent", (len(base), base)
             ).fetchall()
-            if not rows:
-                rows = conn.execute(
-                    "SELECT agent FROM agents WHERE name = ? ORDER BY agent", (text,)
-                ).fetchall()
-        return [r[0] for r in rows]
+            if rows:
+                return [r[0] for r in rows]
+            named = conn.execute("SELECT agent, name FROM agents ORDER BY agent").fetchall()
+        wanted = text.strip().casefold()
+        for same in (
+            lambda name: name == text,
+            lambda name: name.casefold() == wanted,
+            lambda name: name.casefold().endswith(f"({wanted})"),
+        ):
+            found = [agent for agent, name in named if isinstance(name, str) and wanted and same(name)]
+            if found:
+                return found
+        return []
 
     def load(self, run_id: int) -> Run:
         """The run exactly as recorded (bodies byte for byte); HistoryError if unknown or damaged."""

@@ -95,12 +95,15 @@ class AppContext:
         `env:` references resolved now, never stored) and keys; the launch settings win. Under
         `demo`, a reference agent's name (`drifting`) stands for its URL, unless the config
         names an agent the same.
+        Otherwise a card name the history knows for exactly one agent stands for that agent's
+        card URL, as in `history NAME`.
         Raises ExplorerError when a referenced environment variable is unset.
         """
         from explorer.planning import PlanError, plan
 
         if self.config is None or self.config.agent(target) is None:
             target = self._demo_target(target)
+            target = self.recorded_agent(target) or target
         try:
             given = dict(self.settings)
             demo = self.demo_credentials.get(target)
@@ -109,6 +112,22 @@ class AppContext:
             return plan(target, given, self.config)
         except PlanError as exc:
             raise ExplorerError(str(exc)) from None
+
+    def recorded_agent(self, name: str) -> str | None:
+        """The card URL of the one recorded agent a bare name means (its card name, any case;
+        `History.match_agents`), or None (a URL or file, a reference agent's name, none, several)."""
+        from explorer.demo.variants import VARIANTS
+
+        text = name.strip()
+        if not text or "/" in text or ":" in text or not self.use_history:
+            return None
+        if text.casefold() in VARIANTS:
+            return None  # a reference agent lives at a new port each demo: start the demo instead
+        try:
+            found = self.history().match_agents(text)
+        except ExplorerError:
+            return None
+        return found[0] if len(found) == 1 else None
 
     def target_problem(self, target: str) -> str | None:
         """Why `target` cannot name an agent (`explorer.targets`), or None: a URL, a card file, a
@@ -119,6 +138,8 @@ class AppContext:
         wanted = target.strip().casefold()
         if self.demo_url(target) is not None or any(n.casefold() == wanted for n in self.demo_skipped):
             return None  # a skipped reference agent: planning says why it is not running
+        if self.recorded_agent(target) is not None:
+            return None
         agents = list(self.config.agents) if self.config is not None else []
         configured = getattr(self.config, "settings", None) or {}
         base = self.settings.get("openclasp_base") or configured.get("openclasp_base")
