@@ -168,3 +168,14 @@ def test_the_fleet_view_never_shows_an_unchecked_run_as_evidence(
     assert app.context.check_signed([run_id]) == {run_id: "✓ evidence · signed"}
     assert [e.standing for e in app.context.fleet()] == ["evidence"]
     app.context.close()
+
+
+def test_a_signed_runs_attestation_is_offered_as_an_export(
+    runs: dict[str, Any], key: runner_keys.RunnerKey, tmp_path: Path
+) -> None:
+    app = _app(_home(tmp_path, key, trusted=False))
+    assert "intoto" not in dict(app.context.export_formats(runs["unsigned"]))
+    assert dict(app.context.export_formats(runs["signed"]))["intoto"] == "Signed attestation"
+    path = app.context.export(runs["signed"], "intoto", 7)
+    assert path.name.endswith("-run7.intoto.json")
+    assert json.loads(path.read_text()) == dict(runs["signed"].attestation)

@@ -425,10 +425,10 @@ class AppContext:
     def export(self, run: Run, fmt: str, run_id: int | None = None, directory: Path | None = None) -> Path:
         """Write the run in `fmt` (a key of EXPORT_FORMATS) into `directory`; returns the path. A
         file of that name is never overwritten: the new one gets a number (`...-run3-2.md`)."""
-        from explorer.store.export import EXPORT_FORMATS, ExportError, write_export
+        from explorer.store.export import ALL_FORMATS, ExportError, write_export
         from explorer.tui.model import agent_name
 
-        spec = EXPORT_FORMATS.get(fmt)
+        spec = ALL_FORMATS.get(fmt)
         if spec is None:
             raise ExplorerError(f"unknown export format {fmt!r}")
         folder = directory or self.export_dir
@@ -439,11 +439,15 @@ class AppContext:
         except ExportError as exc:
             raise ExplorerError(str(exc)) from None
 
-    def export_formats(self) -> list[tuple[str, str]]:
-        """(key, label) of every export format, in the store's order."""
-        from explorer.store.export import EXPORT_FORMATS
+    def export_formats(self, run: Run | None = None) -> list[tuple[str, str]]:
+        """(key, label) of every export format, in the store's order; for a signed run, also its
+        attestation alone (the runner's DSSE envelope)."""
+        from explorer.store.export import ATTESTATION_FORMAT, EXPORT_FORMATS
 
-        return [(key, spec.label) for key, spec in EXPORT_FORMATS.items()]
+        formats = [(key, spec.label) for key, spec in EXPORT_FORMATS.items()]
+        if run is not None and run.attestation is not None:
+            formats.append((ATTESTATION_FORMAT.name, ATTESTATION_FORMAT.label))
+        return formats
 
     def compare(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> Any:
         from explorer.core.compare import compare_reports

@@ -45,7 +45,7 @@ class ExportScreen(ModalScreen[Path | None]):
             field.cursor_blink = context.cursor_blink
             yield field
             with Horizontal(id="export-buttons"):
-                for fmt, label in context.export_formats():
+                for fmt, label in context.export_formats(self.run):
                     yield Button(label, id=f"export-{fmt}")
             yield Static(id="export-error")
 

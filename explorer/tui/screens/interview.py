@@ -313,7 +313,7 @@ class InterviewScreen(Screen[None]):
                 "view: whole value", "show the selected value and source in full", self.action_view_whole
             ),
         ]
-        for fmt, label in self.app.context.export_formats():  # type: ignore[attr-defined]
+        for fmt, label in self.app.context.export_formats(self.run):  # type: ignore[attr-defined]
             commands.append(
                 PaletteCommand(
                     f"export: run as {label}",
