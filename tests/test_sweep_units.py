@@ -187,3 +187,27 @@ def test_the_crowd_is_a_seeded_mix_with_unique_names() -> None:
     assert sum(weight for _, weight in MIX) == 100
     with pytest.raises(FleetError):
         draw(0)
+
+
+async def test_every_fetcher_shares_one_certificate_checking_tls_context() -> None:
+    """Loading the CA bundle costs about 30 ms: a sweep of https agents pays it once, not per
+    run. A context the caller passes is used as given; public-only mode keeps its own (no
+    SSL_CERT_FILE from the environment)."""
+    import ssl
+
+    from explorer.net.http import Fetcher, Limits, shared_tls
+
+    def context_of(fetcher: Fetcher) -> ssl.SSLContext:
+        return fetcher._client_for("https")._transport._pool._ssl_context  # type: ignore[attr-defined]
+
+    given = ssl.create_default_context()
+    async with (
+        Fetcher() as a,
+        Fetcher() as b,
+        Fetcher(Limits(public_only=True)) as c,
+        Fetcher(verify=given) as d,
+    ):
+        assert context_of(a) is context_of(b) is shared_tls(trust_env=True)
+        assert context_of(a).verify_mode == ssl.CERT_REQUIRED and context_of(a).check_hostname
+        assert context_of(c) is shared_tls(trust_env=False)
+        assert context_of(d) is given
