@@ -211,3 +211,35 @@ async def test_every_fetcher_shares_one_certificate_checking_tls_context() -> No
         assert context_of(a).verify_mode == ssl.CERT_REQUIRED and context_of(a).check_hostname
         assert context_of(c) is shared_tls(trust_env=False)
         assert context_of(d) is given
+
+
+def test_the_engine_bounds_interviews_in_flight_streams_results_and_survives_a_broken_one() -> None:
+    """The scheduling alone, with a stand-in interview (the real ones are in test_sweep_cli):
+    never more than `concurrency` at once, each result handed over as it finishes (fast ones
+    first), and an interview that raises is reported, not the end of the sweep."""
+    from explorer.core.run import Run
+    from explorer.procedure import Options
+    from explorer.sweep import Finished, Job, sweep
+
+    in_flight = peak = 0
+    seen: list[Finished] = []
+
+    async def interview(target: str, options: Options, *, gate: HostGate | None = None) -> Run:
+        nonlocal in_flight, peak
+        assert gate is not None
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.05 if target.startswith("slow") else 0.001)
+        in_flight -= 1
+        if target == "broken":
+            raise RuntimeError("a bug, not the agent's fault")
+        return Run(report={"target": target, "verdict": "conformant"})
+
+    targets = ["slow-1", "broken", *(f"fast-{i}" for i in range(10))]
+    jobs = (Job(p, t, Options()) for p, t in enumerate(targets))
+    asyncio.run(sweep(jobs, seen.append, concurrency=3, run_fn=interview))
+    assert peak == 3 and len(seen) == len(targets)
+    assert seen[-1].job.target == "slow-1"  # completion order, not list order
+    broken = next(f for f in seen if f.job.target == "broken")
+    assert broken.run is None and broken.error == "RuntimeError: a bug, not the agent's fault"
+    assert all(f.run is not None for f in seen if f.job.target != "broken")
