@@ -2,7 +2,7 @@
 
 The scenes are the ones the snapshot tests check (`explorer.tui.pictures`): the load screen
 with the reference agents, the interview on steady, on drifting with the mismatch selected, the
-compare of two runs of the churning agent, the history, and the hostile agent. It starts the
+compare of two runs of the churning agent, the history, the fleet view, and the hostile agent. It starts the
 reference agents on 127.0.0.1, interviews them, records the runs in a temporary history, and
 exports each screen at a fixed size with the fixed clock; nothing touches the user's files.
 
@@ -26,6 +26,7 @@ TITLES = {
     "drifting": "interview: drifting (the conflicting member selected)",
     "compare": "compare: two runs of churning",
     "history": "history",
+    "fleet": "fleet: every agent's latest verdict and churn",
     "hostile": "interview: hostile (rendered as text)",
 }
 

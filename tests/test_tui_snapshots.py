@@ -55,5 +55,9 @@ def test_history_screen(snap_compare: Any, pictures: dict[str, Any]) -> None:
     assert _compare(snap_compare, pictures, "history")
 
 
+def test_fleet_screen(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "fleet")
+
+
 def test_hostile_agent(snap_compare: Any, pictures: dict[str, Any]) -> None:
     assert _compare(snap_compare, pictures, "hostile")

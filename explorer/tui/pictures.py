@@ -154,7 +154,7 @@ Before = Any  # an async callable taking the Pilot, run before the picture is ta
 def scene(
     name: str, fleet: Any, home: Path, runs: Mapping[str, Run], ids: Mapping[str, int]
 ) -> tuple[Any, Before]:
-    """(app, run_before) for one picture: load, steady, drifting, compare, history or hostile."""
+    """(app, run_before) for one picture: load, steady, drifting, compare, history, fleet or hostile."""
     from explorer.tui.app import ExplorerApp, Start
 
     context = picture_context(fleet, home)
@@ -165,6 +165,8 @@ def scene(
         return ExplorerApp(context), _settle
     if name == "history":
         return ExplorerApp(context), _press("f2")
+    if name == "fleet":
+        return ExplorerApp(context), _fleet
     if name == "compare":
         from explorer.tui.screens.compare import CompareScreen
 
@@ -177,13 +179,24 @@ def scene(
     raise KeyError(f"no scene named {name!r}")
 
 
-SCENES: tuple[str, ...] = ("load", "steady", "drifting", "compare", "history", "hostile")
+SCENES: tuple[str, ...] = ("load", "steady", "drifting", "compare", "history", "fleet", "hostile")
 
 
 async def _settle(pilot: Any) -> None:
     await pilot.pause()
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
+
+
+async def _fleet(pilot: Any) -> None:
+    """F3, then wait for the fleet view to have read the history (it reads in a worker thread)."""
+    await _settle(pilot)
+    await pilot.press("f3")
+    for _ in range(400):
+        if getattr(pilot.app.screen, "loaded", False):
+            break
+        await pilot.pause(0.05)
+    await _settle(pilot)
 
 
 def _press(*keys: str) -> Before:
