@@ -225,6 +225,27 @@ def test_member_not_covered_by_the_matched_form_is_member_unsigned() -> None:
     assert [r.signed for r in results] == [False, True]
 
 
+def test_a_member_covered_except_empty_members_the_signer_drops_is_info_not_a_warning() -> None:
+    interface = {"url": "https://stonework.example/a2a", "protocolBinding": "JSONRPC", "tenant": "",
+                 "extra": {"notes": [], "hint": None}}
+    card = {**CARD, "supportedInterfaces": [interface]}
+    empties = ("/supportedInterfaces/0/extra", "/supportedInterfaces/0/tenant")
+    results, findings = run("identity", card_proj("/supportedInterfaces/0", interface), card=card,
+                            unsigned=empties)
+    assert [(f.code, f.severity, f.member) for f in findings] == [
+        ("member_unsigned_empty", "info", "/supportedInterfaces/0")]
+    assert "except empty members its canonical form drops" in findings[0].detail
+    assert results[0].unsigned_empty == empties and results[0].to_json()["unsigned_empty"] == list(empties)
+    # Content the signature does not cover stays a warning, inside the member or around it.
+    for unsigned in (("/supportedInterfaces/0/url",), ("/supportedInterfaces",), (*empties, "/url")):
+        results, findings = run("identity", card_proj("/supportedInterfaces/0", interface), card=card,
+                                unsigned=unsigned)
+        expected = ["member_unsigned"] if unsigned != (*empties, "/url") else ["member_unsigned_empty"]
+        assert codes(findings) == expected, unsigned
+    results, _ = run("identity", card_proj("/name", CARD["name"]), unsigned=("/url",))
+    assert "unsigned_empty" not in results[0].to_json()
+
+
 def test_unsigned_card_projections_are_marked_but_not_member_unsigned() -> None:
     results, findings = run("identity", card_proj("/name", CARD["name"]), card_signed=False)
     assert findings == [] and results[0].signed is False and results[0].status == "match"

@@ -418,6 +418,22 @@ def test_member_unsigned_for_a_merged_card_signed_by_the_sdk_form() -> None:
     assert report["verdict"] == "conformant"
 
 
+def test_an_interface_with_an_empty_tenant_signed_by_the_sdk_form_is_covered_except_that_empty() -> None:
+    interface = {"url": RPC_URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": ""}
+    card = make_card(sign=False, supportedInterfaces=[interface])
+    signed = sign_card(card, CARD_KEY, kid="card-key-1", form="sdk-normalized")
+    answers = honest_answers(signed)
+    answers["identity"]["projections"].append(cp("/supportedInterfaces/0", interface))
+    report = report_of(attempt(signed, answers=answers))
+    assert report["card"]["signature"]["form"] == "sdk-normalized"
+    found = {(f["code"], f["severity"], f["member"]) for f in report["findings"]}
+    assert ("member_unsigned_empty", "info", "/supportedInterfaces/0") in found  # and the whole array:
+    assert {code for code, _, _ in found} == {"member_unsigned_empty"}  # no member_unsigned warning
+    projection = report["questions"]["identity"]["projections"][-1]
+    assert projection["unsigned_empty"] == ["/supportedInterfaces/0/tenant"]
+    assert report["verdict"] == "conformant"
+
+
 # --- declarations --------------------------------------------------------------------------------
 
 

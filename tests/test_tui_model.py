@@ -169,6 +169,15 @@ def test_unsigned_member_is_said_in_words() -> None:
     assert not ok and text.startswith("NO: this member is outside the signed payload")
 
 
+def test_a_member_signed_except_dropped_empties_says_so_on_the_signed_line() -> None:
+    projection = {**_projection("/supportedInterfaces/0", "match", "x", "x", signed=False),
+                  "unsigned_empty": ["/supportedInterfaces/0/tenant", "/x\x1b[2J"]}
+    text, ok = model.signed_text(_report(), projection)
+    assert ok and text.startswith("yes, except empty members the signer's canonical form drops: "
+                                  "/supportedInterfaces/0/tenant")
+    assert "\x1b" not in text  # a pointer is agent text
+
+
 def test_diff_spans_find_the_differing_middle() -> None:
     assert model.diff_spans('["a","b"]', '["a"]') == ((4, 8), (4, 4))
     assert model.diff_spans("2500000", "2500001") == ((6, 7), (6, 7))

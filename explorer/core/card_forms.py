@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.core.canonical import CanonicalError, canonicalize
-from explorer.core.pointer import escape
+from explorer.core.pointer import escape, resolve
 from explorer.core.strict_json import describe_type
 
 __all__ = ["FORMS", "FormError", "member_is_signed", "payload_bytes", "unsigned_members"]
@@ -642,6 +642,34 @@ def unsigned_members(card_doc: Mapping[str, Any], form: str) -> tuple[str, ...]:
             elif isinstance(value, list):
                 stack.extend((f"{ptr}/{i}", v) for i, v in enumerate(value))
     return tuple(sorted(out))
+
+
+def _empty(value: Any) -> bool:
+    """What the SDKs' `_clean_empty` drops: "", null, and objects and arrays of nothing else."""
+    if value is None or value == "":
+        return True
+    if isinstance(value, Mapping):
+        return all(_empty(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_empty(v) for v in value)
+    return False
+
+
+def dropped_empties(pointer: str, unsigned: Iterable[str], card_doc: Any) -> tuple[str, ...]:
+    """The unsigned members inside `pointer` when they are all empty members the signer's
+    canonical form drops (`"tenant": ""` in an interface): the member's content is signed except
+    for them. Empty when `pointer` itself is (inside) an unsigned member, or any unsigned member
+    inside it holds content."""
+    inside: list[str] = []
+    for member in unsigned:
+        if pointer == "" or pointer == member or pointer.startswith(member + "/"):
+            return ()
+        if member.startswith(pointer + "/"):
+            found = resolve(card_doc, member)
+            if not found.found or not _empty(found.value):
+                return ()
+            inside.append(member)
+    return tuple(sorted(inside))
 
 
 def member_is_signed(pointer: str, unsigned: Iterable[str]) -> bool:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from explorer.core import pointer as jp
 from explorer.core.answers import source_problems
 from explorer.core.canonical import CanonicalError, canonical_text
+from explorer.core.card_forms import dropped_empties
 from explorer.core.findings import Finding, finding
 from explorer.core.signatures import member_is_signed
 from explorer.core.sow import ProposalCheck
@@ -62,8 +63,17 @@ class ProjectionResult:
     lossy: bool = False
     diff: tuple[int, int] | None = None
     source_diff: tuple[int, int] | None = None
+    # Unsigned members inside this one that are all empty ("", null, {}, []) and dropped by the
+    # signer's canonical form: the member is signed except for them (member_unsigned_empty).
+    unsigned_empty: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
+        out = self._json()
+        if self.unsigned_empty:
+            out["unsigned_empty"] = list(self.unsigned_empty)
+        return out
+
+    def _json(self) -> dict[str, Any]:
         """The report's projection entry. A match carries its value once: the source member holds
         the same (`source_value` left out) and no canonical strings are needed to show a
         difference (`value_canonical`, `source_canonical`, `diff`, `source_diff` left out)."""
@@ -268,9 +278,11 @@ def _diff_projection(
     value = proj.get("value")
     findings: list[Finding] = []
 
+    noted: dict[str, Any] = {}  # facts found on the way that every later result carries
+
     def result(status: ProjectionStatus, **compared: Any) -> tuple[ProjectionResult, list[Finding]]:
         return ProjectionResult(index, ctx.question, document, member, url, digest, status, value=value,
-                                **compared), findings
+                                **compared, **noted), findings
 
     def add(code: str, detail: str) -> None:
         findings.append(finding(code, f"projection {index}: {detail}", question=ctx.question,
@@ -312,8 +324,15 @@ def _diff_projection(
         return result("unresolved", signed=signed)
     source_value = resolution.value
     if signed is False and ctx.card_signed:
-        add("member_unsigned", f"{safe_text(repr(member), limit=120)} is not covered by the card's matched "
-            "signature form: the answer is compared with unsigned bytes")
+        empties = dropped_empties(member, ctx.unsigned_members, doc)
+        noted["unsigned_empty"] = empties
+        if empties:
+            add("member_unsigned_empty", f"{safe_text(repr(member), limit=120)} is covered by the card's "
+                "matched signature form except empty members its canonical form drops ("
+                f"{safe_text(', '.join(empties), limit=300)}): every value in it is signed")
+        else:
+            add("member_unsigned", f"{safe_text(repr(member), limit=120)} is not covered by the card's "
+                "matched signature form: the answer is compared with unsigned bytes")
     if _same_strings(value, source_value):
         # Equal strings (or arrays of strings) have equal canonical bytes, and hold no number.
         return result("match", source_value=source_value, signed=signed)

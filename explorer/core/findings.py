@@ -22,6 +22,7 @@ CODES: dict[str, Severity] = {
     "card_signature_invalid": "error",
     "card_signature_unverifiable": "warning",
     "member_unsigned": "warning",
+    "member_unsigned_empty": "info",
     "no_jsonrpc_interface": "error",
     "interview_not_declared": "info",
     "interview_required_true": "error",

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from explorer.core import view
 from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
 from explorer.core.findings import UNACTIVATED_PROBES
+from explorer.core.text import safe_text
 
 # Symbol + word for each state, so nothing is told by colour alone: defined once, in the core's
 # report view, for the TUI, the exports and the CLI alike.
@@ -174,6 +175,10 @@ def signed_text(report: Mapping[str, Any], projection: Mapping[str, Any]) -> tup
         return "yes: covered by the card signature" + (f" ({form} payload)" if form else ""), True
     if signed is False:
         status = _str(_map(card(report).get("signature")).get("status"), "unknown")
+        empties = [safe_text(m, limit=120) for m in _list(projection.get("unsigned_empty"))]
+        if status == "verified" and empties:
+            return ("yes, except empty members the signer's canonical form drops: "
+                    + ", ".join(empties)), True
         if status == "verified":
             return f"NO: this member is outside the signed payload ({form or 'matched form'})", False
         return f"NO: the card signature is {status}", False
