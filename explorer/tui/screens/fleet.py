@@ -91,6 +91,8 @@ class FleetScreen(Screen[None]):
         self._painted_at = 0.0
         self._paint_cost = 0.0
         self._seen = 0  # the newest run id the fleet has read from the history
+        self._loaded_at = 0.0
+        self._load_cost = 0.0
         self.loaded = False
 
     def compose(self) -> ComposeResult:
@@ -121,12 +123,14 @@ class FleetScreen(Screen[None]):
         """Read the history's fleet in this thread (a thousand agents take a second or more) and
         hand it to the screen; the table draws what it has meanwhile."""
         context = self.app.context  # type: ignore[attr-defined]
+        began = time.perf_counter()
         try:
             latest = context.rows(limit=1)
             summaries, error = context.fleet(), None
         except ExplorerError as exc:
             latest, summaries, error = [], [], str(exc)
         seen = latest[0].run_id if latest else 0
+        self._load_cost = time.perf_counter() - began
         self.app.call_from_thread(self._loaded, summaries, error, seen)
 
     def _loaded(self, summaries: list[Any], error: str | None, seen: int) -> None:
@@ -136,12 +140,17 @@ class FleetScreen(Screen[None]):
         self.error = error
         self.loaded = True
         self._seen = max(self._seen, seen)
+        self._loaded_at = time.perf_counter()
         self._dirty = True
         self._repaint(now=True)
 
     def _poll(self) -> None:
-        """Reload when another process (a `verify --from` in another terminal) recorded runs."""
+        """Reload when another process (a `verify --from` in another terminal) recorded runs; never
+        sooner than four times the last reading took, so a large history read while a sweep
+        records runs elsewhere takes at most a fifth of the time."""
         if self.sweeping or not self.loaded:
+            return
+        if time.perf_counter() - self._loaded_at < 4 * self._load_cost:
             return
         try:
             latest = self.app.context.rows(limit=1)  # type: ignore[attr-defined]
