@@ -15,7 +15,9 @@ import base64
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -24,9 +26,11 @@ import httpx
 import pytest
 
 from explorer.cli import main
+from explorer.core.card import INTERVIEW_URI
 from explorer.core.security import read_security
 from explorer.credentials import CredentialError, Credentials
 from explorer.demo.fleet import Fleet, RunningAgent
+from explorer.demo.ratelimit import RateLimit
 from explorer.net.auth import TokenCache
 from explorer.procedure import Options, run_interview
 
@@ -35,9 +39,9 @@ GUARDED = ("guarded-bearer", "guarded-apikey", "guarded-oauth2")
 
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[Fleet]:
-    """The three guarded agents (tokens live 3 s), their demo secrets in the environment as
+    """The three guarded agents (tokens live 5 s), their demo secrets in the environment as
     `demo` hands them over (restored afterwards)."""
-    with Fleet(GUARDED, token_lifetime=3) as fleet:
+    with Fleet(GUARDED, token_lifetime=5) as fleet:
         saved = dict(os.environ)
         for agent in fleet.agents.values():
             os.environ.update(agent.env)
@@ -223,7 +227,7 @@ async def test_one_token_per_run_reused_across_runs_and_renewed_after_expiry(gua
     second = await run_interview(agent.card_url, _options(agent, tokens))
     assert agent.guard.tokens_issued == issued + 1  # the whole first run and the second share one
     assert [e.purpose for e in second.exchanges].count("auth:token") == 0
-    await asyncio.sleep(3.2)  # the demo tokens live 3 s here
+    await asyncio.sleep(5.2)  # the demo tokens live 5 s here
     third = await run_interview(agent.card_url, _options(agent, tokens))
     assert agent.guard.tokens_issued == issued + 2
     assert {r.report["verdict"] for r in (first, second, third)} == {"conformant"}
@@ -336,3 +340,70 @@ def test_config_entries_carry_the_same_settings(
     )
     assert main(["verify", "locked", "--no-history"]) == 2
     assert "env:VAR or file:PATH" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # a sweep of real interviews that outlives two tokens
+def test_a_long_sweep_renews_the_token_when_it_expires(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    no_limit = RateLimit(calls=100_000, per_seconds=60.0)
+    with Fleet(["guarded-oauth2"], token_lifetime=2, rate_limit=no_limit) as short:
+        agent = short.agents["guarded-oauth2"]
+        assert agent.guard is not None and agent.credentials is not None
+        saved = dict(os.environ)
+        os.environ.update(agent.env)
+        try:
+            targets = tmp_path / "targets.txt"
+            targets.write_text("\n".join([agent.card_url] * 64) + "\n", encoding="utf-8")
+            options = [f"--{k.replace('_', '-')}={v}" for k, v in agent.credentials.to_config().items()]
+            began = time.monotonic()
+            code = main(["verify", "--from", str(targets), "--jobs", "1", "--json", "--no-history", *options])
+            elapsed = time.monotonic() - began
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        reports = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0 and [r["verdict"] for r in reports] == ["conformant"] * 64
+    # A 2 s token is used for at most its first second (it is renewed a second before expiry): a
+    # sweep longer than that needed a second token, and each token served several interviews.
+    issued = agent.guard.tokens_issued
+    assert elapsed > 1.0, elapsed  # long enough to outlive the first token
+    assert 2 <= issued < 64, (issued, elapsed)
+
+
+@pytest.mark.slow  # real servers
+async def test_under_public_only_the_token_url_obeys_the_transport_rules(
+    guarded: Fleet, tmp_path: Path
+) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    card = tmp_path / "card.json"
+    card.write_text(httpx.get(agent.card_url, timeout=5).text, encoding="utf-8")
+    options = _options(agent)
+    run = await run_interview(str(card), replace(options, public_only=True))
+    tries = [e for e in run.exchanges if e.purpose == "auth:token"]
+    assert tries and tries[-1].error is not None and tries[-1].error.startswith("blocked")
+    assert run.report["verdict"] == "unreachable"
+    assert "blocked" in _detail(run.report, "auth_failed")
+
+
+def test_a_card_with_only_schemes_the_explorer_cannot_satisfy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    card = {
+        "name": "Fortress",
+        "supportedInterfaces": [{"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC"}],
+        "capabilities": {"extensions": [{"uri": INTERVIEW_URI}]},
+        "securitySchemes": {
+            "mtls": {"mtlsSecurityScheme": {}},
+            "cookie": {"apiKeySecurityScheme": {"location": "cookie", "name": "sid"}},
+        },
+        "securityRequirements": [{"schemes": {"mtls": {"list": []}}}, {"schemes": {"cookie": {"list": []}}}],
+        "skills": [],
+    }
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    code = main(["verify", str(path), "--json", "--no-history", "--timeout", "2"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 3
+    found = [f for f in report["findings"] if f["code"] == "auth_scheme_unsupported"]
+    assert found and found[0]["severity"] == "warning" and "mutual TLS" in found[0]["detail"]

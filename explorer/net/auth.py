@@ -95,12 +95,14 @@ class Choice:
 
 
 def _lifetime_leeway(token: Mapping[str, Any]) -> int:
-    """Seconds before expiry at which a token counts as expired: a tenth of its life, at most 30 s."""
+    """Seconds before expiry at which a token counts as expired: a tenth of its life, at least 1 s
+    (so a token is never sent in its last second, when a round of calls could outlive it) and at
+    most 30 s."""
     try:
         lifetime = int(token.get("expires_in") or 0)
     except (TypeError, ValueError):
         lifetime = 0
-    return max(0, min(30, lifetime // 10))
+    return max(1, min(30, lifetime // 10))
 
 
 class TokenCache:
