@@ -179,3 +179,23 @@ def test_a_signed_runs_attestation_is_offered_as_an_export(
     path = app.context.export(runs["signed"], "intoto", 7)
     assert path.name.endswith("-run7.intoto.json")
     assert json.loads(path.read_text()) == dict(runs["signed"].attestation)
+
+
+async def test_a_transcript_file_typed_on_the_load_screen_opens_offline(
+    runs: dict[str, Any], key: runner_keys.RunnerKey, tmp_path: Path
+) -> None:
+    from textual.widgets import Input
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(transcript(runs["signed"])))
+    app = _app(_home(tmp_path, key, trusted=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#target", Input)
+        field.focus()
+        field.value = str(path)
+        await pilot.press("enter")
+        await wait_for_interview(pilot)
+        header = plain(app.screen.query_one("#header", Static))
+        assert "transcript file (offline, nothing fetched)" in header
+        assert f"evidence: signed by ci@example.org (key {key.keyid[:6]}…, trusted)" in header

@@ -127,7 +127,9 @@ class ExplorerApp(App[int]):
         return ids
 
     # ---- navigation ------------------------------------------------------------------------------
-    def start_interview(self, target: str, *, previous: tuple[Run, int | None] | None = None) -> None:
+    def start_interview(
+        self, target: str, *, previous: tuple[Run, int | None] | None = None, transcript: bool = True
+    ) -> None:
         """Run an interview in a worker behind a progress screen, then show it."""
         from explorer.tui.screens.progress import Outcome, ProgressScreen
 
@@ -137,7 +139,7 @@ class ExplorerApp(App[int]):
         if target.isdigit() and previous is None:
             self.open_stored(int(target))
             return
-        if previous is None and self._opened_transcript(target):
+        if previous is None and transcript and self._opened_transcript(target):
             return
         problem = self.context.target_problem(target) if previous is None else None
         if problem is not None:  # a typo is said where the user typed it, nothing is fetched
@@ -197,17 +199,26 @@ class ExplorerApp(App[int]):
         self.push_screen(InterviewScreen(run, run_id=run_id, origin=origin, unrecorded=unrecorded))
 
     def _opened_transcript(self, target: str) -> bool:
-        """Show a JSON transcript file offline; False when the target is not one."""
-        from explorer.tui.launch import TRANSCRIPT_ORIGIN
-
-        try:
-            run = self.context.open_transcript(target)
-        except ExplorerError as exc:
-            self._notify_error(str(exc))
-            return True
-        if run is None:
+        """Open a JSON transcript file offline (re-verified in a thread: a large one takes a
+        second); False when the target does not look like one."""
+        if not self.context.looks_like_transcript(target):
             return False
-        self.show_run(run, None, origin=TRANSCRIPT_ORIGIN)
+
+        def work() -> None:
+            from explorer.tui.launch import TRANSCRIPT_ORIGIN
+
+            try:
+                run = self.context.open_transcript(target)
+            except ExplorerError as exc:
+                self.call_from_thread(self._notify_error, str(exc))
+                return
+            if run is None:  # not a transcript after all: interview it as a card file
+                self.call_from_thread(self.start_interview, target, previous=None, transcript=False)
+                return
+            self.call_from_thread(self.show_run, run, None, TRANSCRIPT_ORIGIN)
+
+        self.notify("re-verifying the transcript offline (nothing is fetched)", markup=False)
+        self.run_worker(work, thread=True, exclusive=True, group="transcript", name="open-transcript")
         return True
 
     def open_stored(self, run_id: int) -> None:

@@ -328,6 +328,17 @@ class AppContext:
 
         return assess_run(run, self.trusted_runners())
 
+    def looks_like_transcript(self, target: str) -> bool:
+        """A `.json` file whose first bytes name `transcript_version` (cheap: no parsing)."""
+        path = Path(target).expanduser()
+        if path.suffix.lower() != ".json" or not path.is_file():
+            return False
+        try:
+            with path.open("rb") as fh:
+                return b'"transcript_version"' in fh.read(4096)
+        except OSError:
+            return False
+
     def open_transcript(self, target: str) -> Run | None:
         """A JSON transcript file named as a target, re-verified offline (nothing is fetched):
         the verdict from its bytes, the standing from its signature. None when `target` is not
