@@ -16,6 +16,8 @@ dir, or `config.toml` inside an explicit home:
     url = "https://stonework.example"
     headers = { Authorization = "env:STONEWORK_TOKEN" }   # never a literal secret
     keys = ["https://stonework.example/keys.jwks"]
+    oauth2_client_id = "ci-runner"                        # credentials for the card's schemes:
+    oauth2_client_secret = "file:~/.secrets/stonework"    # bearer, api_key, oauth2_* (env:/file:)
 
     [keymap]
     "app.quit" = "ctrl+q"
