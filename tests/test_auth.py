@@ -14,6 +14,9 @@ import asyncio
 import base64
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -407,3 +410,43 @@ def test_a_card_with_only_schemes_the_explorer_cannot_satisfy(
     assert code == 3
     found = [f for f in report["findings"] if f["code"] == "auth_scheme_unsupported"]
     assert found and found[0]["severity"] == "warning" and "mutual TLS" in found[0]["detail"]
+
+
+@pytest.mark.slow  # real servers
+async def test_a_cached_token_the_agent_refuses_is_replaced_once(guarded: Fleet) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    assert agent.guard is not None
+    tokens = TokenCache()
+    await run_interview(agent.card_url, _options(agent, tokens))
+    issued = agent.guard.tokens_issued
+    agent.guard.revoke_all()  # the cached token is still unexpired, but the server forgot it
+    run = await run_interview(agent.card_url, _options(agent, tokens))
+    assert run.report["verdict"] == "conformant", run.report["findings"]
+    assert agent.guard.tokens_issued == issued + 1
+    assert [e.status for e in run.exchanges if e.purpose == "ask:identity#1"] == [401, 200]
+
+
+@pytest.mark.slow  # a subprocess serving the agents
+def test_demo_serve_prints_the_environment_variables_of_the_guarded_agents() -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "demo", "--serve", "--only", "steady", *GUARDED],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        rows = [proc.stdout.readline().rstrip("\n").split("\t") for _ in range(4)]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    by_name = {row[0]: row for row in rows}
+    assert len(by_name["steady"]) == 3
+    for name, var in (
+        ("guarded-bearer", "INTERVIEW_EXPLORER_DEMO_BEARER"),
+        ("guarded-apikey", "INTERVIEW_EXPLORER_DEMO_API_KEY"),
+        ("guarded-oauth2", "INTERVIEW_EXPLORER_DEMO_OAUTH2_SECRET"),
+    ):
+        assert by_name[name][3].startswith(f"{var}=") and len(by_name[name][3]) > len(var) + 16

@@ -133,6 +133,11 @@ class Guard:
                 return False
             return True
 
+    def revoke_all(self) -> None:
+        """Forget every issued token (a server restart, a key rotation): they are refused from now."""
+        with self._lock:
+            self._tokens.clear()
+
     # --- the token endpoint -----------------------------------------------------------------------
 
     def token(self, headers: dict[str, str], body: bytes | None) -> Answer:
