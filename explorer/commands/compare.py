@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.compare import compare_reports
-    from explorer.core.report import standing_words
     from explorer.core.text import safe_text
+    from explorer.core.view import ReportView
     from explorer.store.history import HistoryError
 
     try:
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         heads = [
             f"run {label}: {r.id}, {r.recorded_at}, {safe_text(r.verdict, limit=20)}, "
-            f"{safe_text(r.agent, limit=200)}; {standing_words(run.report)}"
+            f"{safe_text(r.agent, limit=200)}; {ReportView.of(run.report).standing_words()}"
             for label, r, run in (("a", a, run_a), ("b", b, run_b))
         ]
         print_lines([*heads, *comparison.lines()])

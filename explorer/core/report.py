@@ -4,10 +4,7 @@
 holds the words and marks every surface uses. This module builds on that: `summary_lines` is the
 human summary the headless `verify` prints (every agent-supplied string through `safe_text`, the
 standing spelled out with who ran the interview, because the interview extension's sections 8
-and 9 make the claim/evidence distinction mandatory in any display); `lookup`,
-`projection_canonical`, `projection_source`, `standing_words`, `attestation_words`,
-`signature_words` and `signature_hint` are the view's readers for callers that still hold a
-mapping. `validate_report` lists what
+and 9 make the claim/evidence distinction mandatory in any display). `validate_report` lists what
 a report lacks against the CONTRACT's required members, so tests and `--offline` replays can
 assert the contract instead of re-describing it.
 """
@@ -15,13 +12,13 @@ assert the contract instead of re-describing it.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from explorer.core.findings import CODES, QUESTIONS
 from explorer.core.text import safe_text
 from explorer.core.verdict import ROLES, VERDICTS, standing
 from explorer.core.view import STANDING_WORDS as STANDING_WORDS  # re-exported: the view holds the words
-from explorer.core.view import Finding, Projection, Question, ReportView, Signature
+from explorer.core.view import Finding, Question, ReportView
 from explorer.core.view import canonical_or_json as canonical_or_json
 
 REQUIRED_MEMBERS: tuple[str, ...] = (
@@ -40,47 +37,6 @@ SEVERITIES = ("error", "warning", "info")
 
 def _s(value: Any, limit: int = 200) -> str:
     return safe_text(value, limit=limit)
-
-def lookup(data: Any, *path: str) -> Any:
-    """`data[path[0]][path[1]]...`, or None as soon as a step is missing or not an object."""
-    for key in path:
-        if not isinstance(data, Mapping):
-            return None
-        data = data.get(key)
-    return data
-
-
-def projection_canonical(
-    projection: Mapping[str, Any], which: Literal["value", "source"] = "value"
-) -> str | None:
-    """`Projection.canonical` for a projection still held as a mapping."""
-    return Projection.of(projection).canonical(which)
-
-
-def projection_source(projection: Mapping[str, Any]) -> tuple[bool, Any]:
-    """`Projection.source` for a projection still held as a mapping."""
-    return Projection.of(projection).source()
-
-
-def standing_words(report: Mapping[str, Any]) -> str:
-    """`ReportView.standing_words` for a report still held as a mapping."""
-    return ReportView.of(report).standing_words()
-
-
-def attestation_words(report: Mapping[str, Any]) -> str:
-    """`ReportView.attestation_words` for a report still held as a mapping."""
-    return ReportView.of(report).attestation_words()
-
-
-def signature_words(sig: Mapping[str, Any]) -> str:
-    """`Signature.words` for a `card.signature` still held as a mapping."""
-    return Signature.of(sig).words()
-
-
-def signature_hint(sig: Mapping[str, Any]) -> str | None:
-    """`Signature.hint` for a `card.signature` still held as a mapping."""
-    return Signature.of(sig).hint()
-
 
 def _question_line(q: Question) -> str:
     if q.status == "answered":

@@ -10,7 +10,7 @@ place, tested without a terminal, and shared by every screen that shows it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from explorer.core import view
 from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
@@ -119,6 +119,18 @@ def _question_errors(report: Mapping[str, Any], name: str) -> int:
 
 def verdict_text(report: Mapping[str, Any]) -> str:
     return view.verdict_label(report.get("verdict") or "unknown")
+
+
+def projection_canonical(
+    projection: Mapping[str, Any], which: Literal["value", "source"] = "value"
+) -> str | None:
+    """The canonical text of a projection's answered value or source member (`view.Projection`)."""
+    return view.Projection.of(projection).canonical(which)
+
+
+def projection_source(projection: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(whether the source member was read, its value) (`view.Projection.source`)."""
+    return view.Projection.of(projection).source()
 
 
 def standing_text(report: Mapping[str, Any]) -> str:

@@ -19,7 +19,6 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
-from explorer.core.report import projection_canonical
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
@@ -212,7 +211,7 @@ class InterviewScreen(Screen[None]):
         if projection is None:
             self.notify("select a projection first", severity="warning")
             return
-        text = projection_canonical(projection) or ""
+        text = model.projection_canonical(projection) or ""
         self.app.copy_text(text, "value")  # type: ignore[attr-defined]
 
     def action_view_whole(self) -> None:

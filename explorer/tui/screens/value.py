@@ -17,8 +17,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static, TextArea
 
-from explorer.core.report import projection_source
-from explorer.tui import safe
+from explorer.tui import model, safe
 from explorer.tui.jsonview import neutralise, pretty
 
 WRAP = 160
@@ -38,7 +37,7 @@ def hard_wrap(text: str, width: int = WRAP) -> str:
 
 def whole_text(projection: Mapping[str, Any]) -> str:
     """Both values in full, then both canonical strings (where they differ), as plain text."""
-    found, source = projection_source(projection)
+    found, source = model.projection_source(projection)
     sections = [
         "answer value",
         pretty(projection.get("value")),

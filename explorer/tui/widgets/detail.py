@@ -22,7 +22,6 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
-from explorer.core.report import projection_canonical, projection_source
 from explorer.tui import diffmarks, jsonview, model, safe
 
 ABSENT = Content.styled("(nothing at this pointer)", "italic")
@@ -233,10 +232,10 @@ carets on the line below.
         lines = [self._document_lines(projection)]
         if projection.get("document") == "proposal":
             lines.append(self._terms_lines(projection))
-        has_source, source_value = projection_source(projection)
+        has_source, source_value = model.projection_source(projection)
         a, b = projection.get("value_canonical"), projection.get("source_canonical")
         if status == "match" and not isinstance(a, str):  # a match carries no canonical strings
-            a = b = projection_canonical(projection)
+            a = b = model.projection_canonical(projection)
         return DetailParts(
             head=head,
             where=Content("\n").join(lines),
