@@ -203,3 +203,41 @@ def test_every_setting_fills_an_options_field_and_reads_its_own_config_key() -> 
         settings.add_arguments(parser, group)
         assert set(vars(parser.parse_args([]))) == set(names), group
     assert "s3cret" not in repr(Options(headers=(("Authorization", "Bearer s3cret"),)))
+
+
+def test_verify_of_a_configured_url_sends_its_configured_headers_on_the_wire(
+    _isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The visible bug behind the one rule: `verify URL` used to match configured agents by name only."""
+    from http.server import BaseHTTPRequestHandler
+
+    from http_support import base_url, serving
+
+    card = json.loads(Path(CARD_FILE).read_text(encoding="utf-8"))
+    card["capabilities"] = {}  # nothing to ask: the card request is the whole interview
+    body = json.dumps(card).encode()
+    seen: list[dict[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (stdlib name)
+            seen.append({k.lower(): v for k, v in self.headers.items()})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with serving(Handler) as server:
+        url = base_url(server) + "/.well-known/agent-card.json"
+        (_isolated_home / "config.toml").write_text(
+            f'[agents.wired]\nurl = "{url}"\nheaders = {{ X-Team-Token = "env:WIRED_TOKEN" }}\n',
+            encoding="utf-8",
+        )
+        monkeypatch.setenv("WIRED_TOKEN", "t0ken")
+        assert main(["verify", url, "--json", "--no-history", "--timeout", "2"]) == 4  # not_offered
+    report = json.loads(capsys.readouterr().out)
+    assert seen and seen[0].get("x-team-token") == "t0ken"
+    assert "t0ken" not in json.dumps(report)  # sent, never recorded
