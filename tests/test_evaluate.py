@@ -290,7 +290,9 @@ def test_conflict_that_vanishes_on_the_rerun_is_churn() -> None:
     report = report_of(attempt(answers=lying(CARD)), attempt(n=2))
     assert report["verdict"] == "churn"
     assert codes(report) == ["churn"]
-    assert report["findings"][0]["detail"].endswith("projection_mismatch")
+    assert "did not survive the re-run: projection_mismatch (capabilities /skills/0/description)" in (
+        report["findings"][0]["detail"])
+    assert report["first_attempt"]["conflicts"][0]["member"] == "/skills/0/description"
     assert report["questions"]["capabilities"]["projections"][1]["status"] == "match"  # the last attempt
 
 

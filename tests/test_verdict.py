@@ -47,11 +47,11 @@ def test_standing_never_presents_a_claim_as_evidence(role: str | None, expected:
     assert standing(role) == expected
 
 
-def test_churn_finding_lists_the_codes_that_vanished() -> None:
+def test_churn_finding_names_the_codes_and_members_that_vanished() -> None:
     churn = churn_finding([ERR2, ERR, WARN, ERR], [WARN])
     assert churn is not None
     assert (churn.code, churn.severity) == ("churn", "info")
-    assert churn.detail.endswith("nondeterministic_answer, projection_mismatch")
+    assert "re-run: nondeterministic_answer (usage); projection_mismatch (identity /name) (" in churn.detail
 
 
 @pytest.mark.parametrize(("first", "last"), [([], []), ([ERR], [ERR]), ([WARN], []), ([], [ERR])])

@@ -199,7 +199,7 @@ def _evaluate(
     role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
     name = ran_by.get("name")
     answers_sha = _answers_sha(last.answer_bytes) if last.answers else None
-    return {
+    report: dict[str, Any] = {
         "report_version": REPORT_VERSION,
         "explorer_version": explorer_version,
         "target": target,
@@ -216,6 +216,32 @@ def _evaluate(
         "extensions": [f.to_json() for f in ordered(last.extensions)],
         "extension_results": last.extension_results,
         "answers_sha256": answers_sha,
+    }
+    if len(attempts) > 1:
+        report["first_attempt"] = _first_attempt(attempts[0])
+    return report
+
+
+def _first_attempt(a: _Attempt) -> dict[str, Any]:
+    """What the first attempt found, so a re-run's outcome (churn above all) can name what
+    changed: each error-severity finding with, for a projection, both canonical values it saw
+    then (the report's projections are the last attempt's, which may all match)."""
+    conflicts = []
+    for f in ordered(a.findings):
+        if f.severity != "error":
+            continue
+        entry = f.to_json()
+        question = a.questions.get(f.question) if f.question else None
+        for proj in (question or {}).get("projections") or []:
+            if proj.get("member") == f.member and proj.get("status") != "match":
+                entry.update({k: proj.get(k) for k in ("document", "status", "value_canonical",
+                                                          "source_canonical", "diff", "source_diff")})
+                break
+        conflicts.append(entry)
+    return {
+        "card_sha256": a.card_sha,
+        "answers_sha256": _answers_sha(a.answer_bytes) if a.answers else None,
+        "conflicts": conflicts,
     }
 
 

@@ -84,7 +84,19 @@ def summary_lines(report: Mapping[str, Any] | ReportView) -> list[str]:
         if items:
             lines.append(f"{title}:")
             lines.extend(_finding_line(f) for f in items)
+    conflicts = first_attempt_conflicts(view.raw) if view.verdict == "churn" else []
+    if conflicts:  # the questions above are the clean re-run's: say what churned
+        lines.append("first attempt (before the re-run) found:")
+        lines.extend(_finding_line(f) for f in conflicts)
     return lines
+
+
+def first_attempt_conflicts(report: Mapping[str, Any]) -> list[Finding]:
+    """The error findings of a re-run report's first attempt (`first_attempt.conflicts`): what
+    churned, with both values in each projection's detail; empty for a single attempt."""
+    first = report.get("first_attempt")
+    items = first.get("conflicts") if isinstance(first, Mapping) else None
+    return [Finding.of(c) for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
 
 
 def _unverified(report: Mapping[str, Any]) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from explorer.core.findings import Finding, finding, has_errors
+from explorer.core.text import safe_text
 
 Verdict = Literal["conformant", "nonconformant", "churn", "not_offered", "unreachable"]
 Standing = Literal["claim", "evidence"]
@@ -53,5 +54,14 @@ def churn_finding(first: Sequence[Finding], last: Sequence[Finding]) -> Finding 
     """The `churn` info finding when the first attempt had errors and the last has none."""
     if not has_errors(first) or has_errors(last):
         return None
-    codes = sorted({f.code for f in first if f.severity == "error"})
-    return finding("churn", "conflicts of the first attempt did not survive the re-run: " + ", ".join(codes))
+    places: dict[str, list[str]] = {}
+    for f in first:
+        if f.severity == "error":
+            where = safe_text(" ".join(str(w) for w in (f.question or f.probe, f.member) if w), limit=160)
+            listed = places.setdefault(f.code, [])
+            if where and where not in listed:
+                listed.append(where)
+    named = [f"{code} ({', '.join(places[code][:5])}{', ...' if len(places[code]) > 5 else ''})"
+             if places[code] else code for code in sorted(places)]
+    return finding("churn", "conflicts of the first attempt did not survive the re-run: " + "; ".join(named)
+                   + " (the report's first_attempt holds both values of each)")

@@ -19,10 +19,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
+from explorer.core.report import first_attempt_conflicts
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.widgets.findings import FindingsList
+from explorer.tui.widgets.first_attempt import FirstAttempt
 from explorer.tui.widgets.header import InterviewHeader
 from explorer.tui.widgets.question import QuestionPane
 
@@ -96,6 +98,10 @@ class InterviewScreen(Screen[None]):
                         yield self._panes[name]
             count = len(model.findings(self.report))
             yield TabPane(Content(f"findings ({count})"), id="tab-findings")
+            conflicts = first_attempt_conflicts(self.report)
+            if conflicts and self.report.get("verdict") == "churn":  # the tabs show the clean re-run
+                with TabPane(Content(f"churned ({len(conflicts)})"), id="tab-first-attempt"):
+                    yield FirstAttempt(self.report, id="first-attempt")
         yield Footer()
 
     def on_mount(self) -> None:

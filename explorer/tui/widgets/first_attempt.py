@@ -1,0 +1,66 @@
+"""The "churned" tab: what a churn's first attempt found, both values of each conflict.
+
+After `churn` every question tab shows the re-run, where everything matches; the only trace of
+what churned used to be a list of codes. This tab lists each error of the first attempt from the
+report's `first_attempt` member, and for a projection the two canonical strings it saw then,
+marked the same way as a mismatch (the differing span in « » with ^ carets). Everything shown is
+agent text and goes through the safe renderers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from explorer.core.report import first_attempt_conflicts
+from explorer.tui import safe
+from explorer.tui.widgets.detail import canonical_content
+
+HELP = """\
+### First attempt
+
+A conflict on the first attempt makes the explorer fetch the card and ask again. This tab lists
+what the **first attempt** found, with both canonical values it compared then; the question tabs
+show the re-run. If the re-run was clean the verdict is **churn**.
+"""
+
+
+def first_attempt_content(report: Mapping[str, Any], width: int) -> Content:
+    """Every first-attempt conflict: where, which code, and both values marked where they differ."""
+    conflicts = first_attempt_conflicts(report)
+    verdict = report.get("verdict")
+    lead = ("these conflicts of the first attempt were gone on the re-run (churn)" if verdict == "churn"
+            else "the first attempt found these conflicts; the question tabs show the re-run")
+    parts: list[Content] = [Content.styled(lead, "bold")]
+    first = report.get("first_attempt")
+    items = first.get("conflicts") if isinstance(first, Mapping) else []
+    raw = [c for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
+    for found, entry in zip(conflicts, raw, strict=False):
+        where = " ".join(w for w in (found.question, found.probe, found.member) if w) or "the card"
+        parts.append(Content(""))
+        parts.append(Content.assemble(("✗ ", "bold"), safe.text(where, 200, "bold"), "  ",
+                                      safe.text(found.code, 60)))
+        a, b = entry.get("value_canonical"), entry.get("source_canonical")
+        if isinstance(a, str) and isinstance(b, str):
+            parts.append(canonical_content(a, b, width))
+        else:
+            parts.append(safe.text(found.detail, 1000, single_line=False))
+    return Content("\n").join(parts)
+
+
+class FirstAttempt(VerticalScroll, can_focus=True):
+    """The first attempt's conflicts, scrollable."""
+
+    HELP = HELP
+
+    def __init__(self, report: Mapping[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+
+    def compose(self) -> Any:
+        width = max(40, self.app.size.width - 8)
+        yield Static(first_attempt_content(self.report, width), id="first-attempt-body")
