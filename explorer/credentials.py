@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from explorer.core.security import Security
 from explorer.net.auth import Secrets
-from explorer.settings import is_secret_reference, literal_refusal, read_secret
+from explorer.settings import credential_problem, is_secret_reference, literal_refusal, read_secret
 
 
 class CredentialError(ValueError):
@@ -48,6 +48,10 @@ def resolve_reference(ref: str, what: str) -> str:
         raise CredentialError(str(exc)) from None
 
 
+# The settings that hold a reference to a secret, and the option that names each.
+_OPTION = {"bearer": "--bearer", "api_key": "--api-key", "oauth2_client_secret": "--oauth2-client-secret"}
+
+
 @dataclass(frozen=True)
 class Credentials:
     """Credential references and OAuth 2.0 client settings: safe to show and to save."""
@@ -60,102 +64,46 @@ class Credentials:
     oauth2_token_url: str | None = None
 
     def __post_init__(self) -> None:
-        for name, ref in (
-            ("--bearer", self.bearer),
-            ("--api-key", self.api_key),
-            ("--oauth2-client-secret", self.oauth2_client_secret),
-        ):
+        for name, option in _OPTION.items():
+            ref = getattr(self, name)
             if ref is not None:
-                check_reference(ref, name)
-        if (self.oauth2_client_id is None) != (self.oauth2_client_secret is None):
-            raise CredentialError("--oauth2-client-id and --oauth2-client-secret go together")
-        if self.oauth2_client_id is None and (self.oauth2_scopes or self.oauth2_token_url):
-            raise CredentialError(
-                "--oauth2-scope and --oauth2-token-url need --oauth2-client-id and --oauth2-client-secret"
-            )
+                check_reference(ref, option)
+        problem = credential_problem(self.settings())
+        if problem is not None:
+            raise CredentialError(problem)
 
-    @property
-    def empty(self) -> bool:
-        return self.bearer is None and self.api_key is None and self.oauth2_client_id is None
+    def settings(self) -> dict[str, Any]:
+        """These settings by `explorer.settings` name (the field names), as typed: references
+        unresolved. What a surface hands `explorer.planning` when it supplies credentials itself
+        (the TUI's demo)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
 
-    def kinds(self) -> tuple[str, ...]:
-        """Which kinds of credential are configured: bearer, api-key, oauth2."""
-        out = []
-        if self.bearer is not None:
-            out.append("bearer")
-        if self.api_key is not None:
-            out.append("api-key")
-        if self.oauth2_client_id is not None:
-            out.append("oauth2")
-        return tuple(out)
-
-    def merged(self, override: Credentials) -> Credentials:
-        """These settings with `override`'s (the command line's) taking precedence per setting."""
-        return Credentials(
-            bearer=override.bearer or self.bearer,
-            api_key=override.api_key or self.api_key,
-            oauth2_client_id=override.oauth2_client_id or self.oauth2_client_id,
-            oauth2_client_secret=override.oauth2_client_secret or self.oauth2_client_secret,
-            oauth2_scopes=override.oauth2_scopes or self.oauth2_scopes,
-            oauth2_token_url=override.oauth2_token_url or self.oauth2_token_url,
-        )
+    def option_values(self) -> dict[str, Any]:
+        """The same settings with every reference read, as `explorer.procedure.Options` takes
+        them; CredentialError when a reference cannot be read."""
+        return {
+            name: resolve_reference(value, _OPTION[name]) if name in _OPTION else value
+            for name, value in self.settings().items()
+        }
 
     def resolve(self) -> Secrets:
         """The values the references name, read now; CredentialError when one cannot be read."""
+        values = self.option_values()
         return Secrets(
-            bearer=resolve_reference(self.bearer, "--bearer") if self.bearer else None,
-            api_key=resolve_reference(self.api_key, "--api-key") if self.api_key else None,
-            client_id=self.oauth2_client_id,
-            client_secret=(
-                resolve_reference(self.oauth2_client_secret, "--oauth2-client-secret")
-                if self.oauth2_client_secret
-                else None
-            ),
-            scopes=self.oauth2_scopes,
-            token_url=self.oauth2_token_url,
+            bearer=values.get("bearer"),
+            api_key=values.get("api_key"),
+            client_id=values.get("oauth2_client_id"),
+            client_secret=values.get("oauth2_client_secret"),
+            scopes=tuple(values.get("oauth2_scopes", ())),
+            token_url=values.get("oauth2_token_url"),
         )
 
-    def settings(self) -> dict[str, Any]:
-        """These settings by `explorer.settings` name, as typed (references unresolved): what a
-        surface hands `explorer.planning` when it supplies credentials itself (the TUI's demo)."""
-        out: dict[str, Any] = {
-            "bearer": self.bearer,
-            "api_key": self.api_key,
-            "oauth2_client_id": self.oauth2_client_id,
-            "oauth2_client_secret": self.oauth2_client_secret,
-            "oauth2_scopes": self.oauth2_scopes,
-            "oauth2_token_url": self.oauth2_token_url,
-        }
-        return {k: v for k, v in out.items() if v}
-
-    def option_values(self) -> dict[str, Any]:
-        """The resolved values by `explorer.procedure.Options` field (what planning would give);
-        CredentialError when a reference cannot be read."""
-        secrets = self.resolve()
-        out: dict[str, Any] = {
-            "bearer": secrets.bearer,
-            "api_key": secrets.api_key,
-            "oauth2_client_id": secrets.client_id,
-            "oauth2_client_secret": secrets.client_secret,
-            "oauth2_scopes": secrets.scopes,
-            "oauth2_token_url": secrets.token_url,
-        }
-        return {k: v for k, v in out.items() if v}
-
     def to_config(self) -> dict[str, Any]:
-        """The settings as a config agent entry's members (references only)."""
-        out: dict[str, Any] = {}
-        if self.bearer:
-            out["bearer"] = self.bearer
-        if self.api_key:
-            out["api_key"] = self.api_key
-        if self.oauth2_client_id:
-            out["oauth2_client_id"] = self.oauth2_client_id
-            out["oauth2_client_secret"] = self.oauth2_client_secret
-        if self.oauth2_scopes:
-            out["oauth2_scope"] = list(self.oauth2_scopes)
-        if self.oauth2_token_url:
-            out["oauth2_token_url"] = self.oauth2_token_url
+        """The settings as a config agent entry's members (references only; the config key of
+        the scopes is `oauth2_scope`, like the option)."""
+        out = self.settings()
+        if "oauth2_scopes" in out:
+            out["oauth2_scope"] = list(out.pop("oauth2_scopes"))
         return out
 
 

@@ -75,7 +75,8 @@ def required_finding(
     return finding("auth_required", detail, probe=probe)
 
 
-def _oauth_error(ex: Exchange) -> tuple[str | None, str | None]:
+def oauth_error(ex: Exchange) -> tuple[str | None, str | None]:
+    """The OAuth `error` and `error_description` of a token endpoint's answer (RFC 6749 5.2)."""
     try:
         doc = strict_parse(ex.response_body) if ex.response_body else None
     except StrictJsonError:
@@ -86,35 +87,31 @@ def _oauth_error(ex: Exchange) -> tuple[str | None, str | None]:
     return (error if isinstance(error, str) else None, description if isinstance(description, str) else None)
 
 
-def token_findings(exchanges: Sequence[Exchange]) -> list[Finding]:
-    """`auth_failed` when the last token request of the attempt did not yield a token."""
-    tries = [e for e in exchanges if e.purpose == TOKEN_PURPOSE]
-    if not tries:
-        return []
-    ex = tries[-1]
+def token_problem(ex: Exchange) -> str | None:
+    """Why a token request yielded no usable bearer token, or None when it did (RFC 6749 5.1)."""
     where = safe_text(ex.url, limit=200)
     if ex.error is not None:
-        return [finding("auth_failed", f"no access token from {where}: {safe_text(ex.error, limit=400)}")]
-    error, description = _oauth_error(ex)
-    ok = ex.status is not None and 200 <= ex.status < 300
-    if error is not None or not ok:
+        return f"no access token from {where}: {safe_text(ex.error, limit=400)}"
+    error, description = oauth_error(ex)
+    if error is not None or ex.status is None or not 200 <= ex.status < 300:
         code = f"OAuth error {safe_text(error, limit=80)}" if error else "no OAuth error code"
         more = f" ({safe_text(description, limit=200)})" if description else ""
-        return [finding("auth_failed", f"the token endpoint {where} answered HTTP {ex.status}, {code}{more}")]
-    problem = _token_problem(ex)
-    if problem is not None:
-        return [finding("auth_failed", f"the token endpoint {where} answered, but {problem}")]
-    return []
-
-
-def _token_problem(ex: Exchange) -> str | None:
+        return f"the token endpoint {where} answered HTTP {ex.status}, {code}{more}"
     try:
         doc = strict_parse(ex.response_body)
     except StrictJsonError:
-        return "its answer is not JSON"
-    if not isinstance(doc, dict) or not doc.get("access_token"):
-        return "its answer carries no access_token"
+        return f"the token endpoint {where} answered, but not with JSON"
+    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
+        return f"the token endpoint {where} answered, but with no access_token"
     token_type = doc.get("token_type")
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        return f"the token type is {safe_text(token_type, limit=40)!s}, not Bearer"
+        kind = safe_text(token_type, limit=40)
+        return f"the token endpoint {where} answered, but the token type is {kind}, not Bearer"
     return None
+
+
+def token_findings(exchanges: Sequence[Exchange]) -> list[Finding]:
+    """`auth_failed` when the last token request of the attempt did not yield a token."""
+    tries = [e for e in exchanges if e.purpose == TOKEN_PURPOSE]
+    problem = token_problem(tries[-1]) if tries else None
+    return [finding("auth_failed", problem)] if problem is not None else []

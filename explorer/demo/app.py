@@ -26,8 +26,8 @@ from starlette.routing import Route
 from explorer.core.card import INTERVIEW_URI
 from explorer.core.openclasp import RESOLVE_PATH
 from explorer.demo.agent import Agent, Reply
-from explorer.demo.documents import JSONRPC_PATH
-from explorer.demo.guard import TOKEN_PATH, Guard
+from explorer.demo.documents import JSONRPC_PATH, TOKEN_PATH
+from explorer.demo.guard import Guard
 from explorer.demo.jsonrpc import INVALID_REQUEST, MAX_BODY, error_body
 
 JSON = "application/json"

@@ -26,7 +26,6 @@ from explorer.core.canonical import digest
 from explorer.core.card import INTERVIEW_URI, REPUTATION_URI, TERMS_URI
 from explorer.core.sow import public_nkey, sign_proposal
 from explorer.demo import content, openclasp_site
-from explorer.demo.guard import TOKEN_PATH
 from explorer.demo.jsonrpc import dumps
 from explorer.demo.projection import Committed
 from explorer.demo.variants import Variant
@@ -34,6 +33,7 @@ from explorer.demo.variants import Variant
 CARD_PATH = "/.well-known/agent-card.json"
 JWKS_PATH = "/.well-known/jwks.json"
 JSONRPC_PATH = "/a2a/jsonrpc"
+TOKEN_PATH = "/oauth2/token"  # a guarded-oauth2 agent's token endpoint (explorer.demo.guard)
 REPUTATION_PATH = "/reputation/record.json"
 
 

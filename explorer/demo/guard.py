@@ -26,15 +26,14 @@ import json
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import parse_qsl, unquote
 
 from explorer.credentials import Credentials
+from explorer.demo.agent import Reply
 
 Kind = Literal["bearer", "apikey", "oauth2"]
 
-TOKEN_PATH = "/oauth2/token"
 API_KEY_HEADER = "X-Api-Key"
 SCOPE = "interview:read"
 CLIENT_ID = "interview-explorer-demo"
@@ -48,21 +47,12 @@ ENV: dict[Kind, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Answer:
-    """An HTTP answer of the guard: status, JSON body, headers."""
-
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-def _json(status: int, doc: dict[str, object], headers: dict[str, str] | None = None) -> Answer:
+def _json(status: int, doc: dict[str, object], headers: dict[str, str] | None = None) -> Reply:
     body = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-    return Answer(status, body, {"Cache-Control": "no-store", **(headers or {})})
+    return Reply(status, body, {"Cache-Control": "no-store", **(headers or {})})
 
 
-def _oauth_error(status: int, error: str, description: str, headers: dict[str, str] | None = None) -> Answer:
+def _oauth_error(status: int, error: str, description: str, headers: dict[str, str] | None = None) -> Reply:
     return _json(status, {"error": error, "error_description": description}, headers)
 
 
@@ -99,7 +89,7 @@ class Guard:
 
     # --- admission --------------------------------------------------------------------------------
 
-    def admit(self, headers: dict[str, str]) -> Answer | None:
+    def admit(self, headers: dict[str, str]) -> Reply | None:
         """None when the request may pass; otherwise the 401 to send (headers lower-cased)."""
         if self.kind == "apikey":
             given = headers.get(API_KEY_HEADER.lower(), "")
@@ -140,8 +130,8 @@ class Guard:
 
     # --- the token endpoint -----------------------------------------------------------------------
 
-    def token(self, headers: dict[str, str], body: bytes | None) -> Answer:
-        """Answer one token request (RFC 6749 section 4.4) from its headers and form body."""
+    def token(self, headers: dict[str, str], body: bytes | None) -> Reply:
+        """Reply one token request (RFC 6749 section 4.4) from its headers and form body."""
         with self._lock:
             self.token_requests += 1
         if body is None or len(body) > MAX_FORM:

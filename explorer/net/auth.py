@@ -16,6 +16,11 @@ recorded (as `auth:token`, with the client secret and the issued tokens replaced
 (RFC 6749 section 2.3.1); a server that answers `invalid_client` or 401 is asked again with the
 credentials in the body.
 
+`Secrets`, the resolved credential values of one run, is declared here, beside what consumes it
+(`explorer.credentials` builds it from references; `procedure.Options.secrets` carries it).
+What counts as a usable token answer is core's rule (`core.auth_findings.token_problem`), the
+same one the evaluation reports `auth_failed` by.
+
 Tokens live in a `TokenCache`, keyed by the agent's origin, the token URL, the client, a digest
 of its secret and the scopes: one token serves every call of a run, every attempt, and every
 interview of the same agent in a sweep, until it expires (then a new one is fetched). The cache
@@ -37,6 +42,7 @@ from authlib.oauth2.auth import ClientAuth
 from authlib.oauth2.rfc6749 import OAuth2Token
 from authlib.oauth2.rfc6749.parameters import prepare_token_request
 
+from explorer.core.auth_findings import TOKEN_PURPOSE, oauth_error, token_problem
 from explorer.core.run import REDACTED, Exchange
 from explorer.core.security import Scheme, Security
 from explorer.core.strict_json import StrictJsonError
@@ -44,7 +50,6 @@ from explorer.core.strict_json import parse as strict_parse
 from explorer.net.http import Fetcher
 from explorer.net.origins import is_loopback_host, origin
 
-TOKEN_PURPOSE = "auth:token"
 _TOKEN_MEMBERS = ("access_token", "refresh_token", "id_token")
 Say = Callable[[str], None]
 
@@ -249,30 +254,12 @@ def _redact_token_response(ex: Exchange) -> Exchange:
     return replace(ex, response_body=json.dumps(kept, separators=(",", ":")).encode("utf-8"))
 
 
-def _oauth_error(ex: Exchange) -> str | None:
-    try:
-        doc = strict_parse(ex.response_body) if ex.response_body else None
-    except StrictJsonError:
-        return None
-    error = doc.get("error") if isinstance(doc, dict) else None
-    return error if isinstance(error, str) else None
-
-
 def _read_token(ex: Exchange) -> OAuth2Token | None:
-    if ex.error is not None or ex.status is None or not 200 <= ex.status < 300:
+    if token_problem(ex) is not None:
         return None
     try:
-        doc = strict_parse(ex.response_body)
-    except StrictJsonError:
-        return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
-        return None
-    token_type = doc.get("token_type")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        return None
-    try:
-        return OAuth2Token(dict(doc))
-    except (TypeError, ValueError):
+        return OAuth2Token(dict(strict_parse(ex.response_body)))
+    except (StrictJsonError, TypeError, ValueError):
         return None
 
 
@@ -280,12 +267,12 @@ async def _ask_token(fetcher: Fetcher, request: TokenRequest, method: str, attem
     body = prepare_token_request("client_credentials", scope=list(request.scopes) or None)
     client = ClientAuth(request.client_id, request.client_secret, method)
     url, headers, body = client.prepare("POST", request.token_url, {}, body)
-    return await fetcher.post_form(
+    return await fetcher.post(
         url,
         body.encode("utf-8"),
         purpose=TOKEN_PURPOSE,
         attempt=attempt,
-        headers=headers,
+        headers={"Content-Type": "application/x-www-form-urlencoded", **headers},
         redact=_redact_token_response,
     )
 
@@ -294,7 +281,7 @@ async def fetch_token(fetcher: Fetcher, request: TokenRequest, attempt: int = 1)
     """One client credentials grant: HTTP Basic first, the request body when the server says so."""
     fetcher.scrub([request.client_secret])
     ex = await _ask_token(fetcher, request, "client_secret_basic", attempt)
-    if ex.error is None and (ex.status == 401 or _oauth_error(ex) == "invalid_client"):
+    if ex.error is None and (ex.status == 401 or oauth_error(ex)[0] == "invalid_client"):
         ex = await _ask_token(fetcher, request, "client_secret_post", attempt)
     token = _read_token(ex)
     if token is not None:

@@ -219,23 +219,11 @@ class Fetcher:
         purpose: str,
         attempt: int = 1,
         headers: Mapping[str, str] | None = None,
-    ) -> Exchange:
-        return await self._request(_Ask("POST", url, body, purpose, attempt, headers))
-
-    async def post_form(
-        self,
-        url: str,
-        body: bytes,
-        *,
-        purpose: str,
-        attempt: int = 1,
-        headers: Mapping[str, str] | None = None,
         redact: Callable[[Exchange], Exchange] | None = None,
     ) -> Exchange:
-        """A form POST (an OAuth token request). The caller gets the exchange as received;
-        what is recorded first goes through `redact` (which removes issued tokens)."""
-        sent = {"Content-Type": "application/x-www-form-urlencoded", **(headers or {})}
-        return await self._request(_Ask("POST", url, body, purpose, attempt, sent), redact)
+        """A POST. The caller gets the exchange as received; what is recorded goes through
+        `redact` first (an OAuth token request's answer loses the issued tokens)."""
+        return await self._request(_Ask("POST", url, body, purpose, attempt, headers), redact)
 
     async def _request(self, ask: _Ask, redact: Callable[[Exchange], Exchange] | None = None) -> Exchange:
         exchange = await self._follow(ask)
