@@ -209,7 +209,7 @@ class Setting:
     read: Callable[[Any], Any] = lambda value: value  # config value -> value; ValueError(reason)
     typed: Callable[[Any], Any] | None = None  # command-line value -> value; ValueError(message)
     combine: Combine = "override"
-    secret: bool = False  # its config value is a reference, resolved (`resolve`) at planning time
+    secret: bool = False  # its value (configured or typed) is a reference, resolved (`resolve`) at planning
     resolve: Callable[[Any], Any] | None = None  # config value -> value sent; ValueError(message)
 
 
