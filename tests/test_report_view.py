@@ -124,3 +124,14 @@ def test_the_verdict_reads_the_same_everywhere() -> None:
     assert lines[0] == "verdict: nonconformant (2 attempts)"
     assert lines[1] == "  a conflict with the declared documents survived the re-run"
     assert verdict_label("made-up") == "? made-up" and verdict_label(None) == "? unknown"
+
+
+def test_the_heading_facts_do_not_type_every_projection() -> None:
+    """A list of many runs asks each only for its verdict and standing: the questions, probes and
+    findings are typed when first read, then kept."""
+    view = ReportView.of(_report())
+    assert view.standing_words() and view.verdict_label
+    assert not {"questions", "probes", "findings", "extensions"} & set(vars(view))
+    identity = view.questions["identity"]
+    assert identity.counts()["mismatch"] == 1 and "projections" not in vars(identity)
+    assert view.questions is view.questions and identity.projections is identity.projections

@@ -40,7 +40,7 @@ def _s(value: Any, limit: int = 200) -> str:
 
 def _question_line(q: Question) -> str:
     if q.status == "answered":
-        if q.name == "terms" and q.declared is False and not q.projections:
+        if q.name == "terms" and q.declared is False and not q.has_projections():
             return f"  {q.name}: no terms declared (declared false)"
         return f"  {q.name}: " + ", ".join(f"{n} {s}" for s, n in q.counts().items())
     return f"  {q.name}: {_s(q.status, 40).replace('_', ' ')}"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from explorer.core.canonical import CanonicalError, canonical_text
@@ -223,12 +224,12 @@ class Projection:
 
 @dataclass(frozen=True)
 class Question:
-    """One of the five questions: how it went and the projections of its answer."""
+    """One of the five questions: how it went and the projections of its answer (typed when
+    first asked for; counting them does not need that)."""
 
     name: str
     status: str  # answered | refused | error | not_asked
     declared: bool | None
-    projections: tuple[Projection, ...]
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
@@ -239,9 +240,12 @@ class Question:
             name=name,
             status=_str(d.get("status")) or "not_asked",
             declared=declared if isinstance(declared, bool) else None,
-            projections=tuple(Projection.of(p) for p in _maps(d.get("projections"))),
             raw=d,
         )
+
+    @cached_property
+    def projections(self) -> tuple[Projection, ...]:
+        return tuple(Projection.of(p) for p in _maps(self.raw.get("projections")))
 
     @property
     def answer(self) -> Any:
@@ -250,9 +254,13 @@ class Question:
     def counts(self) -> dict[str, int]:
         """Projections per state, in the contract's order of states (unknown states as unverifiable)."""
         out = dict.fromkeys(PROJECTION_MARKS, 0)
-        for p in self.projections:
-            out[p.status if p.status in out else "unverifiable"] += 1
+        for p in _maps(self.raw.get("projections")):
+            status = p.get("status")
+            out[status if isinstance(status, str) and status in out else "unverifiable"] += 1
         return out
+
+    def has_projections(self) -> bool:
+        return bool(_maps(self.raw.get("projections")))
 
 
 @dataclass(frozen=True)
@@ -328,7 +336,11 @@ class Card:
 
 @dataclass(frozen=True)
 class ReportView:
-    """A report read once, tolerantly; `raw` keeps every member, typed here or not."""
+    """A report read once, tolerantly; `raw` keeps every member, typed here or not.
+
+    The heading facts are read at once; the questions, probes and findings when first asked
+    for (and then kept), so a list that only wants the verdict or the standing of many runs
+    never types thousands of projections (a 5,000-skill card's answers)."""
 
     verdict: str
     standing: str  # claim | evidence (a claim whenever the report does not say evidence)
@@ -337,10 +349,6 @@ class ReportView:
     target: str | None
     attempts: int | None
     card: Card
-    questions: dict[str, Question]
-    probes: tuple[Probe, ...]
-    findings: tuple[Finding, ...]
-    extensions: tuple[Finding, ...]
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
@@ -348,7 +356,6 @@ class ReportView:
         r = _map(report)
         ran_by = _map(r.get("ran_by"))
         role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
-        questions = _map(r.get("questions"))
         return cls(
             verdict=_str(r.get("verdict")) or "unknown",
             standing="evidence" if r.get("standing") == "evidence" else "claim",
@@ -357,12 +364,27 @@ class ReportView:
             target=_str(r.get("target")),
             attempts=_int(r.get("attempts")),
             card=Card.of(r.get("card")),
-            questions={q: Question.of(q, questions.get(q)) for q in QUESTIONS},
-            probes=tuple(Probe.of(p) for p in _maps(r.get("probes"))),
-            findings=tuple(Finding.of(f) for f in _maps(r.get("findings"))),
-            extensions=tuple(Finding.of(f) for f in _maps(r.get("extensions"))),
             raw=r,
         )
+
+    @cached_property
+    def questions(self) -> dict[str, Question]:
+        """The five questions, in question order, each typed (a missing one reads as not asked)."""
+        questions = _map(self.raw.get("questions"))
+        return {q: Question.of(q, questions.get(q)) for q in QUESTIONS}
+
+    @cached_property
+    def probes(self) -> tuple[Probe, ...]:
+        return tuple(Probe.of(p) for p in _maps(self.raw.get("probes")))
+
+    @cached_property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(Finding.of(f) for f in _maps(self.raw.get("findings")))
+
+    @cached_property
+    def extensions(self) -> tuple[Finding, ...]:
+        """Findings about the card's other extensions (they never change the verdict)."""
+        return tuple(Finding.of(f) for f in _maps(self.raw.get("extensions")))
 
     def member(self, *path: str) -> Any:
         """`raw[path[0]][path[1]]...`, or None as soon as a step is missing or not an object."""

@@ -92,10 +92,10 @@ def question_state(report: Mapping[str, Any], name: str) -> QuestionState:
         return QuestionState(name, "error", True)
     if q.status == "refused":
         return QuestionState(name, "refused", True)
-    if name == "terms" and q.declared is False and not q.projections:
+    if name == "terms" and q.declared is False and not q.has_projections():
         problem = _question_errors(report, name) > 0
         return QuestionState(name, "not declared", problem)
-    counts = q.counts() if q.projections else {}
+    counts = q.counts() if q.has_projections() else {}
     parts = []
     if counts.get("mismatch"):
         parts.append(plural(counts["mismatch"], "mismatch"))
