@@ -55,7 +55,7 @@ def test_a_changed_value_is_reported_with_both_values_and_canonical_forms() -> N
     assert result.findings_removed == ()
     text = "\n".join(result.lines())
     assert "verdict: conformant -> nonconformant" in text
-    assert '"Steady Agent"' in text and '"Impostor"' in text
+    assert '"«Steady Agent»"' in text and '"«Impostor»"' in text
     assert "identity: 1 changed" in result.summary()
 
 

@@ -403,3 +403,17 @@ def test_arbitrary_json_as_an_answer_never_raises(answer: Any, question: str) ->
                                           committed={(PROPOSAL_URL, DIGEST)})
         assert all(f.question == question for f in findings)
         json.dumps([r.to_json() for r in results])
+
+
+def test_a_marked_excerpt_shows_where_a_long_value_changes_with_carets_under_it() -> None:
+    from explorer.core.diff import first_difference, marked_excerpt
+
+    a = "x" * 300 + "old" + "y" * 300
+    b = "x" * 300 + "new\x1b[2J" + "y" * 300
+    span_a, span_b = first_difference(a, b)
+    line, carets = marked_excerpt(a, span_a, 80)
+    assert line.startswith("...") and line.endswith("...") and "«old»" in line and len(line) < 100
+    assert carets.index("^") == line.index("«") and carets.count("^") == len("«old»")
+    line, carets = marked_excerpt(b, span_b, 80)
+    assert "\x1b" not in line and "«new\\x1b[2J»" in line  # made visible, the carets still under it
+    assert carets.index("^") == line.index("«") and carets.count("^") == len("«new\\x1b[2J»")

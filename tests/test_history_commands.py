@@ -156,7 +156,7 @@ def test_compare_exits_0_when_identical_and_1_with_the_differences(capsys, home,
     assert code == 1
     assert "verdict: conformant -> nonconformant" in out
     assert "identity: 1 changed, 0 added, 0 removed, 1 unchanged" in out
-    assert 'before: "Steady Agent"' in out and 'after:  "Impostor"' in out
+    assert 'before: "«Steady Agent»"' in out and 'after:  "«Impostor»"' in out
     assert "finding + projection_mismatch identity /name" in out
     code, out, _ = _cli(capsys, "compare", "2", "3", "--json", "--home", home)
     data = json.loads(out)
@@ -292,6 +292,13 @@ def test_two_runs_against_the_churning_agent_show_the_change_in_compare(
     assert f"card.sha256: {first['card']['sha256'][:12]} -> {second['card']['sha256'][:12]}" in out
     assert "answers_sha256:" in out
     assert "changed card /skills/1/description" in out
+    # Where the value changes: a window around the first difference, in « », with ^ carets under.
+    lines = out.splitlines()
+    at = lines.index(next(line for line in lines if "changed card /skills/1/description" in line))
+    before, carets, after = lines[at + 1], lines[at + 2], lines[at + 3]
+    assert before.lstrip().startswith("before: ") and after.lstrip().startswith("after:  ")
+    assert "«" in before and "»" in before and "«" in after
+    assert set(carets.strip()) == {"^"} and carets.index("^") == before.index("«")
     code, out, _ = _cli(capsys, "history", "--home", home)
     assert out.splitlines()[1].split()[0] == "2*"  # the churn marker, in the list itself
 

@@ -88,14 +88,19 @@ async def test_marking_two_runs_compares_them_side_by_side(recorded: list[int], 
         assert "≠ verdict: conformant → nonconformant" in facts
         rows = table_rows(compare.query_one(DataTable))
         by_pointer = {(row[1], row[2]): row for row in rows}
-        assert by_pointer[("usage", "/defaultOutputModes")][0] == "≠ changed (match→mismatch)"
-        assert by_pointer[("usage", "/defaultInputModes")][0] == "= same"
-        assert by_pointer[("refusals", "/skills/0/id")][0] == "= same"
+        assert by_pointer[("usage", "/defaultOutputModes · card")][0] == "≠ changed (match→mismatch)"
+        assert by_pointer[("usage", "/defaultInputModes · card")][0] == "= same"
+        assert by_pointer[("refusals", "/skills/0/id · card")][0] == "= same"
+        # Each row names its document: a proposal by its file name, so two proposals differ.
+        terms = [row[2] for row in rows if row[1] == "terms"]
+        assert terms[0].startswith("/parties · proposal reconcile-statement"), terms
+        # A changed value's cell shows where it changes, not a prefix.
+        assert "«" in by_pointer[("usage", "/defaultOutputModes · card")][4]
         # The first change is selected and shown whole, the differing span marked.
         first = next(i for i, row in enumerate(rows) if row[0] != "= same")
         assert compare.query_one(DataTable).cursor_row == first
         table = compare.query_one(DataTable)
-        target = next(i for i, row in enumerate(rows) if row[2] == "/defaultOutputModes")
+        target = next(i for i, row in enumerate(rows) if row[2] == "/defaultOutputModes · card")
         table.move_cursor(row=target)
         await pilot.pause()
         values = plain(compare.query_one("#compare-values", Static)).split("\n")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from explorer.core.diff import first_difference, marked_excerpt
 from explorer.core.findings import QUESTIONS
 from explorer.core.text import safe_text
 from explorer.core.view import Projection, Question, ReportView
@@ -215,10 +216,19 @@ def _change_lines(c: ProjectionChange) -> list[str]:
     if c.kind == "changed" and c.before_status != c.after_status:
         status = f" (status {_short(c.before_status)} -> {_short(c.after_status)})"
     lines = [label + status]
-    if c.before_canonical is not None:
-        lines.append(f"      before: {safe_text(c.before_canonical, limit=_VALUE_WIDTH)}")
-    if c.after_canonical is not None:
-        lines.append(f"      after:  {safe_text(c.after_canonical, limit=_VALUE_WIDTH)}")
+    before, after = c.before_canonical, c.after_canonical
+    if c.kind == "changed" and before is not None and after is not None and before != after:
+        # Where it changes: a window around the first difference of each, marked « » and ^.
+        span_a, span_b = first_difference(before, after)
+        for name, text, span in (("before: ", before, span_a), ("after:  ", after, span_b)):
+            line, carets = marked_excerpt(text, span, _VALUE_WIDTH)
+            lines.append(f"      {name}{line}")
+            lines.append(f"      {' ' * len(name)}{carets}")
+        return lines
+    if before is not None:
+        lines.append(f"      before: {safe_text(before, limit=_VALUE_WIDTH)}")
+    if after is not None:
+        lines.append(f"      after:  {safe_text(after, limit=_VALUE_WIDTH)}")
     return lines
 
 

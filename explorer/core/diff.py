@@ -141,6 +141,25 @@ def _excerpt(text: str, start: int, end: int) -> str:
     return ("..." if lo else "") + shown + ("..." if hi < len(text) else "")
 
 
+def marked_excerpt(text: str, span: tuple[int, int], width: int = 100) -> tuple[str, str]:
+    """`text` cut to about `width` characters around `span`, the span wrapped in « », and a line
+    of ^ carets under it: where a changed value changes, for a terminal without colour. Control
+    and bidi characters are made visible first, so the carets sit under what is printed."""
+    start, end = max(0, min(span[0], len(text))), max(0, min(span[1], len(text)))
+    end = max(start, end)
+    room = max(8, width - 2)
+    before_room = max(4, (room - min(end - start, room)) // 3)
+    lo = max(0, start - before_room)
+    hi = min(len(text), max(end, lo + room))
+    mid_end = min(end, hi)
+    head = ("..." if lo else "") + safe_text(text[lo:start], limit=width * 4)
+    middle = safe_text(text[start:mid_end], limit=width * 4) + ("..." if mid_end < end else "")
+    tail = safe_text(text[mid_end:hi], limit=width * 4) + ("..." if hi < len(text) else "")
+    line = f"{head}«{middle}»{tail}"
+    carets = " " * len(head) + "^" * (len(middle) + 2)
+    return line, carets
+
+
 def skill_ids_of(card_doc: Any) -> tuple[str, ...]:
     """The card's skill ids in card order (string ids only)."""
     skills = card_doc.get("skills") if isinstance(card_doc, Mapping) else None

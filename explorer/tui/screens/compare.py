@@ -21,6 +21,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from explorer.core.diff import marked_excerpt
 from explorer.tui import diffmarks, model, safe
 from explorer.tui.commands import PaletteCommand
 
@@ -64,8 +65,23 @@ def compare_rows(comparison: Comparison) -> list[Row]:
     ]
 
 
-def _cell(text: str | None, width: int = CELL) -> Text:
-    return Text("(absent)", style="italic") if text is None else Text(safe.clip(text, width))
+def _cell(text: str | None, width: int = CELL, span: tuple[int, int] | None = None) -> Text:
+    """A value cut to `width`; a changed one around where it changes, that span in « »."""
+    if text is None:
+        return Text("(absent)", style="italic")
+    if span is None:
+        return Text(safe.clip(text, width))
+    line, _carets = marked_excerpt(text, span, width)
+    return Text(safe.clip(line, width))
+
+
+def document_label(document: str, url: str | None) -> str:
+    """Which document a row's pointer is in: `card`, or `proposal NAME` (the URL's last segment),
+    so two proposals' `/parties` rows are told apart."""
+    if document != "proposal" or not url:
+        return document
+    name = url.rstrip("/").rsplit("/", 1)[-1] or url
+    return f"proposal {name}"
 
 
 class CompareTable(DataTable):
@@ -118,18 +134,24 @@ class CompareScreen(Screen[None]):
         )
         self.query_one("#compare-facts", Static).update(self._facts())
         table = self.query_one(CompareTable)
-        table.add_columns("change", "question", "pointer", a, b)
-        cell = max(16, (self.app.size.width - 64) // 2)
+        table.add_columns("change", "question", "pointer · document", a, b)
+        width = self.app.size.width
+        pointer = max(20, width // 4)  # "proposal NAME /member", cut; the detail below has it whole
+        cell = max(16, (width - 36 - pointer) // 2)
         for index, row in enumerate(self.rows):
             mark = MARKS.get(row.kind, row.kind)
             if row.kind == "changed" and row.before_status != row.after_status:
                 mark += f" ({row.before_status}→{row.after_status})"
+            spans: tuple[Any, Any] = (None, None)
+            if row.kind == "changed" and row.before is not None and row.after is not None:
+                spans = model.diff_spans(row.before, row.after)
+            where = f"{row.member} · {document_label(row.document, row.url)}"  # the pointer first
             table.add_row(
                 Text(mark, style="bold" if row.kind != "same" else ""),
                 Text(row.question),
-                Text(safe.visible(row.member, 60)),
-                _cell(row.before, cell),
-                _cell(row.after, cell),
+                Text(safe.clip(where, pointer)),
+                _cell(row.before, cell, spans[0]),
+                _cell(row.after, cell, spans[1]),
                 key=str(index),
             )
         first_change = next((i for i, r in enumerate(self.rows) if r.kind != "same"), 0)
