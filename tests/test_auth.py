@@ -450,3 +450,14 @@ def test_demo_serve_prints_the_environment_variables_of_the_guarded_agents() -> 
         ("guarded-oauth2", "INTERVIEW_EXPLORER_DEMO_OAUTH2_SECRET"),
     ):
         assert by_name[name][3].startswith(f"{var}=") and len(by_name[name][3]) > len(var) + 16
+
+
+@pytest.mark.slow  # real servers
+async def test_concurrent_interviews_of_one_agent_fetch_one_token(guarded: Fleet) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    assert agent.guard is not None
+    tokens = TokenCache()
+    issued = agent.guard.tokens_issued
+    runs = await asyncio.gather(*(run_interview(agent.card_url, _options(agent, tokens)) for _ in range(4)))
+    assert {r.report["verdict"] for r in runs} == {"conformant"}
+    assert agent.guard.tokens_issued == issued + 1  # the others waited for the first one's token

@@ -33,6 +33,7 @@ import asyncio
 import hashlib
 import json
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -119,14 +120,16 @@ class TokenCache:
 
     def __init__(self) -> None:
         self._tokens: dict[tuple[str, ...], OAuth2Token] = {}
-        self._locks: dict[tuple[int, tuple[str, ...]], asyncio.Lock] = {}
+        # Per event loop (a lock belongs to one loop), forgotten with the loop.
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, ...], asyncio.Lock]]
+        self._locks = weakref.WeakKeyDictionary()
         self._guard = threading.Lock()
         self.fetches = 0  # tokens obtained, for tests and the sweep summary
 
     def lock(self, key: tuple[str, ...]) -> asyncio.Lock:
-        loop_id = id(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
         with self._guard:
-            return self._locks.setdefault((loop_id, key), asyncio.Lock())
+            return self._locks.setdefault(loop, {}).setdefault(key, asyncio.Lock())
 
     def valid(self, key: tuple[str, ...]) -> OAuth2Token | None:
         token = self._tokens.get(key)
