@@ -461,3 +461,21 @@ async def test_concurrent_interviews_of_one_agent_fetch_one_token(guarded: Fleet
     runs = await asyncio.gather(*(run_interview(agent.card_url, _options(agent, tokens)) for _ in range(4)))
     assert {r.report["verdict"] for r in runs} == {"conformant"}
     assert agent.guard.tokens_issued == issued + 1  # the others waited for the first one's token
+
+
+@pytest.mark.slow  # real servers
+async def test_a_client_secret_is_never_sent_to_a_plain_http_token_url_elsewhere(
+    guarded: Fleet, tmp_path: Path
+) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    card = httpx.get(agent.card_url, timeout=5).json()
+    flows = card["securitySchemes"]["oauth2"]["oauth2SecurityScheme"]["flows"]
+    flows["clientCredentials"]["tokenUrl"] = "http://auth.example.invalid/token"
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    run = await run_interview(str(path), _options(agent))
+    tries = [e for e in run.exchanges if e.purpose == "auth:token"]
+    assert len(tries) == 1 and tries[0].status is None  # recorded as refused, never sent
+    assert tries[0].url == "http://auth.example.invalid/token"
+    assert run.report["verdict"] == "unreachable"
+    assert "not https" in _detail(run.report, "auth_failed")

@@ -98,6 +98,7 @@ class Choice:
     token: TokenRequest | None = None
     problem: str | None = None  # why a declared token request cannot be made (recorded as auth_failed)
     note: str = ""
+    problem_url: str | None = None  # the token URL the refused request would have gone to
 
 
 def _lifetime_leeway(token: Mapping[str, Any]) -> int:
@@ -195,9 +196,10 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
             elif scheme.kind == "bearer" and secrets.bearer:
                 headers["Authorization"] = f"Bearer {secrets.bearer}"
             elif scheme.kind == "oauth2":
-                token, problem = _token_request(scheme, secrets, scopes, card_url)
+                token, problem, url = _token_request(scheme, secrets, scopes, card_url)
         names = tuple(way)
-        return Choice(names, headers, token, problem, f"authenticating as the card's {', '.join(names)}")
+        note = f"authenticating as the card's {', '.join(names)}"
+        return Choice(names, headers, token, problem, note, url if problem else None)
     if not security.declared:
         if secrets.bearer is not None:
             return Choice(
@@ -206,14 +208,9 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
                 note="the card declares no security scheme; sending the bearer token you gave",
             )
         if secrets.oauth2 and secrets.token_url:
-            token, problem = _token_request(None, secrets, (), card_url)
-            return Choice(
-                (),
-                {},
-                token,
-                problem,
-                "the card declares no security scheme; using the OAuth 2.0 client you gave",
-            )
+            token, problem, url = _token_request(None, secrets, (), card_url)
+            note = "the card declares no security scheme; using the OAuth 2.0 client you gave"
+            return Choice((), {}, token, problem, note, url if problem else None)
         return Choice(
             note="the card declares no security scheme and the credentials given need one "
             "(an API key needs the header name a scheme declares); nothing is sent"
@@ -227,19 +224,23 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
 
 def _token_request(
     scheme: Scheme | None, secrets: Secrets, scopes: tuple[str, ...], card_url: str
-) -> tuple[TokenRequest | None, str | None]:
+) -> tuple[TokenRequest | None, str | None, str]:
+    """The token request, or why it cannot be made; and the token URL (the card's when none)."""
     assert secrets.client_id is not None and secrets.client_secret is not None
     url = secrets.token_url or (scheme.token_url if scheme is not None else None)
     if not url:
-        return None, (
-            "the card's OAuth 2.0 client credentials flow names no tokenUrl; give one with --oauth2-token-url"
+        return (
+            None,
+            "the card's OAuth 2.0 client credentials flow names no tokenUrl; give one with "
+            "--oauth2-token-url",
+            card_url,
         )
     url = urljoin(card_url, url) if card_url.startswith(("http://", "https://")) else url
     refusal = token_url_refusal(url)
     if refusal is not None:
-        return None, refusal
+        return None, refusal, url
     wanted = secrets.scopes or scopes
-    return TokenRequest(url, secrets.client_id, secrets.client_secret, tuple(wanted)), None
+    return TokenRequest(url, secrets.client_id, secrets.client_secret, tuple(wanted)), None, url
 
 
 # --- obtaining a token -------------------------------------------------------------------------
@@ -334,9 +335,8 @@ class AuthSession:
         self.choice = choose(security, self.secrets, card_url)
         self.say(self.choice.note)
         if self.choice.problem is not None:
-            record_refusal(
-                self.fetcher, self.secrets.token_url or card_url, self.choice.problem, self.attempt
-            )
+            where = self.choice.problem_url or card_url
+            record_refusal(self.fetcher, where, self.choice.problem, self.attempt)
             self.say(f"no access token: {self.choice.problem}")
             return False
         return await self.ensure()
