@@ -83,6 +83,10 @@ def test_both_layouts_are_read() -> None:
         }
     )
     assert v03.schemes["key"].supported and not v03.schemes["cookie"].supported
+    oidc = read_security(
+        {"securitySchemes": {"o": {"type": "openIdConnect", "openIdConnectUrl": "https://id/x"}}}
+    )
+    assert oidc.schemes["o"].discovery_url == "https://id/x" and oidc.satisfiable()
     assert v03.requirements == ({"key": ()},)
     v10 = read_security(
         {
@@ -479,3 +483,25 @@ async def test_a_client_secret_is_never_sent_to_a_plain_http_token_url_elsewhere
     assert tries[0].url == "http://auth.example.invalid/token"
     assert run.report["verdict"] == "unreachable"
     assert "not https" in _detail(run.report, "auth_failed")
+
+
+@pytest.mark.slow  # real servers
+async def test_an_openid_connect_scheme_takes_its_token_endpoint_from_discovery(
+    guarded: Fleet, tmp_path: Path
+) -> None:
+    agent = guarded.agents["guarded-oauth2"]
+    card = httpx.get(agent.card_url, timeout=5).json()
+    discovery = f"{agent.base_url}/.well-known/openid-configuration"
+    card["securitySchemes"] = {"oidc": {"openIdConnectSecurityScheme": {"openIdConnectUrl": discovery}}}
+    card["securityRequirements"] = [{"schemes": {"oidc": {"list": ["interview:read"]}}}]
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    run = await run_interview(str(path), _options(agent))
+    assert run.report["verdict"] == "nonconformant"  # asked: the edited card no longer matches its signature
+    assert "auth_required" not in _codes(run.report) and "auth_failed" not in _codes(run.report)
+    found = [e for e in run.exchanges if e.purpose == "auth:discovery"]
+    assert found and {e.url for e in found} == {discovery}  # once per attempt
+    assert not any("Authorization" in dict(e.request_headers) for e in found)
+    token = [e for e in run.exchanges if e.purpose == "auth:token"]
+    assert token and token[-1].url == f"{agent.base_url}/oauth2/token" and token[-1].status == 200
+    assert "scope=interview%3Aread" in (token[-1].request_body or b"").decode()

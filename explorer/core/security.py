@@ -40,8 +40,9 @@ class Scheme:
     pointer: str
     location: str | None = None  # apiKey: header | query | cookie
     header: str | None = None  # apiKey: the header (or query/cookie) name
-    token_url: str | None = None  # oauth2: the clientCredentials flow's tokenUrl
+    token_url: str | None = None  # oauth2: the clientCredentials flow's tokenUrl (OIDC: discovered)
     flows: tuple[str, ...] = ()  # oauth2: the flows declared
+    discovery_url: str | None = None  # openIdConnect: the provider's discovery document
 
     @property
     def supported(self) -> bool:
@@ -52,6 +53,8 @@ class Scheme:
             return True
         if self.kind == "oauth2":
             return "clientCredentials" in self.flows
+        if self.kind == "openIdConnect":  # client credentials at the discovered token endpoint
+            return bool(self.discovery_url or self.token_url)
         return False
 
     def describe(self) -> str:
@@ -99,7 +102,7 @@ def supply_hint(scheme: Scheme) -> str:
         return '--api-key env:VAR (config: api_key = "env:VAR")'
     if scheme.kind == "bearer":
         return '--bearer env:VAR (config: bearer = "env:VAR")'
-    if scheme.kind == "oauth2" and scheme.supported:
+    if scheme.kind in ("oauth2", "openIdConnect") and scheme.supported:
         return (
             '--oauth2-client-id ID --oauth2-client-secret env:VAR (config: oauth2_client_id = "ID", '
             'oauth2_client_secret = "env:VAR")'
@@ -148,7 +151,10 @@ def _scheme(name: str, raw: Mapping[str, Any], pointer: str) -> Scheme:
             token_url=token_url if isinstance(token_url, str) else None,
             flows=tuple(k for k in flows if isinstance(k, str)),
         )
-    if kind_name in ("openIdConnect", "mutualTLS"):
+    if kind_name == "openIdConnect":
+        url = body.get("openIdConnectUrl")
+        return Scheme(name, "openIdConnect", pointer, discovery_url=url if isinstance(url, str) else None)
+    if kind_name == "mutualTLS":
         return Scheme(name, kind_name, pointer)
     return Scheme(name, "unknown", pointer)
 

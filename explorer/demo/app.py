@@ -9,7 +9,8 @@ Routes, all exact-match lookups in what the agent published at start-up:
 - `GET /a/{slug}` and `GET /directory/resolve?reference=...`: the OpenClasp profile and resolver;
 - `POST /a2a/jsonrpc`: the interview endpoint, with the body capped before it is read in full;
   for a guarded agent, admitted only with its credential (`explorer.demo.guard`);
-- `POST /oauth2/token`: a guarded-oauth2 agent's token endpoint (client credentials).
+- `POST /oauth2/token`: a guarded-oauth2 agent's token endpoint (client credentials), and
+  `GET /.well-known/openid-configuration` its OpenID Connect discovery document naming it.
 
 A path that was not published is 404; the request path and query are only ever used as dict keys.
 Activation is read from `A2A-Extensions` (and `X-A2A-Extensions` on a v0.3 interface): a
@@ -26,7 +27,7 @@ from starlette.routing import Route
 from explorer.core.card import INTERVIEW_URI
 from explorer.core.openclasp import RESOLVE_PATH
 from explorer.demo.agent import Agent, Reply
-from explorer.demo.documents import JSONRPC_PATH, TOKEN_PATH
+from explorer.demo.documents import JSONRPC_PATH, OIDC_PATH, TOKEN_PATH
 from explorer.demo.guard import Guard
 from explorer.demo.jsonrpc import INVALID_REQUEST, MAX_BODY, error_body
 
@@ -111,6 +112,8 @@ def build_app(agent: Agent, guard: Guard | None = None) -> Starlette:
         if path == JSONRPC_PATH:
             return Response(status_code=405, headers={"Allow": "POST"})
         docs = agent.documents
+        if guard is not None and guard.kind == "oauth2" and path == OIDC_PATH:
+            return Response(guard.discovery(str(request.base_url).rstrip("/") + TOKEN_PATH), media_type=JSON)
         if path in docs.card_paths:
             return Response(agent.card_fetched(), media_type=JSON)
         body = docs.files.get(path)

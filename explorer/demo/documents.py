@@ -34,6 +34,7 @@ CARD_PATH = "/.well-known/agent-card.json"
 JWKS_PATH = "/.well-known/jwks.json"
 JSONRPC_PATH = "/a2a/jsonrpc"
 TOKEN_PATH = "/oauth2/token"  # a guarded-oauth2 agent's token endpoint (explorer.demo.guard)
+OIDC_PATH = "/.well-known/openid-configuration"  # and its OpenID Connect discovery document
 REPUTATION_PATH = "/reputation/record.json"
 
 

@@ -123,6 +123,17 @@ class Guard:
                 return False
             return True
 
+    def discovery(self, token_endpoint: str) -> bytes:
+        """The OpenID Connect discovery document of this agent's token endpoint (issuer minimal)."""
+        doc = {
+            "issuer": token_endpoint.rsplit("/", 2)[0],
+            "token_endpoint": token_endpoint,
+            "grant_types_supported": ["client_credentials"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+            "scopes_supported": [SCOPE],
+        }
+        return json.dumps(doc, separators=(",", ":")).encode("utf-8")
+
     def revoke_all(self) -> None:
         """Forget every issued token (a server restart, a key rotation): they are refused from now."""
         with self._lock:

@@ -3,7 +3,8 @@
 The card's security declaration (`core.security`) decides what is sent: an API key in the
 header its scheme names, a bearer token as `Authorization: Bearer`, or an OAuth 2.0 access
 token obtained with the client credentials grant (RFC 6749 section 4.4) from the flow's
-`tokenUrl` (or `--oauth2-token-url`) for the requested scopes (else the scopes the card's
+`tokenUrl` (or `--oauth2-token-url`; for an OpenID Connect scheme, the `token_endpoint` of its
+discovery document, fetched without credentials) for the requested scopes (else the scopes the card's
 requirement lists). `AuthSession.start` makes that choice once the card is read and hands the
 headers to the `Fetcher`, which sends them only to the JSON-RPC interface's origin.
 
@@ -52,6 +53,7 @@ from explorer.net.http import Fetcher
 from explorer.net.origins import is_loopback_host, origin
 
 _TOKEN_MEMBERS = ("access_token", "refresh_token", "id_token")
+DISCOVERY_PURPOSE = "auth:discovery"
 Say = Callable[[str], None]
 
 
@@ -171,7 +173,7 @@ def _fits(scheme: Scheme | None, secrets: Secrets) -> bool:
         return secrets.api_key is not None
     if scheme.kind == "bearer":
         return secrets.bearer is not None
-    return secrets.oauth2  # oauth2 with a clientCredentials flow
+    return secrets.oauth2  # oauth2 with a clientCredentials flow, or OpenID Connect
 
 
 def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
@@ -195,7 +197,7 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
                 headers[scheme.header] = secrets.api_key
             elif scheme.kind == "bearer" and secrets.bearer:
                 headers["Authorization"] = f"Bearer {secrets.bearer}"
-            elif scheme.kind == "oauth2":
+            elif scheme.kind in ("oauth2", "openIdConnect"):
                 token, problem, url = _token_request(scheme, secrets, scopes, card_url)
         names = tuple(way)
         note = f"authenticating as the card's {', '.join(names)}"
@@ -229,13 +231,13 @@ def _token_request(
     assert secrets.client_id is not None and secrets.client_secret is not None
     url = secrets.token_url or (scheme.token_url if scheme is not None else None)
     if not url:
-        return (
-            None,
-            "the card's OAuth 2.0 client credentials flow names no tokenUrl; give one with "
-            "--oauth2-token-url",
-            card_url,
+        where = (
+            "the OpenID Connect discovery document names no usable token_endpoint"
+            if scheme is not None and scheme.kind == "openIdConnect"
+            else "the card's OAuth 2.0 client credentials flow names no tokenUrl"
         )
-    url = urljoin(card_url, url) if card_url.startswith(("http://", "https://")) else url
+        return None, f"{where}; give one with --oauth2-token-url", card_url
+    url = urljoin(card_url, url) if _is_web(card_url) else url
     refusal = token_url_refusal(url)
     if refusal is not None:
         return None, refusal, url
@@ -256,6 +258,22 @@ def _redact_token_response(ex: Exchange) -> Exchange:
         return ex
     kept = {k: (REDACTED if k in _TOKEN_MEMBERS else v) for k, v in doc.items()}
     return replace(ex, response_body=json.dumps(kept, separators=(",", ":")).encode("utf-8"))
+
+
+def _is_web(url: str) -> bool:
+    return url.startswith(("http://", "https://"))
+
+
+def _token_endpoint(ex: Exchange) -> str | None:
+    """The `token_endpoint` of an OpenID Connect discovery document, when the exchange holds one."""
+    if ex.problem() is not None:
+        return None
+    try:
+        doc = strict_parse(ex.response_body)
+    except StrictJsonError:
+        return None
+    found = doc.get("token_endpoint") if isinstance(doc, dict) else None
+    return found if isinstance(found, str) and found else None
 
 
 def _read_token(ex: Exchange) -> OAuth2Token | None:
@@ -332,6 +350,8 @@ class AuthSession:
         needed and could not be had (the questions cannot be put)."""
         self.fetcher.scrub(self.secrets.values())
         self.endpoint = endpoint
+        if self.secrets.oauth2 and not self.secrets.token_url:
+            security = await self._discover(security, card_url)
         self.choice = choose(security, self.secrets, card_url)
         self.say(self.choice.note)
         if self.choice.problem is not None:
@@ -340,6 +360,25 @@ class AuthSession:
             self.say(f"no access token: {self.choice.problem}")
             return False
         return await self.ensure()
+
+    async def _discover(self, security: Security, card_url: str) -> Security:
+        """The declaration with each OpenID Connect scheme's token endpoint filled in from its
+        discovery document (fetched without credentials, https or loopback http only)."""
+        schemes = dict(security.schemes)
+        for name, scheme in security.schemes.items():
+            if scheme.kind != "openIdConnect" or not scheme.discovery_url:
+                continue
+            url = urljoin(card_url, scheme.discovery_url) if _is_web(card_url) else scheme.discovery_url
+            if token_url_refusal(url) is not None:
+                self.say(f"OpenID Connect discovery {url[:300]} not fetched: not https (or loopback http)")
+                continue
+            ex = await self.fetcher.get(url, purpose=DISCOVERY_PURPOSE, attempt=self.attempt)
+            found = _token_endpoint(ex)
+            said = "token endpoint found" if found else f"no token_endpoint ({ex.problem() or 'none named'})"
+            self.say(f"OpenID Connect discovery {url[:300]}: {said}")
+            if found:
+                schemes[name] = replace(scheme, token_url=urljoin(url, found))
+        return replace(security, schemes=schemes)
 
     async def ensure(self, *, renew: bool = False) -> bool:
         """Install a valid token (fetching one if there is none, it expired, or `renew`)."""
