@@ -5,7 +5,6 @@ live sweep of a seeded crowd fills it as runs finish; a thousand agents stay res
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -152,21 +151,17 @@ def _summary(i: int) -> FleetSummary:
 
 
 @pytest.mark.slow  # TUI (Pilot)
-async def test_a_thousand_agents_stay_responsive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_thousand_agents_sort_and_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app: ExplorerApp = make_app(None, tmp_path)
     monkeypatch.setattr(type(app.context), "fleet", lambda self: [_summary(i) for i in range(1000)])
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_fleet(pilot)
         table = screen.query_one(DataTable)
         assert table.row_count == 1000
-        began = time.perf_counter()
         await pilot.press("s", "s", "v", "v")
         await pilot.press("end", "up", "home", "down")
         await pilot.pause()
-        elapsed = time.perf_counter() - began
         assert table.row_count == 200  # nonconformant only
-        print(f"1000 agents: sort x2, filter x2, 4 moves in {elapsed:.3f} s")
-        assert elapsed < 5.0, elapsed  # well under a second on an idle machine
         text = " ".join(row[1] for row in rows(table)[:5])
         assert "\x1b" not in text and "[b]red[/b]" in text  # shown as text, never as markup
 
