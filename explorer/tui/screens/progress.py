@@ -1,8 +1,11 @@
 """The interview in progress: which step, which question, and a way to cancel.
 
-The procedure runs as an async worker of this screen, so the event loop keeps drawing and
-taking keys while the network is slow; cancelling the worker cancels the asyncio task (the
-procedure is cancellable), and dismissing the screen takes the worker with it. The outcome is
+The whole interview runs in a worker THREAD with its own event loop: the network, and also
+everything that costs CPU (strict parsing, signature checks, the evaluation of every projection,
+recording the run), which on a large agent takes most of a second and would otherwise freeze
+the screen, keys and Esc included. Progress reaches the screen as messages (posting is
+thread-safe). Esc dismisses the screen at once and cancels the procedure's task on the thread's
+loop (the procedure is cancellable); a result that arrives after that is dropped. The outcome is
 handed back to the app as an `Outcome`: a run (recorded in history when history is on), or a
 readable error for the load screen. Progress messages are agent-influenced (URLs) and are drawn
 through `safe.text`.
@@ -11,6 +14,7 @@ through `safe.text`.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -91,6 +95,9 @@ class ProgressScreen(ModalScreen[Outcome | None]):
         self.target = target
         self.asked: set[str] = set()
         self.events = 0
+        self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._interview_task: tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="progress-box"):
@@ -104,30 +111,52 @@ class ProgressScreen(ModalScreen[Outcome | None]):
 
     def on_mount(self) -> None:
         self.query_one("#step", Static).update(Content.styled("starting…", "italic"))
-        self.run_worker(self._interview(), exclusive=True, group="interview", name="interview")
+        self.run_worker(self._interview, thread=True, exclusive=True, group="interview", name="interview")
 
-    async def _interview(self) -> None:
+    def _interview(self) -> None:
+        """The worker thread: the interview on a loop of its own, then the outcome to the screen."""
+        outcome = self._outcome()
+        if outcome is not None and not self._cancelled.is_set():
+            try:
+                self.app.call_from_thread(self._finish, outcome)
+            except RuntimeError:
+                pass  # the app has closed meanwhile
+
+    def _outcome(self) -> Outcome | None:
         context = self.app.context  # type: ignore[attr-defined]
 
         def report(progress: Any) -> None:
-            self.post_message(ProgressUpdate(progress))
+            if not self._cancelled.is_set():
+                self.post_message(ProgressUpdate(progress))
+
+        async def interview() -> Run:
+            task = asyncio.current_task()
+            assert task is not None
+            with self._lock:
+                self._interview_task = (asyncio.get_running_loop(), task)
+            if self._cancelled.is_set():
+                task.cancel()
+            return await context.interview(self.target, report)  # type: ignore[no-any-return]
 
         try:
-            run = await context.interview(self.target, report)
+            run = asyncio.run(interview())
         except asyncio.CancelledError:
-            raise
+            return None
         except ExplorerError as exc:
-            self.dismiss(Outcome(self.target, error=str(exc)))
-            return
+            return Outcome(self.target, error=str(exc))
         except Exception as exc:  # the procedure should not raise; if it does, say so in place
-            self.dismiss(Outcome(self.target, error=f"the interview failed: {type(exc).__name__}: {exc}"))
-            return
+            return Outcome(self.target, error=f"the interview failed: {type(exc).__name__}: {exc}")
         reason = no_card_reason(run.report)
         if reason is not None:
-            self.dismiss(Outcome(self.target, error=reason))
-            return
+            return Outcome(self.target, error=reason)
+        if self._cancelled.is_set():
+            return None
         run_id = context.record(run)
-        self.dismiss(Outcome(self.target, run=run, run_id=run_id, unrecorded=context.record_error))
+        return Outcome(self.target, run=run, run_id=run_id, unrecorded=context.record_error)
+
+    def _finish(self, outcome: Outcome) -> None:
+        if not self._cancelled.is_set() and self.is_attached:
+            self.dismiss(outcome)
 
     def on_progress_update(self, message: ProgressUpdate) -> None:
         progress = message.progress
@@ -169,5 +198,14 @@ class ProgressScreen(ModalScreen[Outcome | None]):
             self.action_cancel()
 
     def action_cancel(self) -> None:
+        self._cancelled.set()
+        with self._lock:
+            running = self._interview_task
+        if running is not None:
+            loop, task = running
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass  # the thread's loop has already finished
         self.workers.cancel_group(self, "interview")
         self.dismiss(None)
