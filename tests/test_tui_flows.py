@@ -546,3 +546,26 @@ def test_a_broken_config_is_a_usage_error_not_a_traceback(_isolated_home: Path, 
     (_isolated_home / "config.toml").write_text("role = 'boss'\n")
     assert run_tui(_tui_parser().parse_args([])) == 2
     assert "role must be self, independent or platform" in capsys.readouterr().err
+
+
+async def test_the_huge_agent_is_interviewed_off_the_loop_and_its_lists_are_built_lazily(tui: Tui) -> None:
+    """10,000 capabilities rows: the screen opens with only the rows on show built, and every row
+    is still there to reach (the verification itself ran in the progress screen's worker thread)."""
+    async with tui() as pilot:
+        app = pilot.app
+        await pilot.pause()
+        app.screen.query_one("#demo", OptionList).focus()
+        progress = await open_demo_agent(pilot, "huge")
+        assert [w.is_threaded for w in progress.workers if w.group == "interview"] in ([], [True])
+        screen = app.screen
+        await pilot.press("2")
+        await pilot.pause()
+        listing = screen.query_one("#list-capabilities", OptionList)
+        assert listing.option_count == 10_000
+        built = [o for o in listing.options if getattr(o, "_build", None) is None]
+        assert 0 < len(built) < 200, "only the rows on show (and the highlighted one) are built"
+        assert listing.get_option_at_index(9_999).prompt.plain.startswith("✓ /skills/4999/description")
+        await pilot.press("end")
+        await pilot.pause()
+        assert listing.highlighted == 9_999
+        assert "/skills/4999/description" in detail_text(screen, "capabilities")["where"]

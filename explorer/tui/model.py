@@ -46,7 +46,8 @@ def question(report: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 
 
 def projections(report: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
-    return [p for p in _list(question(report, name).get("projections")) if isinstance(p, Mapping)]
+    items = _list(question(report, name).get("projections"))
+    return [p for p in items if type(p) is dict or isinstance(p, Mapping)]
 
 
 def findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -136,12 +137,12 @@ def projection_source(projection: Mapping[str, Any]) -> tuple[bool, Any]:
 def standing_text(report: Mapping[str, Any]) -> str:
     """The core's standing sentence: a self-run result is a claim and never reads as evidence
     (interview extension, sections 8 and 9), with who ran it and who signed it."""
-    return view.ReportView.of(report).standing_words()
+    return view.ReportView.heading_of(report).standing_words()
 
 
 def standing_mark(report: Mapping[str, Any]) -> str:
     """The history and compare screens' short mark: `✓ evidence · signed`, `claim · unknown signer`."""
-    return view.ReportView.of(report).standing_mark()
+    return view.ReportView.heading_of(report).standing_mark()
 
 
 def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:

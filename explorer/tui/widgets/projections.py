@@ -3,18 +3,26 @@
 Each row starts with a symbol and ends with the state in words (`✗ … mismatch`), so the list
 reads the same without colour. The pointers are agent text and are rendered through
 `safe.text`; the position in the list is the projection's index in the report.
+
+Lazy, because a large agent answers with 10,000 projections: each row's prompt is built the
+first time it is drawn or read (`_LazyOption`), and every row is one line high, so the list
+neither measures nor wraps rows it does not show (Textual's OptionList would build and measure
+every prompt when it mounts, about a second for 10,000 rows, with the screen frozen).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from textual.content import Content
+from textual.geometry import Size
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from explorer.tui import model, safe
+
+_WIDEST = 400  # cells of one row; the whole pointer is in the detail beside the list
 
 
 def projection_prompt(projection: Mapping[str, Any], grade: str | None = None, source: str = "") -> Content:
@@ -58,13 +66,52 @@ One row per projection of the agent's answer: the **RFC 6901 pointer** it names,
         super().__init__(*projection_options(question, report, items), **kw)
         self.question = question
 
+    # One line per row, known without building a prompt (OptionList measures every one).
+    def _update_lines(self) -> None:
+        if not self.scrollable_content_region:
+            return
+        cache = self._line_cache
+        count, start = len(self.options), len(cache.lines)
+        if start < count:
+            cache.lines.extend((index, 0) for index in range(start, count))
+            cache.heights.update(dict.fromkeys(range(start, count), 1))
+            cache.index_to_line.update(zip(range(start, count), range(start, count), strict=True))
+        width = self.scrollable_content_region.width - self._get_left_gutter_width()
+        if Size(width, count) != self.virtual_size:
+            self.virtual_size = Size(width, count)
+            self._scroll_update(self.virtual_size)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.options)
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width  # the pane's width, not the widest of 10,000 prompts
+
+
+class _LazyOption(Option):
+    """An option whose prompt is built on first use."""
+
+    def __init__(self, build: Callable[[], Content], id: str) -> None:
+        super().__init__("", id=id)
+        self._build: Callable[[], Content] | None = build
+
+    @property
+    def prompt(self) -> Any:
+        if self._build is not None:
+            self._prompt, self._build = self._build().truncate(_WIDEST, ellipsis=True), None
+        return self._prompt
+
 
 def projection_options(
     question: str, report: Mapping[str, Any], items: Sequence[Mapping[str, Any]]
 ) -> list[Option]:
-    options = []
-    for position, projection in enumerate(items):
-        grade = model.clause_grade(report, projection) if question == "terms" else None
-        source = model.proposal_label(report, projection) if projection.get("document") == "proposal" else ""
-        options.append(Option(projection_prompt(projection, grade, source), id=f"p{position}"))
-    return options
+    def build(projection: Mapping[str, Any]) -> Callable[[], Content]:
+        def prompt() -> Content:
+            grade = model.clause_grade(report, projection) if question == "terms" else None
+            proposal = projection.get("document") == "proposal"
+            source = model.proposal_label(report, projection) if proposal else ""
+            return projection_prompt(projection, grade, source)
+
+        return prompt
+
+    return [_LazyOption(build(projection), f"p{position}") for position, projection in enumerate(items)]
