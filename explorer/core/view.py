@@ -352,12 +352,6 @@ class ReportView:
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
-    def heading_of(cls, report: Any) -> ReportView:
-        """The view read without the questions (each then `not_asked`): all the verdict, standing
-        and attestation words need, and cheap on a report with thousands of projections."""
-        return cls.of({key: value for key, value in _map(report).items() if key != "questions"})
-
-    @classmethod
     def of(cls, report: Any) -> ReportView:
         r = _map(report)
         ran_by = _map(r.get("ran_by"))

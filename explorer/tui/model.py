@@ -137,12 +137,12 @@ def projection_source(projection: Mapping[str, Any]) -> tuple[bool, Any]:
 def standing_text(report: Mapping[str, Any]) -> str:
     """The core's standing sentence: a self-run result is a claim and never reads as evidence
     (interview extension, sections 8 and 9), with who ran it and who signed it."""
-    return view.ReportView.heading_of(report).standing_words()
+    return view.ReportView.of(report).standing_words()
 
 
 def standing_mark(report: Mapping[str, Any]) -> str:
     """The history and compare screens' short mark: `✓ evidence · signed`, `claim · unknown signer`."""
-    return view.ReportView.heading_of(report).standing_mark()
+    return view.ReportView.of(report).standing_mark()
 
 
 def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:
