@@ -328,7 +328,7 @@ def _verdict(ratio: float, target: float | None) -> str:
 
 
 def _print(figures: dict[str, Any], runs: int) -> None:
-    print(f"{runs} run(s) per side; agents served by `interview-explorer demo --serve` in another process")
+    print(f"{runs} run(s) per side; agents served by a reference fleet in another process")
     for pair in figures["pairs"]:
         print(f"{pair['label']}: {pair['median_s'] * 1000:.1f} ms vs {pair['floor_median_s'] * 1000:.1f} ms, "
               f"ratio {pair['ratio']:.2f} {_verdict(pair['ratio'], pair['target'])}")
