@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Button, DataTable, OptionList, Static
+from textual.widgets import Button, DataTable, OptionList, Static, TabbedContent
 from tui_support import Tui, plain, wait_for, wait_for_interview
 
 from explorer.store.history import History
@@ -202,3 +202,33 @@ async def test_load_screen_offers_recent_agents_and_suggests_from_history(
         await pilot.press("home", "enter")
         await wait_for_interview(pilot)
         assert "Stonework Books (Steady)" in plain(app.screen.query_one("#header", Static))
+
+
+async def test_keys_work_where_they_are_shown(recorded: list[int], tui: Tui) -> None:
+    """Space in the agents sidebar picks the agent (it silently marked a run before); the
+    findings list starts on its first finding so enter jumps at once; the interview footer
+    shows quit, export, replay, watch and history."""
+    async with tui(size=SIZE) as pilot:
+        app = pilot.app
+        await pilot.pause()
+        screen = await open_history(pilot)
+        sidebar = screen.query_one("#agents", OptionList)
+        sidebar.focus()
+        await pilot.pause()
+        assert sidebar.highlighted == 0
+        await pilot.press("down", "space")
+        await pilot.pause()
+        assert screen.agent is not None and not screen.marked  # filtered, nothing marked
+        assert len(table_rows(screen.query_one(DataTable))) < 3
+
+        await pilot.press("escape")
+        await pilot.pause()
+        app.open_stored(recorded[1])  # drifting
+        interview = await wait_for_interview(pilot)
+        keys = {key for key, b in interview.active_bindings.items() if b.binding.show and b.enabled}
+        assert {"ctrl+q", "x", "r", "w", "h"} <= keys, keys
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.press("enter")  # no Down first
+        await pilot.pause(0.3)
+        assert interview.query_one(TabbedContent).active != "tab-findings"  # jumped to a projection

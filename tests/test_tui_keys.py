@@ -77,3 +77,25 @@ async def test_a_recorded_agents_card_name_is_a_target(tmp_path: Path) -> None:
         text = plain(app.screen.query_one("#load-error", Static))
         assert "is not a URL" not in text and CARD_URL in text, text  # interviewed at its card URL
         assert error.display
+
+
+async def test_quit_is_in_the_footer_and_the_palette_and_lists_start_highlighted(tmp_path: Path) -> None:
+    from textual.command import CommandPalette
+    from textual.widgets import OptionList
+
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        shown = {key for key, b in app.screen.active_bindings.items() if b.binding.show and b.enabled}
+        assert {"ctrl+q", "ctrl+r"} <= shown, shown  # quit, and start the reference agents
+        demo = app.screen.query_one("#demo", OptionList)
+        assert demo.highlighted == 0  # "start the reference agents": Tab Enter, or ctrl+r
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"quit")
+        await pilot.pause(0.5)
+        hits = [str(o.prompt) for o in app.screen.query_one(OptionList)._options]
+        assert any("app: quit" in h for h in hits), hits
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+    assert app.return_code is not None or not app.is_running  # the palette's quit quits

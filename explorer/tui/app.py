@@ -59,7 +59,7 @@ class ExplorerApp(App[int]):
     COMMANDS: ClassVar[set[Any]] = {ExplorerCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "toggle_help", "Help", id="app.help"),
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True, show=False),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f2", "history", "History", id="app.history", show=False),
         Binding("f3", "fleet", "Fleet", id="app.fleet", show=False),
     ]
@@ -303,6 +303,10 @@ class ExplorerApp(App[int]):
         yield PaletteCommand(
             "show: help", "help for the focused widget and the keys", self.action_toggle_help
         )
+        # The palette holds only our provider, so Textual's system commands (quit above all) are
+        # offered here too, under the same names.
+        for command in self.get_system_commands(screen):
+            yield PaletteCommand(command.title, command.help, command.callback)
 
     def _opener(self, agent: DemoAgent) -> Any:
         return lambda: self.start_interview(agent.url)

@@ -61,8 +61,15 @@ class AgentFilter(OptionList):
     HELP = """
 ## Agents
 
-Every agent with recorded runs, most recent first. **enter** shows only its runs.
+Every agent with recorded runs, most recent first. **enter** or **space** shows only its runs
+(the first row, all agents, shows every run); **tab** goes to the runs.
 """
+    # Space means "this one" here as it does in the runs table; without it, space in the sidebar
+    # silently marked whatever run the table had selected.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select", "Show its runs"),
+        Binding("space", "select", "Show its runs", show=False),
+    ]
 
 
 class HistoryScreen(Screen[None]):
@@ -148,7 +155,10 @@ class HistoryScreen(Screen[None]):
                     id=f"agent-{i}",
                 )
             )
-        self.query_one(AgentFilter).set_options(options)
+        sidebar = self.query_one(AgentFilter)
+        highlighted = sidebar.highlighted
+        sidebar.set_options(options)
+        sidebar.highlighted = highlighted if highlighted is not None and highlighted < len(options) else 0
 
     def _fill_runs(self) -> None:
         table = self.query_one(RunTable)

@@ -50,10 +50,10 @@ class InterviewScreen(Screen[None]):
         Binding("c", "copy_pointer", "Copy pointer", id="interview.copy_pointer"),
         Binding("y", "copy_value", "Copy value", show=False, id="interview.copy_value"),
         Binding("v", "view_whole", "Whole value", id="interview.view_whole"),
-        Binding("x", "export", "Export", show=False, id="interview.export"),
-        Binding("r", "replay", "Replay", show=False, id="interview.replay"),
-        Binding("w", "watch", "Watch", show=False, id="interview.watch"),
-        Binding("h", "app.history", "History", show=False, id="interview.history"),
+        Binding("x", "export", "Export", id="interview.export"),
+        Binding("r", "replay", "Replay", id="interview.replay"),
+        Binding("w", "watch", "Watch", id="interview.watch"),
+        Binding("h", "app.history", "History", id="interview.history"),
         Binding("a", "save_credentials", "Save credentials entry", id="interview.save_credentials"),
     ]
 

@@ -9,7 +9,7 @@ here, under the input, where the user is already looking; it never escapes as a 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -98,8 +98,15 @@ class AgentList(OptionList):
 
 **enter** interviews the highlighted agent. Reference agents run on 127.0.0.1 and each is
 listed with the verdict it is built to get; when they are not running yet, **enter** on
-"start the reference agents" starts them in this session (they stop when you quit).
+"start the reference agents" starts them in this session (they stop when you quit), as does
+**ctrl+r** anywhere on this screen.
 """
+
+    def set_options(self, options: Any) -> Any:
+        """Every list starts with its first row highlighted, so enter works as soon as it has focus."""
+        result = super().set_options(options)
+        self.highlighted = 0 if self.option_count else None
+        return result
 
 
 class LoadScreen(Screen[None]):
@@ -109,6 +116,7 @@ class LoadScreen(Screen[None]):
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (32, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "focus_target", "Target", id="load.target"),
+        Binding("ctrl+r", "start_demo", "Reference agents", id="load.start_demo"),
         Binding("f2", "app.history", "History", id="load.history"),
         Binding("f3", "app.fleet", "Fleet", id="load.fleet"),
     ]
@@ -181,6 +189,12 @@ class LoadScreen(Screen[None]):
         self.refresh_recent()  # their names become suggestions
 
     # ---- starting the reference agents from here ---------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """ctrl+r is offered (and shown) only while the reference agents are not running."""
+        if action == "start_demo":
+            return not self.app.context.demo  # type: ignore[attr-defined]
+        return True
+
     def action_start_demo(self) -> None:
         if self.app.context.demo or self.starting:  # type: ignore[attr-defined]
             return
@@ -199,6 +213,7 @@ class LoadScreen(Screen[None]):
 
     def _demo_started(self) -> None:
         self.starting = False
+        self.refresh_bindings()  # ctrl+r leaves the footer once the agents run
         if self.is_attached:  # else the app is closing, and close() stops the agents
             self.show_demo_agents()
             count = len(self.app.context.demo)  # type: ignore[attr-defined]

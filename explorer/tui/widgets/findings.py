@@ -56,3 +56,5 @@ the verdict.
             )
             options.extend(Option(finding_prompt(f), id=f"x{i}") for i, f in enumerate(extensions))
         self.set_options([o for o in options if o is not None])
+        if items:
+            self.highlighted = 0  # enter works at once: it jumps to the first finding's projection
