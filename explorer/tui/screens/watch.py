@@ -1,15 +1,17 @@
 """Watch an agent: replay the interview every N seconds and keep a timeline of changes.
 
-Each tick is an async worker (the screen keeps drawing), skipped if the previous one is still
-running, so a slow agent never piles up interviews. Every run is recorded in history and
-compared with the one before it by `compare_reports`; the timeline line says the time (from the
-injected clock), the verdict, and what changed in words ("no change" or the comparison
-summary). Space pauses, r runs now, escape stops.
+Each tick is an async worker (the screen keeps drawing) that hands the interview, its recording
+and the comparison to a thread (they cost CPU, most of a second on a large agent), skipped if
+the previous one is still running, so a slow agent never piles up interviews. Every run is
+recorded in history and compared with the one before it by `compare_reports`; the timeline line
+says the time (from the injected clock), the verdict, and what changed in words ("no change" or
+the comparison summary). Space pauses, r runs now, escape stops.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+import asyncio
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -98,8 +100,11 @@ class WatchScreen(Screen[None]):
 
     async def _tick(self) -> None:
         context = self.app.context  # type: ignore[attr-defined]
+        previous = self.previous.report if self.previous is not None else None
         try:
-            run = await context.interview(self.target)
+            # Off the event loop: the interview (parsing and evaluation included), recording it
+            # and comparing it take most of a second on a large agent.
+            run, run_id, comparison = await asyncio.to_thread(_measure, context, self.target, previous)
         except Exception as exc:
             self._add(
                 Content.assemble((self._now() + "  ! ", "bold"), safe.text(f"replay failed: {exc}", 300))
@@ -107,15 +112,13 @@ class WatchScreen(Screen[None]):
             self.busy = False
             self._status()
             return
-        run_id = context.record(run)
         self.app.flush_warnings()  # type: ignore[attr-defined]
         self.ticks += 1
         self.runs.append((run, run_id))
         verdict = model.verdict_text(run.report)
-        if self.previous is None:
+        if comparison is None:
             what, changed = "baseline", False
         else:
-            comparison = context.compare(self.previous.report, run.report)
             changed = not comparison.identical
             what = comparison.summary() if changed else "no change"
         self.changes += int(changed)
@@ -164,3 +167,12 @@ class WatchScreen(Screen[None]):
             PaletteCommand("watch: replay now", "replay without waiting for the next tick", self.action_now),
             PaletteCommand("watch: stop", "stop watching and go back", self.action_back),
         ]
+
+
+def _measure(context: Any, target: str, previous: Any) -> tuple[Any, int | None, Any]:
+    """One watch tick in a worker thread: the interview on a loop of its own, recorded, and
+    compared with the previous run's report (None for the first)."""
+    run = asyncio.run(context.interview(target))
+    run_id = context.record(run)
+    comparison = context.compare(previous, run.report) if previous is not None else None
+    return run, run_id, comparison
