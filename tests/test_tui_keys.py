@@ -99,3 +99,37 @@ async def test_quit_is_in_the_footer_and_the_palette_and_lists_start_highlighted
         await pilot.press("enter")
         await pilot.pause(0.3)
     assert app.return_code is not None or not app.is_running  # the palette's quit quits
+
+
+async def test_a_question_that_got_no_answer_says_why(tmp_path: Path) -> None:
+    """An agent whose JSON-RPC endpoint refuses connections: each question tab says no answer
+    came and the cause, instead of "answered with an error:" followed by nothing."""
+    import json
+    import socket
+
+    from textual.widgets import Static
+    from tui_support import plain, wait_for_interview
+
+    from explorer.core.card import INTERVIEW_URI
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    card = {
+        "name": "Closed",
+        "supportedInterfaces": [
+            {"url": f"http://127.0.0.1:{port}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"extensions": [{"uri": INTERVIEW_URI, "required": False}]},
+        "skills": [],
+    }
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.start_interview(str(path))
+        screen = await wait_for_interview(pilot)
+        summary = plain(screen.query_one("#pane-identity").query(Static).first())
+        assert "answered with an error: \n" not in summary + "\n"
+        assert "no answer was received" in summary and "Connection refused" in summary, summary

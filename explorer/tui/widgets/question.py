@@ -29,7 +29,17 @@ def summary_lines(report: Mapping[str, Any], name: str) -> Content:
     ]
     if q.get("status") == "error":
         answer = q.get("answer")
-        lines.append(Content.assemble(("answered with an error: ", "dim"), safe.text(answer, 300)))
+        if answer not in (None, ""):
+            lines.append(Content.assemble(("answered with an error: ", "dim"), safe.text(answer, 300)))
+        else:  # nothing came back (refused connection, timeout, HTTP error): say why, from the findings
+            errors = [f for f in model.findings(report) if f.get("severity") == "error"]
+            why = [f for f in errors if f.get("question") == name]
+            lines.append(Content.styled("no answer was received", "bold"))
+            for found in why[:3]:
+                lines.append(Content.assemble(("  ", ""), safe.text(found.get("code"), 60, "bold"), ": ",
+                                              safe.text(found.get("detail"), 300)))
+            if not why:
+                lines.append(Content.styled("  (see the findings tab for what the call got)", "dim"))
     if name == "terms":
         declared = q.get("declared")
         if declared is not None:
