@@ -86,6 +86,17 @@ def _tui_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _configured(word: str, args_list: Sequence[str]) -> bool:
+    """Whether `word` names an agent in the config file (of `--home DIR`, if given)."""
+    from explorer.config import ConfigError, load_config
+
+    home = next((args_list[i + 1] for i, a in enumerate(args_list[:-1]) if a == "--home"), None)
+    try:
+        return load_config(home).agent(word) is not None
+    except ConfigError:
+        return False
+
+
 def _mistyped_command(args_list: Sequence[str]) -> str | None:
     """A first word that is close to a command and names nothing else (`verfiy URL`): the
     message for it, so a typo is a usage error with "did you mean", not a TUI on a word."""
@@ -99,7 +110,7 @@ def _mistyped_command(args_list: Sequence[str]) -> str | None:
     if "://" in word or Path(word).expanduser().exists():
         return None
     meant = command_suggestion(word, COMMANDS)
-    if meant is None:
+    if meant is None or _configured(word, args_list):
         return None
     listed = ", ".join(COMMANDS)
     return f"unknown command {word!r}; did you mean `interview-explorer {meant}`? (commands: {listed})"

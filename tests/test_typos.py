@@ -38,6 +38,13 @@ def test_a_mistyped_command_is_a_usage_error_that_names_the_command(
     assert done.stdout == "" and "Traceback" not in done.stderr
 
 
+def test_a_configured_agent_named_like_a_command_is_not_a_typo(tmp_path: Path) -> None:
+    config = '[agents.verfiy]\nurl = "http://127.0.0.1:9/"\n'
+    (tmp_path / "config.toml").write_text(config, encoding="utf-8")
+    done = _cli("verfiy", "--no-such-option", home=tmp_path)  # reaches the TUI's parser, not a typo
+    assert "unknown command" not in done.stderr and done.returncode == 2
+
+
 @pytest.mark.parametrize(
     ("target", "said"),
     [
