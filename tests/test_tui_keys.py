@@ -89,7 +89,10 @@ async def test_quit_is_in_the_footer_and_the_palette_and_lists_start_highlighted
         shown = {key for key, b in app.screen.active_bindings.items() if b.binding.show and b.enabled}
         assert {"ctrl+q", "ctrl+r"} <= shown, shown  # quit, and start the reference agents
         demo = app.screen.query_one("#demo", OptionList)
-        assert demo.highlighted == 0  # "start the reference agents": Tab Enter, or ctrl+r
+        assert demo.highlighted == 0  # "start the reference agents": Down Enter, or ctrl+r
+        assert app.focused is app.screen.query_one("#target")
+        await pilot.press("down")
+        assert app.focused is demo
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"quit")

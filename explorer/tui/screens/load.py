@@ -88,8 +88,18 @@ Type what to interview and press **enter**:
 - an OpenClasp reference (profile URL, card URL, slug or agent id);
 - a history run id (digits) to open a recorded run offline.
 
-Suggestions come from history and the reference agents (**right** accepts one).
+Suggestions come from history and the reference agents (**right** accepts one). **down** goes
+to the list below (the reference agents, or "start the reference agents").
 """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("down", "to_list", "To the list", show=False)]
+
+    def action_to_list(self) -> None:
+        """Down from the target goes to the first list on show, its first row highlighted."""
+        for listing in self.screen.query(AgentList):
+            if listing.display and listing.option_count:
+                listing.focus()
+                return
 
 
 class AgentList(OptionList):
