@@ -505,3 +505,29 @@ async def test_an_openid_connect_scheme_takes_its_token_endpoint_from_discovery(
     token = [e for e in run.exchanges if e.purpose == "auth:token"]
     assert token and token[-1].url == f"{agent.base_url}/oauth2/token" and token[-1].status == 200
     assert "scope=interview%3Aread" in (token[-1].request_body or b"").decode()
+
+
+@pytest.mark.slow  # a real interview against a spy
+def test_a_card_that_declares_no_scheme_gets_no_credential(
+    guarded: Fleet, spy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The card says where each credential goes: one that declares none gets none, even when a
+    `--bearer` was given (in a sweep one token serves many agents; it must not reach the rest)."""
+    agent = guarded.agents["guarded-bearer"]
+    assert agent.credentials is not None
+    card = httpx.get(agent.card_url, timeout=5).json()
+    card.pop("securitySchemes", None)
+    card.pop("securityRequirements", None)
+    card.pop("security", None)
+    for interface in card.get("supportedInterfaces", []):
+        interface["url"] = f"{spy}/a2a"
+    path = tmp_path / "undeclared.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    options = [f"--{k.replace('_', '-')}={v}" for k, v in agent.credentials.to_config().items()]
+    main(["verify", str(path), "--timeout", "5", *options, "--json", "--no-history"])
+    out, err = capsys.readouterr()
+    assert "declares no security scheme" in err
+    asked = [headers for p, headers, _ in _Spy.seen if p == "/a2a"]
+    assert asked, _Spy.seen  # the questions were put to the spy
+    assert all("authorization" not in {k.lower() for k in headers} for headers in asked)
+    assert agent.guard is not None and agent.guard.secret not in out + err

@@ -180,9 +180,10 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
     """What to send, given the card's declaration and the user's credentials.
 
     The first way in (a security requirement) whose every scheme the credentials satisfy wins.
-    A card that declares nothing gets what the user explicitly gave that needs no declaration
-    (a bearer token; OAuth 2.0 with `--oauth2-token-url`). Otherwise nothing is sent and `note`
-    says why.
+    Otherwise nothing is sent and `note` says why. A card that declares no scheme gets nothing
+    either: the card says where each credential goes, and in a sweep one `--bearer` serves many
+    agents, so a token given for the agents that declare bearer must not reach those that do
+    not. A person who wants a header sent regardless says so with `--header` (`env:VAR` values).
     """
     for way in security.alternatives():
         schemes = [security.schemes.get(name) for name in way]
@@ -203,19 +204,9 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
         note = f"authenticating as the card's {', '.join(names)}"
         return Choice(names, headers, token, problem, note, url if problem else None)
     if not security.declared:
-        if secrets.bearer is not None:
-            return Choice(
-                (),
-                {"Authorization": f"Bearer {secrets.bearer}"},
-                note="the card declares no security scheme; sending the bearer token you gave",
-            )
-        if secrets.oauth2 and secrets.token_url:
-            token, problem, url = _token_request(None, secrets, (), card_url)
-            note = "the card declares no security scheme; using the OAuth 2.0 client you gave"
-            return Choice((), {}, token, problem, note, url if problem else None)
         return Choice(
-            note="the card declares no security scheme and the credentials given need one "
-            "(an API key needs the header name a scheme declares); nothing is sent"
+            note="the card declares no security scheme, so no credential is sent (to send a header "
+            "anyway: --header 'Authorization: Bearer env:VAR')"
         )
     declared = ", ".join(s.describe() for s in security.schemes.values()) or "none"
     return Choice(
