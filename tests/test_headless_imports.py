@@ -1,4 +1,7 @@
-"""Headless commands never import textual (or rich): a CI job must not pay for the TUI.
+"""Headless commands never import textual (or rich): a CI job must not pay for the TUI. And a
+plain `verify` (no OAuth 2.0 settings, no signing or attestation checking) never imports Authlib,
+securesystemslib or in-toto: start-up time is most of a short run, so what a run does not use
+is loaded only on the path that uses it.
 
 Each command runs in a fresh interpreter through `explorer.cli.main`, once with `--help` and
 once doing real work where the arguments are known (verify a card file, which records a run;
@@ -23,8 +26,10 @@ pytestmark = pytest.mark.slow  # a fresh interpreter per command
 REPO = Path(__file__).resolve().parent.parent
 HEADLESS = ("card", "verify", "history", "show", "compare", "export", "envelope")
 FORBIDDEN = ("textual", "rich")
+# Needed only for OAuth 2.0 client credentials, or for signing / checking run attestations.
+PLAIN_RUN_NEEDS_NONE_OF = ("authlib", "securesystemslib", "in_toto")
 
-SCRIPT = f"""
+SCRIPT = """
 import json, sys
 from explorer.cli import main
 argv = json.loads(sys.argv[1])
@@ -32,8 +37,9 @@ try:
     rc = main(argv)
 except SystemExit as exc:
     rc = exc.code
-bad = sorted(m for m in sys.modules if m.split(".")[0] in {set(FORBIDDEN)!r})
-print(json.dumps({{"rc": rc if isinstance(rc, int) else None, "bad": bad}}))
+forbidden = set(json.loads(sys.argv[2]))
+bad = sorted(m for m in sys.modules if m.split(".")[0] in forbidden)
+print(json.dumps({"rc": rc if isinstance(rc, int) else None, "bad": bad}))
 """
 
 CARD = {
@@ -50,10 +56,11 @@ CARD = {
 }
 
 
-def _modules_after(argv: list[str], home: Path) -> list[str]:
+def _modules_after(argv: list[str], home: Path, forbidden: tuple[str, ...] = FORBIDDEN) -> list[str]:
+    """The forbidden modules `interview-explorer ARGV` imported, run in a fresh interpreter."""
     env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(argv)],
+        [sys.executable, "-c", SCRIPT, json.dumps(argv), json.dumps(forbidden)],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -90,3 +97,25 @@ def test_headless_command_never_imports_the_tui(command: str, tmp_path: Path) ->
         _modules_after(["verify", str(card)], home)  # a recorded run for them to read
     for argv in _invocations(command, card):
         assert _modules_after(argv, home) == [], f"`interview-explorer {' '.join(argv)}` imported the TUI"
+
+
+def test_a_plain_verify_loads_no_oauth_or_attestation_library(tmp_path: Path) -> None:
+    from explorer.demo.fleet import Fleet
+
+    home = tmp_path / "home"
+    home.mkdir()
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps(CARD), encoding="utf-8")
+    fleet = Fleet(["steady"]).start()
+    try:
+        assert fleet.wait_ready(30)
+        url = fleet.agents["steady"].base_url
+        for argv in (
+            ["verify", "--help"],
+            ["verify", str(card), "--json", "--no-history"],
+            ["verify", url, "--json", "--no-history", "--allow-jku"],
+            ["verify", url, "--allow-jku"],  # recorded in history, as most runs are
+        ):
+            assert _modules_after(argv, home, PLAIN_RUN_NEEDS_NONE_OF) == [], f"`{' '.join(argv)}`"
+    finally:
+        fleet.stop()

@@ -37,12 +37,8 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
-
-from authlib.oauth2.auth import ClientAuth
-from authlib.oauth2.rfc6749 import OAuth2Token
-from authlib.oauth2.rfc6749.parameters import prepare_token_request
 
 from explorer.core.auth_findings import TOKEN_PURPOSE, oauth_error, token_problem
 from explorer.core.run import REDACTED, Exchange
@@ -51,6 +47,12 @@ from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.net.http import Fetcher
 from explorer.net.origins import is_loopback_host, origin
+
+if TYPE_CHECKING:
+    # Authlib is imported where a token is requested or read, not here: a run without OAuth 2.0
+    # settings (nearly every run) never needs it, and importing it is a noticeable slice of a
+    # short `verify`'s start-up.
+    from authlib.oauth2.rfc6749 import OAuth2Token
 
 _TOKEN_MEMBERS = ("access_token", "refresh_token", "id_token")
 DISCOVERY_PURPOSE = "auth:discovery"
@@ -270,6 +272,8 @@ def _token_endpoint(ex: Exchange) -> str | None:
 def _read_token(ex: Exchange) -> OAuth2Token | None:
     if token_problem(ex) is not None:
         return None
+    from authlib.oauth2.rfc6749 import OAuth2Token
+
     try:
         return OAuth2Token(dict(strict_parse(ex.response_body)))
     except (StrictJsonError, TypeError, ValueError):
@@ -277,6 +281,9 @@ def _read_token(ex: Exchange) -> OAuth2Token | None:
 
 
 async def _ask_token(fetcher: Fetcher, request: TokenRequest, method: str, attempt: int) -> Exchange:
+    from authlib.oauth2.auth import ClientAuth
+    from authlib.oauth2.rfc6749.parameters import prepare_token_request
+
     body = prepare_token_request("client_credentials", scope=list(request.scopes) or None)
     client = ClientAuth(request.client_id, request.client_secret, method)
     url, headers, body = client.prepare("POST", request.token_url, {}, body)
