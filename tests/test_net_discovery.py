@@ -177,3 +177,12 @@ async def test_unresolvable_reference_is_a_failed_card(site: tuple[str, Routes])
         and "could not resolve the reference 'ghost'" in ex.error
         and "HTTP 404" in ex.error
     )
+
+
+async def test_the_card_request_announces_a2a_version_1_0(site: tuple[str, Routes]) -> None:
+    # @a2a-js/sdk's legacyCompat serves a v0.3 translation of the card (the v1.0 card's signature
+    # on other bytes) to a request that does not announce 1.0, as its own client does.
+    base, routes = site
+    routes.table["/.well-known/agent-card.json"] = (200, json.dumps(CARD).encode())
+    exchanges, _, _, _ = await _discover(base)
+    assert ("A2A-Version", "1.0") in exchanges[0].request_headers

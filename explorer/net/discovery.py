@@ -64,8 +64,16 @@ def _path_base(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
+# Servers that negotiate the card by protocol version (@a2a-js/sdk with `legacyCompat`) serve
+# the v0.3 translation to a request without this header, and that translation carries the v1.0
+# card's signature and drops members the interview answers project. The official JS client
+# announces 1.0 on every card fetch; servers that do not negotiate ignore it (docs/PROTOCOL.md
+# section 3).
+CARD_REQUEST_HEADERS = {"A2A-Version": "1.0"}
+
+
 async def _get_card(fetcher: Fetcher, url: str, attempt: int) -> Exchange:
-    return await fetcher.get(url, purpose="card", attempt=attempt)
+    return await fetcher.get(url, purpose="card", attempt=attempt, headers=CARD_REQUEST_HEADERS)
 
 
 async def _well_known(fetcher: Fetcher, base: str, attempt: int, say: Say) -> tuple[Exchange, str]:
