@@ -334,7 +334,7 @@ def test_sign_card_appends_and_does_not_mutate(es_key: Any) -> None:
     twice = sign_card(once, generate_key("EdDSA", kid="ed"), kid="ed", alg="EdDSA")
     assert "signatures" not in doc
     assert len(twice["signatures"]) == 2 and twice["signatures"][0] == once["signatures"][0]
-    assert set(FORMS) == {"served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3"}
+    assert set(FORMS) == {"served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3", "a2a-js"}
 
 
 header_values = st.one_of(st.text(max_size=10), st.integers(), st.none(), st.lists(st.text(max_size=5)))

@@ -19,6 +19,12 @@ This module rebuilds the payload the way each signer builds it:
   and each security scheme's `type`; then empties dropped and `json.dumps(sort_keys=True)`.
   Required members are not enforced here: leniency can only try more bytes against a signature,
   it can never make a wrong signature match.
+- `a2a-js`: @a2a-js/sdk 1.x `canonicalizeAgentCard`: ts-proto's `AgentCard.toJSON(fromJSON(card))`
+  (no v0.3 folding: v0.3 members are simply unknown; scalars coerced with `String()` and
+  `Boolean()` instead of refused; the first set oneof alternative and camelCase win; `params`
+  passed through as served), `signatures` dropped, the same recursive empty-dropping, then JCS
+  (`{}` for a card with nothing left). Reproduced from @a2a-js/sdk 1.3.0 `dist/index.js`;
+  `tests/test_js_interop.py` holds it to the SDK's own function byte for byte.
 
 The SDK behaviour is reproduced from its source (a2a-sdk 1.3.0 `utils/signing.py`,
 `client/card_resolver.py`, the `lf.a2a.v1` descriptors and protobuf's `json_format`; a2a-sdk
@@ -45,13 +51,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.core.canonical import CanonicalError, canonicalize
+from explorer.core.canonical import CanonicalError, canonical_text, canonicalize
 from explorer.core.pointer import escape, resolve
 from explorer.core.strict_json import describe_type
 
 __all__ = ["FORMS", "FormError", "member_is_signed", "payload_bytes", "unsigned_members"]
 
-FORMS: tuple[str, ...] = ("served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3")
+FORMS: tuple[str, ...] = ("served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3", "a2a-js")
 
 _EXTENSION_NAME = re.compile(r"\[[a-zA-Z0-9._]*\]$")  # protobuf json_format's extension syntax
 
@@ -566,6 +572,120 @@ def _sdk_03(card: Mapping[str, Any]) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
+# a2a-js: @a2a-js/sdk's canonicalizeAgentCard, AgentCard.toJSON(AgentCard.fromJSON(card)).
+#
+# ts-proto's fromJSON never refuses a shape, it coerces: a scalar field takes `String(value)` or
+# `Boolean(value)` of whatever is there, a field that should be an array or an object and is not
+# is left at its default, and a message given a scalar reads nothing from it. Only null where a
+# message is expected (inside an array or a map) throws. camelCase wins over snake_case, the
+# first set alternative of a oneof wins, and v0.3 members are not folded in: they are unknown.
+
+
+def _js_text(value: Any) -> str:
+    """JavaScript's String(value) for a JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        try:
+            return canonical_text(value)  # JCS numbers are ECMAScript's Number::toString
+        except CanonicalError as exc:
+            raise FormError(str(exc)) from None
+    return "[object Object]"
+
+
+def _js_string(node: Any) -> _Leaf:
+    """String(node); a coerced value keeps no source: another value coerces to the same text."""
+    if isinstance(node, _Leaf) and isinstance(node.value, str):
+        return node
+    if isinstance(node, list):  # Array.prototype.toString: join(","), null and undefined as ""
+        return _Leaf(",".join("" if _is_null(v) else _js_string(v).value for v in node), None)
+    if isinstance(node, _Obj):
+        return _Leaf("[object Object]", None)
+    return _Leaf(_js_text(node.value), None)
+
+
+def _js_boolean(node: Any) -> _Leaf:
+    if isinstance(node, _Leaf):
+        if isinstance(node.value, bool):
+            return node
+        return _Leaf(bool(node.value) and node.value == node.value, None)  # NaN is falsy
+    return _Leaf(True, None)  # objects and arrays are truthy
+
+
+def _js_set(node: Any) -> bool:
+    return node is not None and not _is_null(node)
+
+
+def _js_field(node: Any, field: str, test: Any) -> Any:
+    """`test(object.camel) ? camel : test(object.snake) ? snake : undefined` (None)."""
+    if not isinstance(node, _Obj):
+        return None  # a string's or an array's properties name no field
+    for name in (field, _snake(field)):
+        value = node.get(name)
+        if test(value):
+            return value
+    return None
+
+
+def _js_is_object(node: Any) -> bool:
+    return isinstance(node, (_Obj, list))
+
+
+def _js_entries(node: Any) -> Iterable[tuple[str, Any]]:
+    return node.items() if isinstance(node, _Obj) else ((str(i), v) for i, v in enumerate(node))
+
+
+def _js_element(node: Any, kind: Kind) -> Any:
+    """One element of a repeated field or one map value."""
+    if kind == "str":
+        return _js_string(node)
+    _, name = kind
+    if _is_null(node) and name != "StringList":  # StringList.fromJSON reads `object?.list`
+        raise FormError(f"null where the JS SDK expects a {name} (it throws a TypeError)")
+    return _js_message(node, name)
+
+
+def _js_message(node: Any, name: str) -> _Obj:
+    out = _Obj()
+    for field, kind in _V1[name].items():
+        if kind in ("str", "bool", "bool?") or (isinstance(kind, tuple) and kind[0] == "msg"):
+            value = _js_field(node, field, _js_set)
+            if value is None:
+                continue
+            if kind == "str":
+                out[field] = _js_string(value)
+            elif kind == "bool?":
+                out[field] = _js_boolean(value)
+            elif kind == "bool":
+                if (flag := _js_boolean(value)).value:
+                    out[field] = flag
+            else:
+                out[field] = _js_message(value, kind[1])
+            if name in _V1_ONEOF:
+                break  # the first set alternative wins
+        elif kind == "struct":  # passed through as it is when it is an object (or an array)
+            if _js_is_object(value := _js_field(node, field, _js_is_object)):
+                out[field] = value
+        elif kind[0] == "rep":
+            value = _js_field(node, field, lambda v: isinstance(v, list))
+            if value is not None:
+                out[field] = [_js_element(v, kind[1]) for v in value]
+        else:  # map
+            value = _js_field(node, field, _js_is_object)
+            if value is not None:
+                out[field] = _Obj((k, _js_element(v, kind[1])) for k, v in _js_entries(value))
+    return out
+
+
+def _a2a_js(card: Mapping[str, Any]) -> Any:
+    message = _js_message(_track(card, ""), "AgentCard")
+    message.pop("signatures", None)
+    return _clean(message)
+
+
+# --------------------------------------------------------------------------------------------
 # Payload forms.
 
 
@@ -578,7 +698,9 @@ def _normalized(card_doc: Mapping[str, Any], form: str) -> Any:
     if not isinstance(card_doc, Mapping):
         raise FormError(f"a card is a JSON object, not {describe_type(card_doc)}")
     try:
-        return _sdk_03(card_doc) if form == "sdk-0.3" else _sdk_normalized(card_doc)
+        if form == "sdk-0.3":
+            return _sdk_03(card_doc)
+        return _a2a_js(card_doc) if form == "a2a-js" else _sdk_normalized(card_doc)
     except RecursionError:
         raise FormError("the card is nested too deeply for this form") from None
 
@@ -597,7 +719,9 @@ def payload_bytes(card_doc: Mapping[str, Any], form: str) -> bytes:
             raise FormError(str(exc)) from None
     tree = _normalized(card_doc, form)
     value = _plain(tree) if tree is not None else None  # the SDKs sign "null" for an empty card
-    if form == "sdk-normalized":
+    if form == "a2a-js" and value is None:
+        return b"{}"  # canonicalizeAgentCard's own answer for a card with nothing left
+    if form in ("sdk-normalized", "a2a-js"):
         try:
             return canonicalize(value)
         except CanonicalError as exc:
@@ -617,7 +741,7 @@ def unsigned_members(card_doc: Mapping[str, Any], form: str) -> tuple[str, ...]:
         raise ValueError(f"unknown payload form {form!r}; expected one of {', '.join(FORMS)}")
     if form == "served":
         return ()
-    tree = _normalized(card_doc, "sdk-0.3" if form == "sdk-0.3" else "sdk-normalized")
+    tree = _normalized(card_doc, "sdk-normalized" if form == "sdk-legacy-sorted" else form)
     covered: set[str] = set()
     if tree is not None:
         _sources(tree, covered)
