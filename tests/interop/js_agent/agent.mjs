@@ -214,7 +214,8 @@ app.post(rpcPath, express.json({ limit: "64kb" }), (req, res, next) => {
   if (typeof method !== "string" || body.jsonrpc !== "2.0") {
     return res.json({ jsonrpc: "2.0", id: body?.id ?? null, error: { code: -32600, message: "Invalid Request" } });
   }
-  res.setHeader("A2A-Extensions", INTERVIEW);
+  // Node writes an array as one header line per element, the way the SDK echoes activations.
+  res.setHeader("A2A-Extensions", [INTERVIEW]);
   const question = method.startsWith(PREFIX) ? method.slice(PREFIX.length) : "";
   const result = QUESTIONS.includes(question) ? answer(question, body.params) : refusal("no such interview method");
   return res.json({ jsonrpc: "2.0", id: body.id ?? null, result });
