@@ -1,6 +1,6 @@
 """JUnit XML for a sweep (`verify --junit FILE`), as CONTRACT.md "Many agents in one run" shapes it.
 
-One `testsuite` per agent, one `testcase` per question and per closure probe, plus a `card`
+One `testsuite` per agent, one `testcase` per question and per probe, plus a `card`
 testcase for what concerns the card itself (unreachable, malformed, a signature that fails):
 those findings name no question, and a CI page must still show them as failures. Each
 error-severity finding is a `failure` whose type is the code and whose message names the code
@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from explorer.core.findings import QUESTIONS
+from explorer.core.findings import PROBES, QUESTIONS
 from explorer.core.text import safe_text
 
-PROBE_NAMES: tuple[str, ...] = ("undefined_method", "unmatched_selector", "unactivated_call")
+# Every probe the report lists (the closure probes and the unactivated call with and without
+# `params`): a finding of a probe missing here would be filed under `card` instead.
+PROBE_NAMES: tuple[str, ...] = PROBES
 CASES: tuple[str, ...] = ("card", *QUESTIONS, *(f"probe:{name}" for name in PROBE_NAMES))
 
 
