@@ -12,7 +12,8 @@ recorded in the history in its own transaction (so a sweep killed half way keeps
 written as a transcript (`--transcripts DIR`) and added to the JUnit file (`--junit FILE`), and
 then dropped. A progress line (done/total, rate, verdict counts) is kept on stderr when stderr
 is a terminal, and a one-line summary ends the sweep there. The exit status follows the
-many-targets rule of `explorer.core.sweep`.
+many-targets rule of `explorer.core.sweep`, except for a list that holds one target: that is a
+single target and keeps verify's own statuses.
 
 Only the standard library is imported at module level: `verify --help` imports this module for
 its options and must stay instant.
@@ -35,6 +36,7 @@ from explorer.commands.common import (
     load_trusted_keys,
     open_history,
     say,
+    verdict_exit,
 )
 from explorer.commands.evidence_options import signing_key
 
@@ -322,7 +324,19 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
         interrupted = True
     finally:
         outputs.close(interrupted)
-    return EXIT_INTERRUPTED if interrupted else outputs.tally.exit_status()
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return _exit_status(outputs.tally, len(listed))
+
+
+def _exit_status(tally: Tally, listed: int) -> int:
+    """The many-targets rule; but a list of one target (`--from` a file of one line, or one
+    target with `--shard`) is a single target, which keeps verify's own statuses (CONTRACT.md:
+    `not_offered` is 4 there, not neutral)."""
+    verdicts = [verdict for verdict, count in tally.counts.items() if count]
+    if listed == 1 and tally.done == 1 and len(verdicts) == 1:
+        return verdict_exit(verdicts[0])
+    return tally.exit_status()
 
 
 def sign_or_keep(run: Run, key: RunnerKey, target: str) -> Run:

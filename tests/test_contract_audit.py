@@ -1,0 +1,292 @@
+"""The headless CLI checked against docs/CONTRACT.md alone, from the outside, as a user runs it.
+
+Every test here starts `interview-explorer` in a subprocess (`python -m explorer`) and reads
+only what the contract promises: the options, the report members, the finding codes and the exit
+statuses. The agents are the reference agents as a user gets them (`demo --serve`, its printed
+name/URL/expected-verdict lines and its JWKS file), plus tiny loopback servers and card files
+for the edge cases the reference agents do not cover. The report checker below is written from
+the contract's text, not from the verifier's own validator, so the two can disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow  # subprocesses against agents on loopback
+
+INTERVIEW = "https://agentsow.com/extensions/a2a-interview/v1"
+VERDICTS = ("conformant", "nonconformant", "churn", "not_offered", "unreachable")
+EXIT = {"conformant": 0, "nonconformant": 1, "unreachable": 3, "not_offered": 4, "churn": 5}
+QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
+PROBES = ("undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params")
+SEVERITY = {
+    "card_unreachable": "error", "card_malformed": "error", "card_unsigned": "warning",
+    "card_signature_invalid": "error", "card_signature_unverifiable": "warning",
+    "member_unsigned": "warning", "no_jsonrpc_interface": "error", "interview_not_declared": "info",
+    "interview_required_true": "error", "terms_not_declared": "info", "terms_entry_invalid": "error",
+    "activation_not_echoed": "info", "unactivated_call_answered": "error", "method_error": "error",
+    "answer_shape_invalid": "error", "answer_extra_member": "error", "source_invalid": "error",
+    "pointer_unresolved": "error", "projection_mismatch": "error", "lossy_number": "warning",
+    "proposal_not_committed": "error", "proposal_unreachable": "error",
+    "proposal_digest_mismatch": "error", "proposal_unsigned": "error",
+    "proposal_signature_invalid": "error", "proposal_not_standing": "warning",
+    "terms_fabricated": "error", "terms_declared_wrong": "error",
+    "refusals_boundary_mismatch": "error", "nondeterministic_answer": "error",
+    "closure_method_not_refused": "error", "closure_selector_not_refused": "error",
+    "refusal_shape_invalid": "error", "refusal_skills_mismatch": "error", "refusal_as_error": "warning",
+    "http_status": "error", "timeout": "error", "body_too_large": "error", "rate_limited": "warning",
+    "card_changed": "info", "churn": "info", "auth_required": "error", "auth_failed": "error",
+    "auth_scheme_unsupported": "warning", "evidence_unverified": "warning",
+}  # fmt: skip
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --- running the command as a user does -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    status: int
+    out: str
+    err: str
+
+    def report(self) -> dict[str, Any]:
+        """The one JSON object `--json` prints: one line, nothing else on stdout."""
+        assert self.out.endswith("\n") and self.out.count("\n") == 1, self.out[:500]
+        value = json.loads(self.out)
+        assert isinstance(value, dict)
+        return value
+
+    def lines(self) -> list[dict[str, Any]]:
+        """NDJSON: one complete report per line."""
+        return [json.loads(line) for line in self.out.splitlines()]
+
+
+def cli(*args: str, home: Path, env: Mapping[str, str] | None = None, stdin: str | None = None,
+        timeout: float = 120.0) -> Result:  # fmt: skip
+    environment = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1", **(env or {})}
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=REPO,
+        timeout=timeout,
+    )
+    return Result(done.returncode, done.stdout, done.stderr)
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    url: str
+    expected: str
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Served:
+    agents: dict[str, Agent]
+    keys: Path
+
+    def url(self, name: str) -> str:
+        return self.agents[name].url
+
+
+def _serve(tmp: Path, *extra: str) -> Iterator[Served]:
+    """`demo --serve` in a subprocess: its agent lines on stdout, its JWKS file, SIGTERM to stop."""
+    keys = tmp / "demo-keys.jwks"
+    env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(tmp / "demo-home"), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "demo", "--serve", "--keys-out", str(keys), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while "listening" not in (line := proc.stderr.readline()):
+            assert line and time.monotonic() < deadline, "demo --serve did not start"
+        agents: dict[str, Agent] = {}
+        expected = int(line.split("demo: ", 1)[1].split()[0])
+        while len(agents) < expected:
+            name, url, verdict, *rest = proc.stdout.readline().rstrip("\n").split("\t")
+            agents[name] = Agent(name, url, verdict, dict(item.split("=", 1) for item in rest))
+        threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let stderr fill up
+        yield Served(agents, keys)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from _serve(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- the report, read from the contract's text -------------------------------------------------
+
+
+def _finding_group(item: Mapping[str, Any]) -> int:
+    """0 the card, 1..5 the questions in order, then the probes (the contract's fixed order)."""
+    if item.get("probe") in PROBES:
+        return 6 + PROBES.index(item["probe"])
+    if item.get("question") in QUESTIONS:
+        return 1 + QUESTIONS.index(item["question"])
+    return 0
+
+
+def contract_problems(report: Mapping[str, Any]) -> list[str]:
+    """What the report lacks or gets wrong against CONTRACT.md's required members."""
+    p: list[str] = []
+    for key in ("verdict", "ran_by", "standing", "card", "questions", "probes", "findings", "attempts",
+                "run_attestation"):  # fmt: skip
+        if key not in report:
+            p.append(f"missing {key}")
+    if p:
+        return p
+    if report["verdict"] not in VERDICTS:
+        p.append(f"verdict {report['verdict']!r}")
+    ran_by = report["ran_by"]
+    if set(ran_by) < {"name", "role"} or ran_by["role"] not in ("self", "independent", "platform"):
+        p.append(f"ran_by {ran_by!r}")
+    elif report["standing"] != ("claim" if ran_by["role"] == "self" else "evidence"):
+        p.append(f"standing {report['standing']!r} for role {ran_by['role']!r}")
+    card = report["card"]
+    for key in ("url", "layout", "sha256", "signature"):
+        if key not in card:
+            p.append(f"card.{key} missing")
+    if report["verdict"] != "unreachable" and card.get("layout") not in ("v0.3", "v1.0", "mixed"):
+        p.append(f"card.layout {card.get('layout')!r}")
+    signature = card.get("signature") or {}
+    if not {"status", "form", "alg", "kid"} <= set(signature):
+        p.append(f"card.signature {signature!r}")
+    elif signature["status"] not in ("verified", "invalid", "unverifiable", "unsigned"):
+        p.append(f"card.signature.status {signature['status']!r}")
+    elif signature["status"] == "verified" and signature["form"] not in (
+        "served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3"
+    ):  # fmt: skip
+        p.append(f"card.signature.form {signature['form']!r}")
+    questions = report["questions"]
+    if sorted(questions) != sorted(QUESTIONS):
+        p.append(f"question keys {sorted(questions)}")
+    for name, entry in questions.items():
+        if "answer" not in entry:
+            p.append(f"questions.{name} holds no raw answer")
+        for item in entry.get("projections", []):
+            if not {"member", "document", "status"} <= set(item):
+                p.append(f"questions.{name} projection {sorted(item)}")
+            elif item["status"] not in ("match", "mismatch", "unresolved", "unverifiable"):
+                p.append(f"questions.{name} projection status {item['status']!r}")
+            elif item["status"] == "mismatch" and not (
+                isinstance(item.get("value_canonical"), str) and isinstance(item.get("source_canonical"), str)
+                and item["value_canonical"] != item["source_canonical"]
+            ):  # fmt: skip
+                p.append(f"questions.{name} mismatch {item['member']} without both canonical strings")
+    if report["verdict"] in ("conformant", "nonconformant", "churn"):
+        names = [probe.get("name") for probe in report["probes"]]
+        if names != list(PROBES):
+            p.append(f"probes {names}")
+        for probe in report["probes"]:
+            if "request" not in probe or "response" not in probe:
+                p.append(f"probe {probe.get('name')} without what was sent and received")
+        no_params = next((x for x in report["probes"] if x.get("name") == "unactivated_call_no_params"), {})
+        if "params" in no_params.get("request", {}):
+            p.append("the unactivated call without params was sent with params")
+    findings = report["findings"]
+    for item in findings:
+        if not {"code", "severity", "detail"} <= set(item):
+            p.append(f"finding {item!r}")
+        elif item["code"] in SEVERITY and item["severity"] != SEVERITY[item["code"]]:
+            p.append(f"{item['code']} has severity {item['severity']}")
+    keys = [(_finding_group(f), f.get("member") is not None, f.get("member") or "") for f in findings]
+    if keys != sorted(keys):
+        p.append("findings out of order: " + ", ".join(f"{f['code']}@{f.get('member')}" for f in findings))
+    attempts = report["attempts"]
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        p.append(f"attempts {attempts!r}")
+    attestation = report["run_attestation"]
+    if not {"status", "keyid", "runner", "role"} <= set(attestation) or attestation["status"] not in (
+        "verified", "invalid", "unknown_signer", "unsigned"
+    ):  # fmt: skip
+        p.append(f"run_attestation {attestation!r}")
+    return p
+
+
+def codes(report: Mapping[str, Any]) -> set[str]:
+    return {f["code"] for f in report["findings"]}
+
+
+# --- many agents: JUnit, one target in a list ---------------------------------------------------
+
+
+def test_junit_has_a_testcase_for_every_probe_the_report_lists(
+    served: Served, home: Path, tmp_path: Path
+) -> None:
+    """`paramless` answers the unactivated call only when it carries no params: its JUnit suite
+    has a testcase for that probe with the failure, not a failure filed under the card."""
+    junit = tmp_path / "out.xml"
+    urls = [served.url("paramless"), served.url("steady"), served.url("silent")]
+    result = cli("verify", *urls, "--json", "--no-history", "--junit", str(junit), home=home)
+    assert result.status == 1
+    suites = {suite.get("name"): suite for suite in ET.parse(junit).getroot().iter("testsuite")}
+    assert sorted(suites) == sorted(urls)
+    for suite in suites.values():
+        names = [case.get("name") for case in suite.iter("testcase")]
+        assert [n for n in names if n in QUESTIONS] == list(QUESTIONS)
+        assert [n for n in names if n.startswith("probe:")] == [f"probe:{p}" for p in PROBES]
+    cases = {case.get("name"): case for case in suites[served.url("paramless")].iter("testcase")}
+    failures = {name: [f.get("type") for f in case.iter("failure")] for name, case in cases.items()}
+    assert failures["probe:unactivated_call_no_params"] == ["unactivated_call_answered"]
+    assert not failures.get("card")
+    silent = suites[served.url("silent")]
+    assert silent.get("skipped") == silent.get("tests")
+    assert all(case.find("skipped") is not None for case in silent.iter("testcase"))
+
+
+def test_a_list_of_one_target_keeps_the_single_target_exit_statuses(
+    served: Served, home: Path, tmp_path: Path
+) -> None:
+    """`not_offered` is neutral (0) only with more than one target: `--from` a one-line file is
+    a single target, exit 4, as `verify URL` is."""
+    listed = tmp_path / "one.txt"
+    listed.write_text(f"# the one agent\n\n{served.url('silent')}\n", encoding="utf-8")
+    alone = cli("verify", served.url("silent"), "--json", "--no-history", home=home)
+    from_file = cli("verify", "--from", str(listed), "--json", "--no-history", home=home)
+    assert alone.status == from_file.status == 4
+    assert from_file.report()["target"] == served.url("silent")
+    both = cli("verify", served.url("silent"), served.url("steady"), "--no-history", home=home)
+    assert both.status == 0
