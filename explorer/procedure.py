@@ -3,13 +3,15 @@
 This module does the I/O and nothing else. Per attempt it finds the card, reads it only far
 enough to know what to fetch next (a `jku` key set when allowed, every committed proposal, the
 OpenClasp public card and key when declared, the JSON-RPC endpoint), asks the five questions
-twice and probes the closure. Every judgement, from "is the signature valid" to the verdict,
-belongs to the pure `explorer.core.evaluate.evaluate`, which sees nothing but the recorded
-exchanges and the keys: that is what lets `verify --offline` rebuild the same report from a
-transcript.
+twice and probes the closure. The documents the card names are fetched while the first round is
+asked (neither needs the other; with credentials to install, the documents come first so they
+never carry them), and each round's calls go out together. Every judgement, from "is the
+signature valid" to the verdict, belongs to the pure `explorer.core.evaluate.evaluate`, which
+sees nothing but the recorded exchanges and the keys: that is what lets `verify --offline`
+rebuild the same report from a transcript.
 
 Time is bounded on purpose. Each request is bounded by `Options.timeout`; the first round of
-questions is asked before anything else, and if every call of a round failed (an agent that
+questions is asked before the second and the probes, and if every call of a round failed (an agent that
 accepts connections and never answers) the run stops there and is reported, instead of paying
 the timeout again for the second round, the probes and a re-run. A hanging agent therefore
 ends within about twice the timeout (CONTRACT.md).
@@ -237,7 +239,26 @@ class _Attempt:
         endpoint = _endpoint(card, card_ex)
         home = card_ex.url if card_ex.method != "FILE" else (endpoint[0] if endpoint else None)
         self.fetcher.set_secret_origin(home)
+        # The key set, the proposals and the OpenClasp documents are fetched while the first
+        # round of questions is asked: neither waits for the other, so the run pays one wait
+        # for both instead of two in a row. When credentials are to be installed the documents
+        # are fetched first, as before, so they never carry the interface's credentials.
+        async with asyncio.TaskGroup() as group:
+            documents = group.create_task(self._documents(doc, card))
+            if self._has_credentials():
+                await documents
+            return await self._interview(doc, card, card_ex, endpoint)
+
+    async def _documents(self, doc: Mapping[str, Any], card: Card) -> None:
         await asyncio.gather(self._jwks(doc), self._proposals(card), self._openclasp(card))
+
+    def _has_credentials(self) -> bool:
+        secrets = self.options.secrets
+        return secrets is not None and bool(secrets.values() or secrets.oauth2)
+
+    async def _interview(
+        self, doc: Mapping[str, Any], card: Card, card_ex: Exchange, endpoint: tuple[str, str] | None
+    ) -> Stop:
         if card.interview is None:
             self.tell("card", "the card does not declare the interview extension; nothing is asked")
             return "not_offered"
@@ -278,7 +299,7 @@ class _Attempt:
         none, False when a token was needed and could not be had."""
         security = read_security(doc)
         secrets = self.options.secrets
-        if secrets is None or not (secrets.values() or secrets.oauth2):
+        if secrets is None or not self._has_credentials():
             if security.declared and not security.satisfiable():
                 self.tell("auth", "the card declares only security schemes the explorer cannot satisfy")
             return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -45,6 +46,9 @@ class _Site:
         self.base = ""
         self.proposals = 1
         self.jku_scheme = ""
+        # With `hold_documents`, the key set and proposals are answered only once a question came.
+        self.hold_documents = False
+        self.question_came = threading.Event()
 
     def card(self) -> dict[str, Any]:
         protected = _b64url(
@@ -90,6 +94,10 @@ def site() -> Iterator[_Site]:
             state.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
             if self.command == "POST":
                 self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if self.path == "/rpc":
+                state.question_came.set()
+            elif state.hold_documents and self.path in ("/keys.jwks", "/p.sow.json"):
+                state.question_came.wait(5)
             if self.path == "/.well-known/agent-card.json":
                 body = json.dumps(state.card()).encode()
             elif self.path == "/rpc" and state.hang:
@@ -143,6 +151,19 @@ async def test_secrets_reach_only_the_card_origin(site: _Site) -> None:
             if name.lower() == "authorization":
                 assert value == REDACTED
     assert "s3cret" not in json.dumps(run.to_transcript())
+
+
+async def test_slow_key_set_and_proposal_hosts_do_not_hold_up_the_questions(site: _Site) -> None:
+    # The documents are answered only after a question arrived: asked one after the other, both
+    # would wait out the 2 s timeout; asked together, everything is answered.
+    site.hang = False
+    site.hold_documents = True
+    run = await run_interview(site.base, Options(timeout=2.0, reruns=0, allow_jku=True))
+    documents = [e for e in run.exchanges if e.purpose in ("jwks", "proposal")]
+    assert {e.purpose for e in documents} == {"jwks", "proposal"}
+    outcomes = [(e.purpose, e.status, e.error) for e in documents]
+    assert all(status == 200 and error is None for _, status, error in outcomes), outcomes
+    assert "timeout" not in _codes(run.report["findings"])
 
 
 async def test_jku_is_not_fetched_unless_allowed(site: _Site) -> None:
