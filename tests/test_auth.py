@@ -111,6 +111,47 @@ def test_both_layouts_are_read() -> None:
     assert v10.requirements == ({"o": ("a",)},)
 
 
+def test_a_card_typed_against_the_js_sdk_declares_its_schemes_as_a_ts_proto_oneof() -> None:
+    # @a2a-js/sdk serves the card as its author typed it: `{scheme: {$case, value}}`, and OAuth
+    # flows as `{flow: {$case, value}}`, instead of the protojson wrapper member.
+    typed = read_security(
+        {
+            "securitySchemes": {
+                "bearer": {"scheme": {"$case": "httpAuthSecurityScheme", "value": {"scheme": "Bearer"}}},
+                "key": {
+                    "scheme": {
+                        "$case": "apiKeySecurityScheme",
+                        "value": {"location": "header", "name": "X-Key", "description": ""},
+                    }
+                },
+                "o": {
+                    "scheme": {
+                        "$case": "oauth2SecurityScheme",
+                        "value": {
+                            "flows": {
+                                "flow": {
+                                    "$case": "clientCredentials",
+                                    "value": {"tokenUrl": "https://auth.example/t", "scopes": {}},
+                                }
+                            }
+                        },
+                    }
+                },
+                "odd": {"scheme": {"$case": "noSuchScheme", "value": {}}},
+            },
+            "securityRequirements": [{"schemes": {"bearer": {"list": []}}}],
+        }
+    )
+    assert typed.schemes["bearer"].kind == "bearer" and typed.schemes["bearer"].supported
+    assert typed.schemes["bearer"].pointer == "/securitySchemes/bearer/scheme/value"
+    assert (typed.schemes["key"].location, typed.schemes["key"].header) == ("header", "X-Key")
+    assert typed.schemes["o"].token_url == "https://auth.example/t" and typed.schemes["o"].supported
+    assert typed.schemes["odd"].kind == "unknown"
+    assert typed.requirements == ({"bearer": ()},)
+    v03_http = read_security({"securitySchemes": {"h": {"type": "http", "scheme": "bearer"}}})
+    assert v03_http.schemes["h"].kind == "bearer"  # v0.3's string `scheme` is not a oneof
+
+
 def test_literal_secrets_are_refused_and_references_resolve(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,9 +6,10 @@ The agent in tests/interop/js_agent/ is built the documented way (typed card, th
 the interview in front of the JSON-RPC handler. Its pinned dependencies are installed with
 `npm ci` into a cache directory outside the repository (keyed by the lock file), so a plain
 `pip install -e .` never needs node; these tests skip, saying why, only when node or npm is absent.
-The explorer interviews it through its real command line over real loopback sockets, once as a
-v1.0-only agent and once with the SDK's `legacyCompat` (which serves a v0.3 translation of the
-card to clients that do not announce A2A-Version 1.0).
+The explorer interviews it through its real command line over real loopback sockets: as a
+v1.0-only agent, with the SDK's `legacyCompat` (which serves a v0.3 translation of the card to
+clients that do not announce A2A-Version 1.0), and guarded by the bearer scheme its typed card
+declares in ts-proto's oneof shape.
 """
 
 from __future__ import annotations
@@ -75,10 +76,10 @@ def js_dir() -> Path:
 class JsAgent:
     """`node agent.mjs` on 127.0.0.1, stopped when the block ends."""
 
-    def __init__(self, where: Path, *args: str) -> None:
+    def __init__(self, where: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [str(NODE), "agent.mjs", "--seconds", "120", *args], cwd=where,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
         )
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
@@ -90,6 +91,7 @@ class JsAgent:
         ready = json.loads(line[0])
         self.url: str = ready["url"]
         self.jwks: dict[str, Any] = ready["jwks"]
+        self.guarded = False
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -104,9 +106,14 @@ class JsAgent:
                 stream.close()
 
 
-@pytest.fixture(params=["v1.0", "legacy-compat"])
+TOKEN_ENV = {"JS_AGENT_TOKEN": "js-interop-token-7f3a"}
+MODES = {"v1.0": [], "legacy-compat": ["--legacy"], "guarded": ["--guarded"]}
+
+
+@pytest.fixture(params=list(MODES))
 def agent(request: pytest.FixtureRequest, js_dir: Path) -> Iterator[JsAgent]:
-    running = JsAgent(js_dir, *(["--legacy"] if request.param == "legacy-compat" else []))
+    running = JsAgent(js_dir, *MODES[request.param], env=TOKEN_ENV)
+    running.guarded = request.param == "guarded"
     try:
         yield running
     finally:
@@ -116,11 +123,12 @@ def agent(request: pytest.FixtureRequest, js_dir: Path) -> Iterator[JsAgent]:
 def _verify(agent: JsAgent, tmp_path: Path) -> tuple[int, dict[str, Any], str]:
     keys = tmp_path / "jwks.json"
     keys.write_text(json.dumps(agent.jwks), encoding="utf-8")
+    auth = ["--bearer", "env:JS_AGENT_TOKEN"] if agent.guarded else []
     proc = subprocess.run(
         [sys.executable, "-m", "explorer", "verify", "--json", "--no-history", "--keys", str(keys),
-         agent.url],
+         *auth, agent.url],
         capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, "HOME": str(tmp_path)},
+        env={**os.environ, **TOKEN_ENV, "HOME": str(tmp_path)},
     )
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
@@ -143,8 +151,10 @@ def test_a_js_sdk_agent_is_conformant(agent: JsAgent, tmp_path: Path) -> None:
     }
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert errors == []
-    # The typed card must carry `securitySchemes: {}`, `inputModes: []`, `tenant: ""`: served,
-    # but outside the signed bytes, and the report says so per projection.
+    # The typed card carries `securityRequirements: []`, `inputModes: []`, `tenant: ""` and its
+    # scheme as ts-proto's `{scheme: {$case, value}}`: served, but outside the signed bytes (the
+    # SDK's fromJSON reads no scheme from that shape), and the report says so per projection.
+    # Guarded, the bearer token still reached the agent: the typed scheme was read as a bearer one.
     unsigned = {f["member"] for f in report["findings"] if f["code"] == "member_unsigned"}
     assert unsigned == {"/securitySchemes", "/securityRequirements", "/skills/1/inputModes",
                         "/skills/1/outputModes"}

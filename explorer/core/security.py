@@ -4,8 +4,11 @@ A2A cards say how a client authenticates (docs/PROTOCOL.md section 1): v0.3 writ
 `securitySchemes{name: {type: apiKey|http|oauth2|openIdConnect|mutualTLS, ...}}` with
 `security[{name: [scopes]}]`, v1.0 writes `securitySchemes{name: {apiKeySecurityScheme: {...}}}`
 with `securityRequirements[{schemes: {name: {list: [scopes]}}}]`, and a merged card may carry
-both. This module reads either into one model, `Security`, so the procedure can decide where a
-credential goes and the evaluation can name the option that would supply each declared scheme.
+both. A card typed against @a2a-js/sdk's TypeScript definitions writes a v1.0 scheme (and its
+OAuth flows) as ts-proto's oneof, `{scheme: {$case: "httpAuthSecurityScheme", value: {...}}}`;
+it is read as the v1.0 wrapper it names. This module reads either into one model, `Security`,
+so the procedure can decide where a credential goes and the evaluation can name the option that
+would supply each declared scheme.
 
 Pure and total, like `core.card`: a card is a stranger's document, so anything unreadable is
 skipped (a scheme of an unknown shape is kept as `kind="unknown"`, which the explorer cannot
@@ -116,13 +119,31 @@ def _strings(value: Any) -> tuple[str, ...]:
     return ()
 
 
+def _oneof(raw: Mapping[str, Any], member: str) -> tuple[str, Mapping[str, Any]] | None:
+    """ts-proto's in-memory oneof, `{member: {"$case": name, "value": {...}}}`, as (name, value).
+
+    @a2a-js/sdk 1.x types a security scheme (and OAuth flows) this way and serves the card as its
+    author wrote it, so a TypeScript-typed card carries this shape on the wire instead of the
+    protojson `{name: {...}}` (docs/PROTOCOL.md section 2)."""
+    inner = raw.get(member)
+    if isinstance(inner, Mapping):
+        case, value = inner.get("$case"), inner.get("value")
+        if isinstance(case, str) and isinstance(value, Mapping):
+            return case, value
+    return None
+
+
 def _scheme(name: str, raw: Mapping[str, Any], pointer: str) -> Scheme:
     body: Mapping[str, Any] = raw
     kind_name = raw.get("type")
+    typed = _oneof(raw, "scheme")
+    if typed is not None and typed[0] in _V10_WRAPPERS:
+        raw, pointer = {typed[0]: typed[1]}, f"{pointer}/scheme/value"
     for wrapper, v03_type in _V10_WRAPPERS.items():
         inner = raw.get(wrapper)
         if isinstance(inner, Mapping):
-            body, kind_name, pointer = inner, v03_type, f"{pointer}/{wrapper}"
+            body, kind_name = inner, v03_type
+            pointer = pointer if typed is not None else f"{pointer}/{wrapper}"
             break
     if kind_name == "apiKey":
         location = body.get("location", body.get("in"))
@@ -142,6 +163,9 @@ def _scheme(name: str, raw: Mapping[str, Any], pointer: str) -> Scheme:
     if kind_name == "oauth2":
         flows = body.get("flows")
         flows = flows if isinstance(flows, Mapping) else {}
+        typed_flow = _oneof(flows, "flow")
+        if typed_flow is not None:
+            flows = {typed_flow[0]: typed_flow[1]}
         cc = flows.get("clientCredentials")
         token_url = cc.get("tokenUrl") if isinstance(cc, Mapping) else None
         return Scheme(

@@ -20,8 +20,8 @@
 //   computed once from the first signed card and pinned, so every fetch and every answer agree
 //   on everything but the signature value, which `interview/identity` does not project.
 //
-// Usage: node agent.mjs [--seconds N]. Listens on 127.0.0.1 on an ephemeral port and prints one
-// JSON line {"url", "jwks"} on stdout when ready; exits after N seconds (default 120).
+// Usage: node agent.mjs [--legacy] [--guarded] [--seconds N]. Listens on 127.0.0.1 on an ephemeral
+// port and prints one JSON line {"url", "jwks"} on stdout when ready; exits after N seconds (default 120).
 
 import express from "express";
 import * as jose from "jose";
@@ -35,6 +35,10 @@ const QUESTIONS = ["identity", "capabilities", "usage", "terms", "refusals"];
 const KID = "js-card-key-1";
 
 const legacy = process.argv.includes("--legacy");
+// --guarded: every JSON-RPC call needs `Authorization: Bearer $JS_AGENT_TOKEN`, and the card
+// requires its bearer scheme. The card and the key set stay public.
+const token = process.argv.includes("--guarded") ? process.env.JS_AGENT_TOKEN : undefined;
+if (process.argv.includes("--guarded") && !token) throw new Error("--guarded needs JS_AGENT_TOKEN");
 const secondsArg = process.argv.indexOf("--seconds");
 const lifetime = secondsArg > 0 ? Number(process.argv[secondsArg + 1]) : 120;
 
@@ -71,8 +75,14 @@ const card = {
     ],
     extendedAgentCard: false,
   },
-  securitySchemes: {},
-  securityRequirements: [],
+  // The SDK's TypeScript type for a scheme is ts-proto's oneof, and the card route serves it as
+  // typed: `{scheme: {$case, value}}` on the wire, not the protojson `{httpAuthSecurityScheme}`.
+  securitySchemes: {
+    bearer: {
+      scheme: { $case: "httpAuthSecurityScheme", value: { description: "", scheme: "Bearer", bearerFormat: "" } },
+    },
+  },
+  securityRequirements: token ? [{ schemes: { bearer: { list: [] } } }] : [],
   defaultInputModes: ["text/plain"],
   defaultOutputModes: ["text/plain", "application/json"],
   skills: [
@@ -201,6 +211,13 @@ function activated(req) {
 }
 
 const rpcPath = "/a2a/jsonrpc";
+if (token) {
+  app.post(rpcPath, (req, res, next) => {
+    if (req.header("Authorization") === `Bearer ${token}`) return next();
+    res.setHeader("WWW-Authenticate", 'Bearer realm="interview"');
+    return res.status(401).json({ error: "unauthorized", detail: "a bearer token is required" });
+  });
+}
 app.post(rpcPath, express.json({ limit: "64kb" }), (req, res, next) => {
   const body = req.body;
   const method = body && typeof body === "object" && !Array.isArray(body) ? body.method : undefined;
