@@ -197,7 +197,7 @@ def contract_problems(report: Mapping[str, Any]) -> list[str]:
     elif signature["status"] not in ("verified", "invalid", "unverifiable", "unsigned"):
         p.append(f"card.signature.status {signature['status']!r}")
     elif signature["status"] == "verified" and signature["form"] not in (
-        "served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3"
+        "served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3", "a2a-js"
     ):  # fmt: skip
         p.append(f"card.signature.form {signature['form']!r}")
     questions = report["questions"]

@@ -32,7 +32,7 @@ import pytest
 
 from explorer.core.card_forms import FormError, payload_bytes, unsigned_members
 from explorer.core.pointer import escape
-from explorer.core.signatures import verify_card
+from explorer.core.signatures import generate_key, public_jwks, sign_card, verify_card
 from explorer.core.strict_json import parse as strict_parse
 from explorer.net.http import Fetcher, Limits
 
@@ -254,6 +254,27 @@ def test_a2a_js_form_is_the_sdk_payload_byte_for_byte(js_dir: Path) -> None:
         assert mine == js.get("payload"), (card, js)
         applied += mine is not None
     assert applied > 400  # most generated cards are readable: the comparison is not vacuous
+
+
+def test_a_js_signed_card_with_v03_members_verifies_only_as_a2a_js(js_dir: Path) -> None:
+    """a2a-sdk folds `security` and a true `supportsAuthenticatedExtendedCard` into the payload;
+    the JS SDK drops them, so only the a2a-js form has the bytes, and it says they are unsigned."""
+    card = {
+        "name": "Mixed", "version": "1", "url": "http://127.0.0.1:1/rpc", "protocolVersion": "0.3.0",
+        "supportedInterfaces": [{"url": "http://127.0.0.1:1/rpc", "protocolBinding": "JSONRPC"}],
+        "supportsAuthenticatedExtendedCard": True, "security": [{"bearer": []}],
+        "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "bearer"}}},
+        "skills": [{"id": "s", "name": "S", "description": "d", "tags": []}],
+    }
+    (node,) = _node_payloads(js_dir, [card])
+    ours = payload_bytes(card, "a2a-js")
+    assert node["payload"] == ours.decode() and ours != payload_bytes(card, "sdk-normalized")
+    key = generate_key("ES256", kid="js")
+    report = verify_card(sign_card(card, key, kid="js", form="a2a-js"), public_jwks(key))
+    assert (report.status, report.form) == ("verified", "a2a-js")
+    assert {"/security", "/supportsAuthenticatedExtendedCard", "/url", "/protocolVersion"} <= set(
+        report.unsigned_members
+    )
 
 
 def _leaves(doc: Any, base: str = "") -> Iterator[tuple[str, Any]]:
