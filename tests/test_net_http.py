@@ -115,6 +115,8 @@ class RawServer:
                 w.write(_response(200, b'{"ok":true}'))
         elif path == "/429-long":
             w.write(_response(429, b"slow down", {"Retry-After": "99999"}))
+        elif path == "/quiet-close":  # keep-alive implied (HTTP/1.1), then closed by the server
+            w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         elif path == "/post":
             w.write(_response(200, json.dumps({"method": method, "body": body.decode()}).encode()))
         else:
@@ -194,6 +196,17 @@ async def test_connection_refused_is_readable() -> None:
         port = s.getsockname()[1]
     _, ex = await _get(f"http://127.0.0.1:{port}/")
     assert ex.error == "transport: ConnectError: Connection refused"
+
+
+async def test_a_pooled_connection_the_server_closed_is_not_reused(server: RawServer) -> None:
+    # The server keeps nothing alive although its answer says nothing of closing: the second
+    # request must go on a new connection, not fail on the dead one.
+    async with Fetcher(Limits(timeout=2.0)) as f:
+        first = await f.get(server.base + "/quiet-close", purpose="card")
+        await asyncio.sleep(0.05)  # the server's close reaches the client's idle connection
+        second = await f.get(server.base + "/quiet-close", purpose="card")
+    assert [(e.status, e.error, e.response_body) for e in (first, second)] == [(200, None, b"ok")] * 2
+    assert server.hits["/quiet-close"] == 2
 
 
 async def test_same_origin_redirect_is_followed(server: RawServer) -> None:

@@ -1,0 +1,135 @@
+"""Plain-HTTP connections straight on asyncio, for the Fetcher's `http` client.
+
+httpx's async client reaches the network through httpcore's anyio backend, which wraps every
+read and write in an anyio cancel scope, maps exceptions through context managers and rebuilds
+a dict of socket attributes each time httpcore asks whether a pooled connection is still
+readable. On a loopback agent that is about a sixth of the client's CPU per request (the
+interview sends eighteen). This backend does the same job on asyncio streams: `asyncio.timeout`
+for each read, write and connect, the operating system's error kept as the cause (so
+`explorer.net.http._reason` still finds "Connection refused"), TCP_NODELAY on as asyncio sets it
+for every TCP stream.
+
+It is used only for plain `http://` URLs: the https client, and with it certificate checking,
+public-only pinning and SNI, keeps httpx's own backend. A plain connection is never upgraded to
+TLS here; `start_tls` refuses, which httpcore would report as a connection error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Iterable
+from typing import Any
+
+import httpcore
+import httpx
+
+# The stream buffer: a read returns at most what httpcore asks for (64 KiB), never more.
+_BUFFER = 64 * 1024
+
+
+class _Stream(httpcore.AsyncNetworkStream):
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._reader.read(max_bytes)
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout("timed out reading") from exc
+        except OSError as exc:
+            raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                self._writer.write(buffer)
+                await self._writer.drain()
+        except TimeoutError as exc:
+            raise httpcore.WriteTimeout("timed out writing") from exc
+        except OSError as exc:
+            raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
+
+    async def aclose(self) -> None:
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass  # a peer that reset the connection: it is closed either way
+
+    async def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("the plain-HTTP client does not start TLS")
+
+    def get_extra_info(self, info: str) -> Any:
+        sock = self._writer.get_extra_info("socket")
+        if info == "is_readable":
+            # An idle pooled connection that is readable was closed (or spoken to) by the server.
+            return sock is None or httpcore._utils.is_socket_readable(sock)  # noqa: SLF001
+        if info == "socket":
+            return sock
+        if info == "client_addr":
+            return self._writer.get_extra_info("sockname")
+        if info == "server_addr":
+            return self._writer.get_extra_info("peername")
+        return None
+
+
+class AsyncioBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend on asyncio streams (plain TCP only)."""
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[tuple[int, int, int | bytes] | tuple[int, int, None, int]] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(
+                    host, port, limit=_BUFFER, local_addr=(local_address, 0) if local_address else None
+                )
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout("timed out connecting") from exc
+        except OSError as exc:
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        sock = writer.get_extra_info("socket")
+        for option in socket_options or ():
+            if sock is not None:
+                sock.setsockopt(*option)
+        return _Stream(reader, writer)
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are not used by the explorer")
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def plain_transport(
+    limits: httpx.Limits, verify: ssl.SSLContext | bool, *, trust_env: bool
+) -> httpx.AsyncHTTPTransport:
+    """httpx's transport for plain HTTP, its connection pool on `AsyncioBackend`.
+
+    httpx offers no public way to choose the network backend, so the transport's pool is
+    replaced by an identical one (same limits) built with it; if a future httpx lays the
+    transport out differently, its own pool is kept and only the speed-up is lost."""
+    transport = httpx.AsyncHTTPTransport(verify=verify, limits=limits, trust_env=trust_env)
+    if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
+        transport._pool = httpcore.AsyncConnectionPool(  # noqa: SLF001
+            ssl_context=verify if isinstance(verify, ssl.SSLContext) else None,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=AsyncioBackend(),
+        )
+    return transport
