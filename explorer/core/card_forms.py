@@ -633,8 +633,24 @@ def _js_is_object(node: Any) -> bool:
     return isinstance(node, (_Obj, list))
 
 
+# `acc["__proto__"] = value` sets a prototype instead of a member, so a JS object built member by
+# member (a map in fromJSON, every object in cleanEmpty) silently loses a "__proto__" key.
+_PROTO = "__proto__"
+
+
 def _js_entries(node: Any) -> Iterable[tuple[str, Any]]:
-    return node.items() if isinstance(node, _Obj) else ((str(i), v) for i, v in enumerate(node))
+    if isinstance(node, _Obj):
+        return ((k, v) for k, v in node.items() if k != _PROTO)
+    return ((str(i), v) for i, v in enumerate(node))
+
+
+def _js_struct(node: Any) -> Any:
+    """A `params` or `header` value as cleanEmpty rebuilds it: without "__proto__" members."""
+    if isinstance(node, _Obj):
+        return _Obj((k, _js_struct(v)) for k, v in node.items() if k != _PROTO)
+    if isinstance(node, list):
+        return [_js_struct(v) for v in node]
+    return node
 
 
 def _js_element(node: Any, kind: Kind) -> Any:
@@ -667,7 +683,7 @@ def _js_message(node: Any, name: str) -> _Obj:
                 break  # the first set alternative wins
         elif kind == "struct":  # passed through as it is when it is an object (or an array)
             if _js_is_object(value := _js_field(node, field, _js_is_object)):
-                out[field] = value
+                out[field] = _js_struct(value)
         elif kind[0] == "rep":
             value = _js_field(node, field, lambda v: isinstance(v, list))
             if value is not None:
