@@ -21,10 +21,12 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from http_support import base_url, serving
 
 pytestmark = pytest.mark.slow  # subprocesses against agents on loopback
 
@@ -290,3 +292,221 @@ def test_a_list_of_one_target_keeps_the_single_target_exit_statuses(
     assert from_file.report()["target"] == served.url("silent")
     both = cli("verify", served.url("silent"), served.url("steady"), "--no-history", home=home)
     assert both.status == 0
+
+
+# --- one target: the report, the exit statuses ------------------------------------------------------
+
+
+def _credentials(served: Served) -> tuple[list[str], dict[str, str]]:
+    """The guarded agents' demo credentials as options, their secrets in the environment (never
+    literal); the oauth2 client id is the one the demo's own usage line gives."""
+    from explorer.demo.guard import CLIENT_ID
+
+    env: dict[str, str] = {}
+    for agent in served.agents.values():
+        env.update(agent.env)
+    options = [
+        "--bearer", "env:INTERVIEW_EXPLORER_DEMO_BEARER",
+        "--api-key", "env:INTERVIEW_EXPLORER_DEMO_API_KEY",
+        "--oauth2-client-id", CLIENT_ID,
+        "--oauth2-client-secret", "env:INTERVIEW_EXPLORER_DEMO_OAUTH2_SECRET",
+    ]  # fmt: skip
+    return options, env
+
+
+def test_every_reference_agent_gets_its_printed_verdict_in_a_contract_shaped_report(
+    served: Served, home: Path
+) -> None:
+    """One sweep over every agent `demo --serve` printed, with its key file and every credential
+    at once (each card's security scheme picks its own): NDJSON, one complete report per line,
+    each with its target and the verdict the serve line promised; one summary line on stderr."""
+    options, env = _credentials(served)
+    listed = "\n".join(agent.url for agent in served.agents.values())
+    result = cli("verify", "--from", "-", "--json", "--no-history", "--keys", str(served.keys), *options,
+                 home=home, env=env, stdin=listed)  # fmt: skip
+    reports = {line["target"]: line for line in result.lines()}
+    assert sorted(reports) == sorted(agent.url for agent in served.agents.values())
+    for agent in served.agents.values():
+        report = reports[agent.url]
+        assert contract_problems(report) == [], agent.name
+        assert report["verdict"] == agent.expected, (agent.name, sorted(codes(report)))
+    assert result.err.count("\n") == 1 and "swept" in result.err
+    assert result.status == 1  # nonconformant agents among them
+    for secret in env.values():
+        assert secret not in result.out and secret not in result.err
+
+
+def test_json_prints_one_object_and_the_exit_status_follows_the_verdict(served: Served, home: Path) -> None:
+    steady = cli(
+        "verify", served.url("steady"), "--json", "--no-history", "--keys", str(served.keys), home=home
+    )
+    report = steady.report()
+    assert steady.status == 0 and report["verdict"] == "conformant" and contract_problems(report) == []
+    assert (
+        report["card"]["signature"]["status"] == "verified"
+        and report["card"]["signature"]["form"] == "served"
+    )
+    assert report["attempts"] == 1 and report["findings"] == []
+    assert "[1] card:" in steady.err  # progress goes to stderr
+    for name, status in (("drifting", 1), ("silent", 4)):
+        result = cli("verify", served.url(name), "--json", "--no-history", home=home)
+        assert result.status == status and result.report()["verdict"] == served.agents[name].expected
+    dead = cli("verify", f"http://127.0.0.1:{_closed_port()}", "--json", "--no-history", home=home)
+    assert dead.status == 3 and dead.report()["verdict"] == "unreachable"
+    assert "card_unreachable" in codes(dead.report())
+    usage = cli("verify", served.url("steady"), "--json", "--reruns", "-1", home=home)
+    assert usage.status == 2 and usage.out == "" and "--reruns" in usage.err
+
+
+def test_a_conflict_that_vanishes_on_the_re_run_is_churn_exit_5(tmp_path: Path, home: Path) -> None:
+    for served in _serve(tmp_path, "--only", "churning"):
+        result = cli("verify", served.url("churning"), "--json", "--no-history", home=home)
+        report = result.report()
+        assert result.status == 5 and report["verdict"] == "churn" and contract_problems(report) == []
+        assert report["attempts"] == 2
+        churn = next(f for f in report["findings"] if f["code"] == "churn")
+        assert churn["severity"] == "info" and "projection_mismatch" in churn["detail"]
+
+
+def test_reruns_bounds_the_attempts_after_a_conflict(served: Served, home: Path) -> None:
+    once = cli(
+        "verify", served.url("drifting"), "--json", "--no-history", "--reruns", "0", home=home
+    ).report()
+    default = cli("verify", served.url("drifting"), "--json", "--no-history", home=home).report()
+    twice = cli(
+        "verify", served.url("drifting"), "--json", "--no-history", "--reruns", "2", home=home
+    ).report()
+    assert (once["attempts"], default["attempts"], twice["attempts"]) == (1, 2, 3)
+    assert once["verdict"] == default["verdict"] == twice["verdict"] == "nonconformant"
+
+
+def test_the_unactivated_call_is_probed_with_and_without_params(served: Served, home: Path) -> None:
+    """`paramless` refuses `params: {}` without the activation but answers a request with no
+    `params`: that probe alone carries `unactivated_call_answered`, and its request has no params."""
+    report = cli("verify", served.url("paramless"), "--json", "--no-history", home=home).report()
+    assert report["verdict"] == "nonconformant" and contract_problems(report) == []
+    probes = {probe["name"]: probe for probe in report["probes"]}
+    assert probes["unactivated_call"]["request"].get("params") == {}
+    assert "params" not in probes["unactivated_call_no_params"]["request"]
+    answered = [f for f in report["findings"] if f["code"] == "unactivated_call_answered"]
+    assert [f.get("probe") for f in answered] == ["unactivated_call_no_params"]
+
+
+# --- keys, who ran it, the history -------------------------------------------------------------
+
+
+class _FileHandler(BaseHTTPRequestHandler):
+    """Serves one file's bytes at every path (a JWKS URL for `--keys`)."""
+
+    body = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_keys_from_a_file_or_a_url_or_the_cards_own_jku(served: Served, home: Path) -> None:
+    url = served.url("steady")
+    alone = cli("verify", url, "--json", "--no-history", home=home).report()
+    assert alone["card"]["signature"]["status"] == "unverifiable"
+    assert "card_signature_unverifiable" in codes(alone) and alone["verdict"] == "conformant"
+    from_file = cli("verify", url, "--json", "--no-history", "--keys", str(served.keys), home=home).report()
+    handler = type("Keys", (_FileHandler,), {"body": served.keys.read_bytes()})
+    with serving(handler) as server:
+        keys_url = f"{base_url(server)}/keys.jwks"
+        from_url = cli("verify", url, "--json", "--no-history", "--keys", keys_url, home=home).report()
+    jku = cli("verify", url, "--json", "--no-history", "--allow-jku", home=home).report()
+    for report in (from_file, from_url, jku):
+        signature = report["card"]["signature"]
+        assert (signature["status"], signature["form"]) == ("verified", "served")
+        assert signature["kid"] and signature["alg"] and report["findings"] == []
+    forged = cli("verify", served.url("forged"), "--json", "--no-history", "--allow-jku", home=home)
+    assert forged.status == 1 and forged.report()["card"]["signature"]["status"] == "invalid"
+    assert "card_signature_invalid" in codes(forged.report())
+    missing = cli("verify", url, "--json", "--no-history", "--keys", str(home / "none.jwks"), home=home)
+    assert missing.status == 2 and missing.out == ""
+
+
+def test_as_and_runner_decide_ran_by_and_standing(served: Served, home: Path) -> None:
+    url = served.url("steady")
+    for extra, role, standing in (
+        ((), "self", "claim"),
+        (("--as", "self", "--runner", "me"), "self", "claim"),
+        (("--as", "independent", "--runner", "acme-ci"), "independent", "evidence"),
+        (("--as", "platform", "--runner", "market"), "platform", "evidence"),
+    ):
+        report = cli("verify", url, "--json", "--no-history", *extra, home=home).report()
+        assert report["ran_by"]["role"] == role and report["standing"] == standing
+        assert report["run_attestation"]["status"] == "unsigned"
+        assert report["run_attestation"]["role"] == role
+        if "--runner" in extra:
+            assert report["ran_by"]["name"] == report["run_attestation"]["runner"] == extra[-1]
+
+
+def _recorded(home: Path) -> int:
+    return len(cli("history", "--home", str(home), home=home).out.splitlines()[1:])
+
+
+def test_runs_are_recorded_in_the_home_unless_no_history(served: Served, tmp_path: Path) -> None:
+    url = served.url("silent")
+    flag_home, env_home = tmp_path / "flag", tmp_path / "env"
+    assert cli("verify", url, "--home", str(flag_home), home=tmp_path / "elsewhere").status == 4
+    assert cli("verify", url, home=env_home).status == 4  # INTERVIEW_EXPLORER_HOME
+    assert cli("verify", url, "--no-history", home=env_home).status == 4
+    assert _recorded(flag_home) == 1 and _recorded(env_home) == 1
+    assert not (tmp_path / "elsewhere").exists()
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """A minimal agent that records the headers of every JSON-RPC call and refuses them all."""
+
+    seen: list[dict[str, str]] = []
+
+    def do_GET(self) -> None:
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        card = {
+            "name": "Recorder",
+            "supportedInterfaces": [
+                {"url": f"{base}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            ],
+            "capabilities": {"extensions": [{"uri": INTERVIEW, "required": False}]},
+            "skills": [],
+        }
+        self._send(200, json.dumps(card).encode())
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.seen.append(dict(self.headers.items()))
+        self._send(200, b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32601, "message": "no"}}')
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_header_values_reach_the_agent_and_are_stored_nowhere(home: Path) -> None:
+    handler = type("Recorder", (_Recorder,), {"seen": []})
+    with serving(handler) as server:
+        headers = ("--header", "X-Audit-Literal: lit-3x7q", "--header", "X-Audit-Env: env:AUDIT_HEADER")
+        result = cli(
+            "verify", base_url(server), "--json", *headers, home=home, env={"AUDIT_HEADER": "env-9k2w"}
+        )
+    assert result.report()["verdict"] in VERDICTS
+    assert handler.seen and all(h.get("X-Audit-Literal") == "lit-3x7q" for h in handler.seen)
+    assert all(h.get("X-Audit-Env") == "env-9k2w" for h in handler.seen)
+    stored = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    assert stored  # the run was recorded
+    for secret in ("lit-3x7q", "env-9k2w"):
+        assert secret not in result.out and secret not in result.err and secret.encode() not in stored
