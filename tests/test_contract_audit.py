@@ -510,3 +510,141 @@ def test_header_values_reach_the_agent_and_are_stored_nowhere(home: Path) -> Non
     assert stored  # the run was recorded
     for secret in ("lit-3x7q", "env-9k2w"):
         assert secret not in result.out and secret not in result.err and secret.encode() not in stored
+
+
+# --- time bounds ---------------------------------------------------------------------------------
+
+
+class _Hang(BaseHTTPRequestHandler):
+    """Accepts and reads the request, then never answers (`where`: the card or the JSON-RPC calls)."""
+
+    where = "card"
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        if self.where == "card":
+            time.sleep(30)
+            return
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        interface = {"url": f"{base}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        card = {"name": "Hang", "supportedInterfaces": [interface],
+                "capabilities": {"extensions": [{"uri": INTERVIEW}]}, "skills": []}  # fmt: skip
+        body = json.dumps(card).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        time.sleep(30)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("where", ["card", "rpc"])
+def test_an_agent_that_never_answers_is_unreachable_within_about_twice_the_timeout(
+    where: str, home: Path
+) -> None:
+    timeout = 2.0
+    handler = type("Hang", (_Hang,), {"where": where})
+    with serving(handler) as server:
+        began = time.monotonic()
+        result = cli(
+            "verify", base_url(server), "--json", "--no-history", "--timeout", str(timeout), home=home
+        )
+        took = time.monotonic() - began
+        server.shutdown()
+    report = result.report()
+    assert result.status == 3 and report["verdict"] == "unreachable"
+    assert "timeout" in codes(report)
+    assert took < 2 * timeout + 3.0  # the process's own start-up included
+
+
+# --- many agents -------------------------------------------------------------------------------------
+
+
+def _card_files(tmp_path: Path, count: int) -> list[str]:
+    """Cards that do not declare the interview (not_offered without a network)."""
+    paths = []
+    for i in range(count):
+        path = tmp_path / f"card{i}.json"
+        path.write_text(
+            json.dumps({"name": f"c{i}", "supportedInterfaces": [], "skills": []}), encoding="utf-8"
+        )
+        paths.append(str(path))
+    return paths
+
+
+def test_targets_from_arguments_and_a_list_split_by_shard(tmp_path: Path, home: Path) -> None:
+    """Positions count over the arguments then the list (comments and blank lines skipped);
+    `--shard I/N` keeps p mod N == I-1, so the shards partition the list."""
+    cards = _card_files(tmp_path, 7)
+    listed = "# the rest\n\n" + "\n  # indented comment\n".join(cards[2:]) + "\n   \n"
+    shards = []
+    for index in (1, 2, 3):
+        shard = ("--shard", f"{index}/3")
+        result = cli(
+            "verify",
+            cards[0],
+            cards[1],
+            "--from",
+            "-",
+            *shard,
+            "--json",
+            "--no-history",
+            home=home,
+            stdin=listed,
+        )
+        assert result.status == 0  # not_offered is neutral with many targets
+        shards.append(sorted(line["target"] for line in result.lines()))
+        assert all(line["verdict"] == "not_offered" for line in result.lines())
+        assert result.err.count("\n") == 1
+    assert shards == [sorted(cards[p] for p in range(7) if p % 3 == i) for i in range(3)]
+    for bad in ("0/3", "4/3", "1/0", "x"):
+        refused = cli("verify", *cards, "--shard", bad, "--json", home=home)
+        assert refused.status == 2 and refused.out == ""
+
+
+def test_the_exit_status_of_many_targets(served: Served, home: Path) -> None:
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    cases = (
+        (("steady", "silent"), (), 0),
+        (("steady",), (dead,), 3),
+        (("steady", "drifting", "silent"), (dead,), 1),
+    )
+    for names, extra, status in cases:
+        result = cli("verify", *(served.url(n) for n in names), *extra, "--json", "--no-history", home=home)
+        assert result.status == status, (names, extra)
+        assert len(result.lines()) == len(names) + len(extra)
+    for served_churn in _serve(home.parent / "churn", "--only", "churning"):
+        churned = cli(
+            "verify", served_churn.url("churning"), dead, served.url("silent"), "--no-history", home=home
+        )
+        assert churned.status == 5
+
+
+def test_history_import_records_a_transcript_once_and_refuses_one_that_lies(
+    served: Served, tmp_path: Path, home: Path
+) -> None:
+    transcripts = tmp_path / "transcripts"
+    swept = cli("verify", served.url("steady"), served.url("drifting"), "--no-history", "--transcripts",
+                str(transcripts), home=home)  # fmt: skip
+    assert swept.status == 1
+    files = sorted(transcripts.glob("*.json"))
+    assert len(files) == 2
+    other = tmp_path / "other-home"
+    first = cli("history", "import", *map(str, files), "--home", str(other), home=home)
+    again = cli("history", "import", *map(str, files), "--home", str(other), home=home)
+    assert first.status == 0 and again.status == 0
+    assert _recorded(other) == 2
+    lie = json.loads(files[0].read_text(encoding="utf-8"))
+    stated = lie["report"]["verdict"]
+    lie["report"]["verdict"] = "conformant" if stated != "conformant" else "nonconformant"
+    liar = tmp_path / "liar.json"
+    liar.write_text(json.dumps(lie), encoding="utf-8")
+    refused = cli("history", "import", str(liar), "--home", str(tmp_path / "third"), home=home)
+    assert refused.status != 0 and "liar.json" in refused.err
+    assert _recorded(tmp_path / "third") == 0
