@@ -648,3 +648,184 @@ def test_history_import_records_a_transcript_once_and_refuses_one_that_lies(
     refused = cli("history", "import", str(liar), "--home", str(tmp_path / "third"), home=home)
     assert refused.status != 0 and "liar.json" in refused.err
     assert _recorded(tmp_path / "third") == 0
+
+
+# --- finding codes a small loopback agent can trigger ----------------------------------------------
+
+SKILLS = ["s-one", "s-two"]
+
+
+def _mini_card(base: str) -> dict[str, Any]:
+    interface = {"url": f"{base}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    return {
+        "name": "Mini",
+        "version": "1.0.0",
+        "build": 2**60,  # an integer past +-(2^53-1): lossy in many JSON parsers
+        "supportedInterfaces": [interface],
+        "capabilities": {"extensions": [{"uri": INTERVIEW, "required": False}]},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": s, "name": s, "description": f"does {s}", "tags": []} for s in SKILLS],
+    }
+
+
+def _card_projection(member: str, value: Any) -> dict[str, Any]:
+    return {"source": {"document": "card", "member": member}, "value": value}
+
+
+HONEST: dict[str, Any] = {
+    "identity": {
+        "question": "identity",
+        "declared": True,
+        "projections": [_card_projection("/name", "Mini")],
+    },
+    "capabilities": {
+        "question": "capabilities",
+        "declared": True,
+        "projections": [_card_projection(f"/skills/{i}/id", s) for i, s in enumerate(SKILLS)],
+    },
+    "usage": {
+        "question": "usage",
+        "declared": True,
+        "projections": [_card_projection("/defaultInputModes", ["text/plain"])],
+    },
+    "terms": {"question": "terms", "declared": False, "projections": []},
+    "refusals": {
+        "question": "refusals",
+        "declared": True,
+        "projections": [_card_projection(f"/skills/{i}/id", s) for i, s in enumerate(SKILLS)],
+    },
+    # The seed's standard refusal, `detail` included (the verifier requires all four members).
+    "refusal": {
+        "refused": True,
+        "reason": "out_of_scope",
+        "detail": "no declared skill matches",
+        "declared_skills": SKILLS,
+    },
+}
+
+
+class _Mini(BaseHTTPRequestHandler):
+    """A conformant agent with an unsigned card and no terms; `spoil` replaces one answer
+    (a question's name, or `refusal` for the closure probes' refusal)."""
+
+    spoil: dict[str, Any] = {}
+
+    def do_GET(self) -> None:
+        self._send(_mini_card(f"http://127.0.0.1:{self.server.server_address[1]}"), {})
+
+    def do_POST(self) -> None:
+        call = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        answers = {**HONEST, **self.spoil}
+        method, params = call.get("method", ""), call.get("params") or {}
+        activated = INTERVIEW in (self.headers.get("A2A-Extensions") or "")
+        question = method.removeprefix("interview/")
+        if not activated or not method.startswith("interview/"):
+            body: dict[str, Any] = {"error": {"code": -32601, "message": "Method not found"}}
+        elif question not in QUESTIONS or params.get("skill") not in (None, *SKILLS):
+            body = {"result": answers["refusal"]}
+        else:
+            body = {"result": answers[question]}
+        self._send(
+            {"jsonrpc": "2.0", "id": call.get("id"), **body},
+            {"A2A-Extensions": INTERVIEW} if activated else {},
+        )
+
+    def _send(self, value: Any, headers: dict[str, str]) -> None:
+        body = json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, text in headers.items():
+            self.send_header(name, text)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _interview_mini(home: Path, **spoil: Any) -> Result:
+    handler = type("Mini", (_Mini,), {"spoil": spoil})
+    with serving(handler) as server:
+        return cli("verify", base_url(server), "--json", "--no-history", home=home)
+
+
+def _with(name: str, **members: Any) -> dict[str, Any]:
+    return {**HONEST[name], **members}
+
+
+SPOILS: dict[str, dict[str, Any]] = {
+    "projection_mismatch": {"identity": _with("identity", projections=[_card_projection("/name", "Maxi")])},
+    "pointer_unresolved": {
+        "identity": _with("identity", projections=[_card_projection("/nickname", "Mini")])
+    },
+    "source_invalid": {
+        "identity": _with(
+            "identity", projections=[{"source": {"document": "web", "member": "/name"}, "value": "Mini"}]
+        )
+    },
+    "answer_extra_member": {
+        "identity": _with("identity", projections=[{**_card_projection("/name", "Mini"), "note": "extra"}])
+    },
+    "answer_shape_invalid": {"identity": _with("identity", question="usage")},
+    "terms_fabricated": {
+        "terms": _with("terms", declared=True, projections=[_card_projection("/name", "Mini")])
+    },
+    "refusals_boundary_mismatch": {
+        "refusals": _with("refusals", projections=[_card_projection("/skills/0/id", "s-one")])
+    },
+    "refusal_shape_invalid": {"refusal": {**HONEST["refusal"], "reason": "because"}},
+    "refusal_skills_mismatch": {"refusal": {**HONEST["refusal"], "declared_skills": ["s-one"]}},
+    "lossy_number": {"identity": _with("identity", projections=[_card_projection("/build", 2**60)])},
+}
+
+
+def test_an_honest_small_agent_is_conformant(home: Path) -> None:
+    result = _interview_mini(home)
+    report = result.report()
+    assert result.status == 0 and report["verdict"] == "conformant", report["findings"]
+    assert contract_problems(report) == []
+    assert codes(report) == {"card_unsigned", "terms_not_declared"}
+    assert report["card"]["signature"]["status"] == "unsigned"
+
+
+@pytest.mark.parametrize("code", sorted(SPOILS))
+def test_each_kind_of_wrong_answer_gets_its_code(code: str, home: Path) -> None:
+    result = _interview_mini(home, **SPOILS[code])
+    report = result.report()
+    assert code in codes(report), report["findings"]
+    assert contract_problems(report) == []
+    assert (result.status, report["verdict"]) == (
+        (0, "conformant") if SEVERITY[code] == "warning" else (1, "nonconformant")
+    )
+    assert all(f["severity"] == SEVERITY[f["code"]] for f in report["findings"] if f["code"] in SEVERITY)
+
+
+def test_findings_come_in_the_contracts_order(home: Path) -> None:
+    """Several findings on several questions and probes at once: card first, then the questions in
+    their order, then the probes, members lexicographic within each."""
+    spoil = {**SPOILS["refusal_skills_mismatch"], **SPOILS["source_invalid"], **SPOILS["terms_fabricated"]}
+    spoil["usage"] = _with(
+        "usage",
+        projections=[
+            _card_projection("/defaultOutputModes", ["x"]),
+            _card_projection("/defaultInputModes", ["y"]),
+        ],
+    )
+    report = _interview_mini(home, **spoil).report()
+    assert contract_problems(report) == []
+    groups = [_finding_group(f) for f in report["findings"]]
+    assert groups == sorted(groups) and len(set(groups)) >= 4
+    usage = [f["member"] for f in report["findings"] if f.get("question") == "usage" and f.get("member")]
+    assert usage == ["/defaultInputModes", "/defaultOutputModes"]
+
+
+def test_a_refusal_without_detail_is_not_the_standard_refusal(home: Path) -> None:
+    """Seed section 6 gives the standard refusal as exactly four members; the verifier holds an
+    agent to all four (docs/CONTRACT.md says so at `refusal_shape_invalid`)."""
+    terse = {key: value for key, value in HONEST["refusal"].items() if key != "detail"}
+    report = _interview_mini(home, refusal=terse).report()
+    shapes = [f for f in report["findings"] if f["code"] == "refusal_shape_invalid"]
+    assert shapes and all(f.get("member") == "/detail" for f in shapes)
+    assert report["verdict"] == "nonconformant"
