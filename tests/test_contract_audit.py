@@ -829,3 +829,217 @@ def test_a_refusal_without_detail_is_not_the_standard_refusal(home: Path) -> Non
     shapes = [f for f in report["findings"] if f["code"] == "refusal_shape_invalid"]
     assert shapes and all(f.get("member") == "/detail" for f in shapes)
     assert report["verdict"] == "nonconformant"
+
+
+# --- signed evidence -----------------------------------------------------------------------------------
+
+
+def _pae(payload_type: str, body: bytes) -> bytes:
+    """The DSSE pre-authentication encoding (DSSE v1 protocol)."""
+    kind = payload_type.encode()
+    return b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(body), body)
+
+
+def _thumbprint(jwk: Mapping[str, Any]) -> str:
+    """RFC 7638 thumbprint of an OKP key: SHA-256 of its required members, sorted, no spaces."""
+    import base64
+    import hashlib
+
+    required = json.dumps({k: jwk[k] for k in ("crv", "kty", "x")}, separators=(",", ":"), sort_keys=True)
+    return base64.urlsafe_b64encode(hashlib.sha256(required.encode()).digest()).rstrip(b"=").decode()
+
+
+def test_a_signed_run_is_a_dsse_in_toto_attestation_that_reads_as_evidence_offline(
+    served: Served, tmp_path: Path, home: Path
+) -> None:
+    import base64
+    import hashlib
+    import urllib.request
+
+    import jcs
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    key = tmp_path / "runner.pem"
+    made = cli("keygen", "--out", str(key), home=home)
+    assert made.status == 0 and key.stat().st_mode & 0o777 == 0o600
+    assert "PRIVATE KEY" in key.read_text(encoding="ascii") and "PRIVATE" not in made.out
+    jwks = json.loads(made.out)
+    (jwk,) = jwks["keys"]
+    public = tmp_path / "runner.jwks"
+    public.write_text(made.out, encoding="utf-8")
+
+    url = served.url("steady")
+    signed = cli(
+        "verify",
+        url,
+        "--json",
+        "--sign-key",
+        str(key),
+        "--runner",
+        "acme-ci",
+        "--as",
+        "independent",
+        "--keys",
+        str(served.keys),
+        home=home,
+    )
+    report = signed.report()
+    assert signed.status == 0 and report["standing"] == "evidence"
+    attestation = report["run_attestation"]
+    assert (attestation["status"], attestation["runner"], attestation["role"]) == (
+        "verified",
+        "acme-ci",
+        "independent",
+    )
+    assert attestation["keyid"] == _thumbprint(jwk)
+
+    transcript_file = tmp_path / "run.json"
+    assert cli("export", "1", "--format", "json", "-o", str(transcript_file), home=home).status == 0
+    envelope_file = tmp_path / "run.intoto.json"
+    assert cli("export", "1", "--format", "intoto", "-o", str(envelope_file), home=home).status == 0
+    transcript = json.loads(transcript_file.read_text(encoding="utf-8"))
+    envelope = json.loads(envelope_file.read_text(encoding="utf-8"))
+    assert transcript["run_attestation"] == envelope
+    assert envelope["payloadType"] == "application/vnd.in-toto+json"
+    body = base64.b64decode(envelope["payload"])
+    (signature,) = envelope["signatures"]
+    assert signature["keyid"] == _thumbprint(jwk)
+    raw_key = base64.urlsafe_b64decode(jwk["x"] + "=" * (-len(jwk["x"]) % 4))
+    Ed25519PublicKey.from_public_bytes(raw_key).verify(
+        base64.b64decode(signature["sig"]), _pae(envelope["payloadType"], body)
+    )  # raises when the signature is not over the PAE
+    statement = json.loads(body)
+    assert statement["predicateType"] == "https://slsa.dev/verification_summary/v1"
+    subjects = {s["name"]: s["digest"]["sha256"] for s in statement["subject"]}
+    served_card = urllib.request.urlopen(url, timeout=10).read()  # noqa: S310 - loopback
+    assert subjects[url] == hashlib.sha256(served_card).hexdigest()
+    unsigned_transcript = {k: v for k, v in transcript.items() if k != "run_attestation"}
+    assert subjects["transcript"] == hashlib.sha256(jcs.canonicalize(unsigned_transcript)).hexdigest()
+    assert len(subjects) >= 4  # the card, steady's two committed proposals, the transcript
+    predicate = statement["predicate"]
+    assert predicate["resourceUri"] == url and predicate["policy"]["uri"] == INTERVIEW
+    assert predicate["verificationResult"] == "PASSED" and "acme-ci" in predicate["verifier"]["id"]
+    assert predicate["timeVerified"]
+
+    trusted = cli(
+        "verify", "--offline", str(transcript_file), "--json", "--trust-runner", str(public), home=home
+    )
+    assert (
+        trusted.report()["standing"] == "evidence"
+        and trusted.report()["run_attestation"]["status"] == "verified"
+    )
+    assert "evidence_unverified" not in codes(trusted.report())
+    untrusted = cli("verify", "--offline", str(transcript_file), "--json", home=home).report()
+    assert untrusted["standing"] == "claim" and untrusted["run_attestation"]["status"] == "unknown_signer"
+    assert "evidence_unverified" in codes(untrusted)
+    transcript["report"]["verdict"] = "nonconformant"  # the verdict is recomputed from the bytes
+    altered = tmp_path / "altered.json"
+    altered.write_text(json.dumps(transcript), encoding="utf-8")
+    again = cli("verify", "--offline", str(altered), "--json", "--trust-runner", str(public), home=home)
+    assert again.report()["verdict"] == "conformant" and again.status == 0
+    assert again.report()["standing"] == "claim" and "evidence_unverified" in codes(again.report())
+    self_signed = cli(
+        "verify", url, "--json", "--sign-key", str(key), "--as", "self", "--no-history", home=home
+    )
+    assert self_signed.status == 2 and self_signed.out == ""
+
+
+# --- agents that require authentication ----------------------------------------------------------------
+
+
+def test_credentials_come_from_the_environment_or_a_file_never_a_literal(
+    served: Served, tmp_path: Path, home: Path
+) -> None:
+    url = served.url("guarded-bearer")
+    secret = served.agents["guarded-bearer"].env["INTERVIEW_EXPLORER_DEMO_BEARER"]
+    literal = cli("verify", url, "--json", "--bearer", secret, home=home)
+    assert literal.status == 2 and literal.out == "" and secret not in literal.err
+    without = cli("verify", url, "--json", "--no-history", home=home)
+    report = without.report()
+    assert without.status == 3 and report["verdict"] == "unreachable"
+    required = [f for f in report["findings"] if f["code"] == "auth_required"]
+    assert required and "--bearer" in required[0]["detail"]
+    token_file = tmp_path / "token"
+    token_file.write_text(secret + "\n", encoding="utf-8")
+    by_file = cli("verify", url, "--json", "--bearer", f"file:{token_file}", home=home)
+    by_env = cli(
+        "verify", url, "--json", "--bearer", "env:AUDIT_TOKEN", home=home, env={"AUDIT_TOKEN": secret}
+    )
+    for result in (by_file, by_env):
+        assert result.status == 0 and result.report()["verdict"] == "conformant"
+        assert secret not in result.out and secret not in result.err
+    stored = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    assert stored and secret.encode() not in stored
+    wrong = cli("verify", url, "--json", "--no-history", "--bearer", "env:AUDIT_TOKEN", home=home,
+                env={"AUDIT_TOKEN": "not-the-token"})  # fmt: skip
+    assert wrong.status == 3 and "auth_required" in codes(wrong.report())
+    assert "not-the-token" not in wrong.out
+
+
+def test_a_refused_client_secret_is_auth_failed_and_unreachable(served: Served, home: Path) -> None:
+    from explorer.demo.guard import CLIENT_ID
+
+    url = served.url("guarded-oauth2")
+    result = cli(
+        "verify",
+        url,
+        "--json",
+        "--no-history",
+        "--oauth2-client-id",
+        CLIENT_ID,
+        "--oauth2-client-secret",
+        "env:AUDIT_SECRET",
+        home=home,
+        env={"AUDIT_SECRET": "wrong-secret-4k"},
+    )
+    report = result.report()
+    assert result.status == 3 and report["verdict"] == "unreachable"
+    failed = [f for f in report["findings"] if f["code"] == "auth_failed"]
+    assert failed and failed[0]["severity"] == "error" and "invalid_client" in failed[0]["detail"]
+    assert "wrong-secret-4k" not in result.out and "wrong-secret-4k" not in result.err
+
+
+# --- card files -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"name": "a", "name": "b"}',
+        b'{"name": NaN}',
+        b"[1, 2]",
+        b"\xff\xfe{}",
+        b"[" * 5000 + b"]" * 5000,
+        b"nope",
+    ],
+    ids=["duplicate-keys", "nan", "array", "not-utf8", "too-deep", "not-json"],
+)
+def test_a_card_that_is_not_strict_json_is_card_malformed_and_unreachable(
+    body: bytes, tmp_path: Path, home: Path
+) -> None:
+    card = tmp_path / "card.json"
+    card.write_bytes(body)
+    result = cli("verify", str(card), "--json", "--no-history", home=home)
+    report = result.report()
+    assert result.status == 3 and report["verdict"] == "unreachable"
+    assert "card_malformed" in codes(report)
+
+
+def test_a_card_that_declares_the_interview_without_a_json_rpc_interface_is_unreachable(
+    tmp_path: Path, home: Path
+) -> None:
+    card = tmp_path / "card.json"
+    grpc = {"url": "http://127.0.0.1:9/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    card.write_text(
+        json.dumps(
+            {
+                "name": "G",
+                "supportedInterfaces": [grpc],
+                "capabilities": {"extensions": [{"uri": INTERVIEW}]},
+                "skills": [],
+            }
+        ),
+        encoding="utf-8",
+    )
+    result = cli("verify", str(card), "--json", "--no-history", home=home)
+    assert result.status == 3 and "no_jsonrpc_interface" in codes(result.report())
