@@ -1043,3 +1043,86 @@ def test_a_card_that_declares_the_interview_without_a_json_rpc_interface_is_unre
     )
     result = cli("verify", str(card), "--json", "--no-history", home=home)
     assert result.status == 3 and "no_jsonrpc_interface" in codes(result.report())
+
+
+class _Watched(_Mini):
+    """The small agent with a bearer scheme (or, with `offer` false, without the interview),
+    its JSON-RPC interface on this origin and its card recording what each request carried."""
+
+    offer = True
+    requests: list[tuple[str, str, dict[str, str]]] = []
+
+    def do_GET(self) -> None:
+        self.requests.append(("GET", self.path, dict(self.headers.items())))
+        card = _mini_card(f"http://127.0.0.1:{self.server.server_address[1]}")
+        card["securitySchemes"] = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
+        card["securityRequirements"] = [{"schemes": {"bearer": {"list": []}}}]
+        if not self.offer:
+            card["capabilities"] = {}
+        self._send(card, {})
+
+    def do_POST(self) -> None:
+        self.requests.append(("POST", self.path, dict(self.headers.items())))
+        super().do_POST()
+
+
+def test_the_card_is_fetched_without_credentials_and_the_calls_carry_them(home: Path) -> None:
+    handler = type("Watched", (_Watched,), {"requests": []})
+    with serving(handler) as server:
+        result = cli("verify", base_url(server), "--json", "--no-history", "--bearer", "env:AUDIT_TOKEN",
+                     home=home, env={"AUDIT_TOKEN": "tok-7y3"})  # fmt: skip
+    assert result.report()["verdict"] == "conformant", result.report()["findings"]
+    gets = [headers for method, _, headers in handler.requests if method == "GET"]
+    posts = [headers for method, _, headers in handler.requests if method == "POST"]
+    assert gets and not any("Authorization" in h for h in gets)
+    assert posts and all(h.get("Authorization") == "Bearer tok-7y3" for h in posts)
+
+
+def test_a_card_without_the_interview_is_not_offered_and_nothing_is_asked(home: Path) -> None:
+    handler = type("Watched", (_Watched,), {"requests": [], "offer": False})
+    with serving(handler) as server:
+        result = cli("verify", base_url(server), "--json", "--no-history", home=home)
+    report = result.report()
+    assert result.status == 4 and report["verdict"] == "not_offered"
+    assert "interview_not_declared" in codes(report)
+    assert not [f for f in report["findings"] if f["severity"] == "error"]  # absence is neutral
+    assert [method for method, _, _ in handler.requests] == ["GET"]  # the card, and nothing asked
+
+
+class _Counting(BaseHTTPRequestHandler):
+    """Card files that do not declare the interview, each served slowly; counts requests in flight."""
+
+    lock = threading.Lock()
+    now = 0
+    peak = 0
+
+    def do_GET(self) -> None:
+        cls = type(self)
+        with cls.lock:
+            cls.now += 1
+            cls.peak = max(cls.peak, cls.now)
+        time.sleep(0.3)
+        with cls.lock:
+            cls.now -= 1
+        body = json.dumps({"name": self.path, "supportedInterfaces": [], "skills": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("jobs", "bound"), [(3, 3), (32, 8)])
+def test_jobs_bounds_the_interviews_in_flight_and_one_host_is_never_flooded(
+    jobs: int, bound: int, home: Path
+) -> None:
+    handler = type("Counting", (_Counting,), {"lock": threading.Lock(), "now": 0, "peak": 0})
+    with serving(handler) as server:
+        urls = [f"{base_url(server)}/agent{i}/.well-known/agent-card.json" for i in range(24)]
+        result = cli("verify", "--from", "-", "--jobs", str(jobs), "--json", "--no-history", home=home,
+                     stdin="\n".join(urls))  # fmt: skip
+    assert result.status == 0 and len(result.lines()) == 24
+    assert 1 < handler.peak <= bound
