@@ -347,6 +347,13 @@ def test_json_prints_one_object_and_the_exit_status_follows_the_verdict(served: 
         and report["card"]["signature"]["form"] == "served"
     )
     assert report["attempts"] == 1 and report["findings"] == []
+    import hashlib
+    import urllib.request
+
+    import jcs
+
+    card = json.loads(urllib.request.urlopen(served.url("steady"), timeout=10).read())  # noqa: S310 - loopback
+    assert report["card"]["sha256"] == hashlib.sha256(jcs.canonicalize(card)).hexdigest()
     assert "[1] card:" in steady.err  # progress goes to stderr
     for name, status in (("drifting", 1), ("silent", 4)):
         result = cli("verify", served.url(name), "--json", "--no-history", home=home)
@@ -788,6 +795,9 @@ def test_an_honest_small_agent_is_conformant(home: Path) -> None:
     assert contract_problems(report) == []
     assert codes(report) == {"card_unsigned", "terms_not_declared"}
     assert report["card"]["signature"]["status"] == "unsigned"
+    for name in QUESTIONS:  # each question holds the raw answer as received
+        assert report["questions"][name]["answer"] == HONEST[name]
+    assert report["card"]["layout"] == "v1.0"
 
 
 @pytest.mark.parametrize("code", sorted(SPOILS))
@@ -1126,3 +1136,15 @@ def test_jobs_bounds_the_interviews_in_flight_and_one_host_is_never_flooded(
                      stdin="\n".join(urls))  # fmt: skip
     assert result.status == 0 and len(result.lines()) == 24
     assert 1 < handler.peak <= bound
+
+
+def test_ndjson_lines_come_in_completion_order(tmp_path: Path, home: Path) -> None:
+    (fast,) = _card_files(tmp_path, 1)
+    handler = type("Hang", (_Hang,), {"where": "card"})
+    with serving(handler) as server:
+        slow = base_url(server)
+        result = cli("verify", slow, fast, "--json", "--no-history", "--timeout", "2", home=home)
+        server.shutdown()
+    assert [line["target"] for line in result.lines()] == [fast, slow]
+    assert [line["verdict"] for line in result.lines()] == ["not_offered", "unreachable"]
+    assert result.status == 3
