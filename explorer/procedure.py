@@ -203,7 +203,10 @@ def _endpoint(card: Card, card_ex: Exchange) -> tuple[str, str] | None:
     iface = card.jsonrpc
     if iface is None:
         return None
-    url = iface.url if card_ex.method == "FILE" else urljoin(card_ex.url, iface.url)
+    try:
+        url = iface.url if card_ex.method == "FILE" else urljoin(card_ex.url, iface.url)
+    except ValueError:  # a malformed URL in the card: asked as written, each call records why it fails
+        url = iface.url
     return (url, iface.family) if is_url(url) else None
 
 
@@ -381,7 +384,10 @@ class _Attempt:
         verification = public.get("verification") if isinstance(public, Mapping) else None
         named = verification.get("verificationKeyUrl") if isinstance(verification, Mapping) else None
         if isinstance(named, str) and named:
-            key_url = urljoin(card_url, named)
+            try:
+                key_url = urljoin(card_url, named)
+            except ValueError:  # a malformed URL in the agent's document: fetched as written, and fails
+                key_url = named
         if not is_url(key_url):
             self.tell("openclasp", f"OpenClasp key URL {key_url!r} is not an http(s) URL; not fetched")
             return

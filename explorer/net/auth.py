@@ -156,9 +156,22 @@ SHARED_TOKENS = TokenCache()
 # --- choosing what to send -------------------------------------------------------------------
 
 
+def _join(base: str, url: str) -> str:
+    """`url` resolved against `base`; as written when the card's URL is malformed (`http://[::1`),
+    so `token_url_refusal` refuses it with a finding instead of a ValueError ending the run."""
+    try:
+        return urljoin(base, url)
+    except ValueError:
+        return url
+
+
 def token_url_refusal(url: str) -> str | None:
     """Why a client secret may not be sent to this token URL: https, or plain http on loopback."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port outside 0-65535
+    except ValueError as exc:
+        return f"the token URL {url[:300]} is not a valid URL ({exc}); the client secret is not sent"
     if parts.scheme == "https" and parts.hostname:
         return None
     if parts.scheme == "http" and is_loopback_host(url):
@@ -230,7 +243,7 @@ def _token_request(
             else "the card's OAuth 2.0 client credentials flow names no tokenUrl"
         )
         return None, f"{where}; give one with --oauth2-token-url", card_url
-    url = urljoin(card_url, url) if _is_web(card_url) else url
+    url = _join(card_url, url) if _is_web(card_url) else url
     refusal = token_url_refusal(url)
     if refusal is not None:
         return None, refusal, url
@@ -366,7 +379,7 @@ class AuthSession:
         for name, scheme in security.schemes.items():
             if scheme.kind != "openIdConnect" or not scheme.discovery_url:
                 continue
-            url = urljoin(card_url, scheme.discovery_url) if _is_web(card_url) else scheme.discovery_url
+            url = _join(card_url, scheme.discovery_url) if _is_web(card_url) else scheme.discovery_url
             if token_url_refusal(url) is not None:
                 self.say(f"OpenID Connect discovery {url[:300]} not fetched: not https (or loopback http)")
                 continue
@@ -375,7 +388,7 @@ class AuthSession:
             said = "token endpoint found" if found else f"no token_endpoint ({ex.problem() or 'none named'})"
             self.say(f"OpenID Connect discovery {url[:300]}: {said}")
             if found:
-                schemes[name] = replace(scheme, token_url=urljoin(url, found))
+                schemes[name] = replace(scheme, token_url=_join(url, found))
         return replace(security, schemes=schemes)
 
     async def ensure(self, *, renew: bool = False) -> bool:

@@ -30,7 +30,14 @@ Say = Callable[[str], None]
 
 
 def is_url(target: str) -> bool:
-    return urlsplit(target).scheme.lower() in ("http", "https")
+    """Whether `target` is an http(s) URL, by its scheme. Never raises: a URL an agent wrote
+    with a malformed authority ("http://[::1/rpc") is still a URL, and fetching it records why
+    it cannot be fetched (a finding), where a ValueError here would end the run."""
+    try:
+        scheme = urlsplit(target).scheme
+    except ValueError:
+        scheme = target.partition(":")[0].strip()
+    return scheme.lower() in ("http", "https")
 
 
 def read_card_file(path: Path, max_bytes: int, attempt: int = 1) -> Exchange:

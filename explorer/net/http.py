@@ -365,7 +365,9 @@ class Fetcher:
             hop.error = "timeout"
         except httpx.InvalidURL as exc:
             hop.error = f"transport: invalid URL ({exc})"
-        except (httpx.HTTPError, OSError, ValueError) as exc:  # UnicodeError is a ValueError
+        except (httpx.HTTPError, OSError, ValueError, OverflowError) as exc:
+            # UnicodeError is a ValueError; a port outside 0-65535 (an agent's URL) is an
+            # OverflowError from connect(). Either is this request's failure, never the run's.
             hop.error = f"transport: {_reason(exc)}"
         return hop
 
