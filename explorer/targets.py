@@ -31,8 +31,32 @@ _OPENCLASP_PATH = re.compile(r"/(a|agents)/[^/]+")
 
 
 def _is_url(target: str) -> bool:
-    parts = urlsplit(target)
+    try:
+        parts = urlsplit(target)
+    except ValueError:  # "http://[::1": an http(s) URL all the same, refused by `url_problem`
+        return False
     return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
+def url_problem(target: str) -> str | None:
+    """Why an http(s) target cannot be used (an unclosed IPv6 bracket, a port outside 0-65535,
+    a password in it), or None; also for every target of a sweep. A target is recorded (history,
+    transcripts, JUnit, the report), so one with a password is refused without repeating it."""
+    text = target.strip()
+    if text.partition(":")[0].lower() not in ("http", "https"):
+        return None
+    shown = repr(text if len(text) <= 80 else text[:79] + "…")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises for a port outside 0-65535
+    except ValueError as exc:
+        return f"{shown} is not a valid URL ({exc})"
+    if parts.password is not None:
+        return (
+            "a target URL carries a password (user:password@), which would be recorded with it; "
+            "pass credentials with --header, --bearer or --api-key"
+        )
+    return None
 
 
 def _close(word: str, names: Iterable[str]) -> list[str]:
@@ -54,6 +78,9 @@ def target_problem(
     agents = list(agents)
     if not text:
         return f"the target is empty; {WHAT_A_TARGET_IS}"
+    bad = url_problem(text)
+    if bad is not None:
+        return bad
     if _is_url(text) or text in agents or _HOST.match(text):
         return None
     if openclasp_base and "/" not in text:

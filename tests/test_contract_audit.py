@@ -1148,3 +1148,99 @@ def test_ndjson_lines_come_in_completion_order(tmp_path: Path, home: Path) -> No
     assert [line["target"] for line in result.lines()] == [fast, slow]
     assert [line["verdict"] for line in result.lines()] == ["not_offered", "unreachable"]
     assert result.status == 3
+
+
+# --- malformed URLs: the user's are usage errors, an agent's are findings ------------------------------
+
+
+@pytest.mark.parametrize(
+    "target", ["http://[::1", "http://127.0.0.1:99999/", "https://127.0.0.1:-1/card.json"]
+)
+def test_a_malformed_target_url_is_a_usage_error_not_a_traceback(
+    target: str, tmp_path: Path, home: Path
+) -> None:
+    (card,) = _card_files(tmp_path, 1)
+    for argv in ((target,), (card, target)):
+        result = cli("verify", *argv, "--json", "--no-history", home=home)
+        assert result.status == 2 and result.out == "", result.err
+        assert "Traceback" not in result.err and "not a valid URL" in result.err
+
+
+def test_a_target_with_a_password_is_refused_without_repeating_it(tmp_path: Path, home: Path) -> None:
+    (card,) = _card_files(tmp_path, 1)
+    target = "http://someone:pw-5r8t@127.0.0.1:9/"
+    for argv in ((target,), (card, target)):
+        result = cli("verify", *argv, "--json", home=home)
+        assert result.status == 2 and result.out == "" and "password" in result.err
+        assert "pw-5r8t" not in result.err
+    assert not home.exists() or b"pw-5r8t" not in b"".join(
+        p.read_bytes() for p in home.rglob("*.sqlite3")
+    )
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/rpc", "http://[::1/rpc", "http://127.0.0.1:-1/rpc"])
+def test_an_agents_malformed_interface_url_is_a_finding_not_a_traceback(
+    url: str, tmp_path: Path, home: Path
+) -> None:
+    card = tmp_path / "card.json"
+    interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    card.write_text(
+        json.dumps(
+            {
+                "name": "B",
+                "supportedInterfaces": [interface],
+                "capabilities": {"extensions": [{"uri": INTERVIEW}]},
+                "skills": [],
+            }
+        ),
+        encoding="utf-8",
+    )
+    result = cli("verify", str(card), "--json", "--no-history", home=home)
+    report = result.report()
+    assert result.status == 3 and report["verdict"] == "unreachable" and "Traceback" not in result.err
+    assert all(report["questions"][q]["status"] == "error" for q in QUESTIONS)
+
+
+class _BadTokenUrl(_Mini):
+    """Requires an OAuth 2.0 scheme whose token URL (or OpenID Connect discovery URL) is malformed."""
+
+    kind = "oauth2"
+
+    def do_GET(self) -> None:
+        card = _mini_card(f"http://127.0.0.1:{self.server.server_address[1]}")
+        if self.kind == "oauth2":
+            flows = {"clientCredentials": {"tokenUrl": "http://[::1/token", "scopes": {}}}
+            card["securitySchemes"] = {"o": {"oauth2SecurityScheme": {"flows": flows}}}
+        else:
+            card["securitySchemes"] = {
+                "o": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "http://[::1/oidc"}}
+            }
+        card["securityRequirements"] = [{"schemes": {"o": {"list": []}}}]
+        self._send(card, {})
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(401)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.mark.parametrize("kind", ["oauth2", "openIdConnect"])
+def test_a_malformed_token_url_in_the_card_is_auth_failed_not_a_traceback(kind: str, home: Path) -> None:
+    handler = type("BadTokenUrl", (_BadTokenUrl,), {"kind": kind})
+    with serving(handler) as server:
+        result = cli(
+            "verify",
+            base_url(server),
+            "--json",
+            "--no-history",
+            "--oauth2-client-id",
+            "me",
+            "--oauth2-client-secret",
+            "env:AUDIT_SECRET",
+            home=home,
+            env={"AUDIT_SECRET": "s-2n4"},
+        )
+    report = result.report()
+    assert result.status == 3 and report["verdict"] == "unreachable" and "Traceback" not in result.err
+    assert "auth_failed" in codes(report)

@@ -299,6 +299,7 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
         listed = listed_targets(args.target, args.from_)
         if not listed:
             raise UsageError("no targets: give them as arguments or one per line with --from FILE|-")
+        _check_urls(listed)
         positions = list(enumerate(listed))
         if args.shard is not None:
             positions = shard(positions, *args.shard)
@@ -337,6 +338,17 @@ def _exit_status(tally: Tally, listed: int) -> int:
     if listed == 1 and tally.done == 1 and len(verdicts) == 1:
         return verdict_exit(verdicts[0])
     return tally.exit_status()
+
+
+def _check_urls(listed: Sequence[str]) -> None:
+    """A target URL that cannot be used (malformed, a password in it) is a usage error up front,
+    as for one target, naming its line among the targets; other targets are left to the sweep."""
+    from explorer.targets import url_problem
+
+    for position, given in enumerate(listed, start=1):
+        problem = url_problem(given)
+        if problem is not None:
+            raise UsageError(f"target {position}: {problem}")
 
 
 def sign_or_keep(run: Run, key: RunnerKey, target: str) -> Run:
