@@ -1244,3 +1244,12 @@ def test_a_malformed_token_url_in_the_card_is_auth_failed_not_a_traceback(kind: 
     report = result.report()
     assert result.status == 3 and report["verdict"] == "unreachable" and "Traceback" not in result.err
     assert "auth_failed" in codes(report)
+
+
+def test_a_list_saved_with_a_byte_order_mark_and_crlf_reads_every_target(tmp_path: Path, home: Path) -> None:
+    cards = _card_files(tmp_path, 2)
+    listed = tmp_path / "list.txt"
+    listed.write_bytes(("\ufeff" + "\r\n".join(cards) + "\r\n").encode("utf-8"))
+    result = cli("verify", "--from", str(listed), "--json", "--no-history", home=home)
+    assert sorted(line["target"] for line in result.lines()) == sorted(cards)
+    assert {line["verdict"] for line in result.lines()} == {"not_offered"} and result.status == 0

@@ -19,6 +19,7 @@ from explorer.net.gate import HostGate
 def test_a_list_skips_blank_lines_comments_and_spaces() -> None:
     text = "# fleet\n\n  http://a.example/  \n#http://skipped\nhttp://b.example/\r\n\t\n"
     assert target_lines(text) == ["http://a.example/", "http://b.example/"]
+    assert target_lines("\ufeff" + text) == target_lines(text)  # a byte order mark (Notepad)
 
 
 @pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "x/2", "2", "-1/3", "1/3/4", ""])

@@ -32,9 +32,10 @@ class ShardError(ValueError):
 
 
 def target_lines(text: str) -> list[str]:
-    """The targets of a list: one per line, blank lines and `#` comments skipped."""
+    """The targets of a list: one per line, blank lines and `#` comments skipped. A byte order
+    mark at the start (a list saved by a Windows editor) is not part of the first target."""
     out: list[str] = []
-    for line in text.splitlines():
+    for line in text.removeprefix("\ufeff").splitlines():
         item = line.strip()
         if item and not item.startswith("#"):
             out.append(item)
