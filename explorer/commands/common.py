@@ -213,11 +213,10 @@ def plan_of(
     except PlanError as exc:
         raise UsageError(str(exc)) from None
     if check:
-        from explorer.demo.variants import VARIANTS
         from explorer.targets import target_problem
 
         base = options.openclasp_base
-        problem = target_problem(wanted, agents=config.agents, demo=VARIANTS, openclasp_base=base)
+        problem = target_problem(wanted, agents=config.agents, demo=_DemoNames(), openclasp_base=base)
         if problem is not None:
             raise UsageError(problem)
     if url != wanted:
@@ -295,3 +294,13 @@ def read_runs(args: argparse.Namespace, *run_ids: int) -> list[tuple[RunSummary,
     unknown id or an unreadable history."""
     with open_history(args) as history:
         return [(history.summary(run_id), history.load(run_id)) for run_id in run_ids]
+
+
+class _DemoNames:
+    """The reference agents' names, loaded only when a target that names nothing is explained
+    (a URL or a file, nearly every target, never needs them)."""
+
+    def __iter__(self) -> Iterator[str]:
+        from explorer.demo.variants import VARIANTS
+
+        return iter(VARIANTS)
