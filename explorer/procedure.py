@@ -442,6 +442,17 @@ def _evaluate(
     return attestation.apply(report, attestation.unsigned(report, live=True))
 
 
+def failed_report(target: str, options: Options, error: str) -> dict[str, Any]:
+    """The report of an interview that raised (a bug of ours, never the agent's doing: network
+    trouble is in a report, not raised): unreachable, nothing asked, `error` naming what failed,
+    and every member the contract requires, so a sweep's NDJSON line is still a complete report."""
+    role = options.role if options.role in ROLES else "self"
+    ran_by = {"name": options.runner or default_runner(), "role": role}
+    now = now_rfc3339()
+    report = _evaluate([], {}, target, ran_by, now, now)
+    return {**report, "error": f"the interview could not be run: {error}"}
+
+
 async def run_interview(
     target: str, options: Options, progress: ProgressCallback | None = None, *, gate: HostGate | None = None
 ) -> Run:

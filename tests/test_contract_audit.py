@@ -1173,9 +1173,7 @@ def test_a_target_with_a_password_is_refused_without_repeating_it(tmp_path: Path
         result = cli("verify", *argv, "--json", home=home)
         assert result.status == 2 and result.out == "" and "password" in result.err
         assert "pw-5r8t" not in result.err
-    assert not home.exists() or b"pw-5r8t" not in b"".join(
-        p.read_bytes() for p in home.rglob("*.sqlite3")
-    )
+    assert not home.exists() or b"pw-5r8t" not in b"".join(p.read_bytes() for p in home.rglob("*.sqlite3"))
 
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:99999/rpc", "http://[::1/rpc", "http://127.0.0.1:-1/rpc"])
@@ -1253,3 +1251,34 @@ def test_a_list_saved_with_a_byte_order_mark_and_crlf_reads_every_target(tmp_pat
     result = cli("verify", "--from", str(listed), "--json", "--no-history", home=home)
     assert sorted(line["target"] for line in result.lines()) == sorted(cards)
     assert {line["verdict"] for line in result.lines()} == {"not_offered"} and result.status == 0
+
+
+def test_an_interview_that_raises_still_gives_a_complete_report_line_and_a_junit_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bug of ours inside one interview of a sweep (simulated: no real agent can make the
+    verifier raise once it is fixed) leaves every other target's report alone, and its own NDJSON
+    line is still a complete unreachable report with its target; the JUnit file has its suite."""
+    import explorer.sweep
+    from explorer.cli import main
+
+    cards = _card_files(tmp_path, 2)
+    real = explorer.sweep._interview
+
+    async def flaky(target: str, options: Any, *, gate: Any = None) -> Any:
+        if target == cards[1]:
+            raise RuntimeError("simulated bug")
+        return await real(target, options, gate=gate)
+
+    monkeypatch.setattr(explorer.sweep, "_interview", flaky)
+    junit = tmp_path / "out.xml"
+    status = main(["verify", *cards, "--json", "--no-history", "--junit", str(junit)])
+    out, err = capsys.readouterr()
+    lines = {line["target"]: line for line in map(json.loads, out.splitlines())}
+    assert status == 3 and sorted(lines) == sorted(cards)
+    broken = lines[cards[1]]
+    assert broken["verdict"] == "unreachable" and contract_problems(broken) == []
+    assert "simulated bug" in broken["error"] and "simulated bug" in err
+    assert lines[cards[0]]["verdict"] == "not_offered"
+    suites = [suite.get("name") for suite in ET.parse(junit).getroot().iter("testsuite")]
+    assert sorted(suites) == sorted(cards)

@@ -193,12 +193,18 @@ class _Outputs:
         self._progress()
 
     def _failed(self, done: Finished) -> None:
+        """An interview that raised: said on stderr, and still a complete (unreachable) report on
+        stdout and a suite in the JUnit file, so a sweep's outputs stay one per target."""
         from explorer.core.text import safe_text
+        from explorer.procedure import failed_report
 
         self.tally.add("unreachable")
         say(f"{safe_text(done.job.target, limit=300)}: the interview failed: {done.error}", COMMAND)
+        report = failed_report(done.job.target, done.job.options, str(done.error))
+        if self.junit is not None:
+            self.junit.add_report(report, name=done.job.target, seconds=done.seconds)
         if self.args.json:
-            self._write_line({"target": done.job.target, "verdict": "unreachable", "error": done.error})
+            self._write_line(report)
 
     def _finished(self, run: Run, target: str, seconds: float) -> None:
         from explorer.store.sweep_files import SweepFileError, write_transcript

@@ -22,8 +22,9 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from explorer.core import junit
@@ -97,7 +98,11 @@ class JUnitWriter:
             raise SweepFileError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
     def add(self, run: Run, *, name: str | None = None, seconds: float = 0.0) -> None:
-        suite = junit.suite(run.report, name=name, seconds=seconds)
+        self.add_report(run.report, name=name, seconds=seconds)
+
+    def add_report(self, report: Mapping[str, Any], *, name: str | None = None, seconds: float = 0.0) -> None:
+        """A suite for a report that has no run behind it (an interview that raised)."""
+        suite = junit.suite(report, name=name, seconds=seconds)
         self.tests += suite.tests
         self.failures += suite.failures
         self.skipped += suite.skipped
