@@ -373,8 +373,9 @@ class Fetcher:
 
     async def _build(self, ask: _Ask, headers: dict[str, str]) -> tuple[httpx.AsyncClient, httpx.Request]:
         if not self.limits.public_only:
-            client = self._client_for(httpx.URL(ask.url).scheme)
-            return client, client.build_request(ask.method, ask.url, headers=headers, content=ask.body)
+            url = httpx.URL(ask.url)  # parsed once: the client takes the parsed URL as it is
+            client = self._client_for(url.scheme)
+            return client, client.build_request(ask.method, url, headers=headers, content=ask.body)
         pin: PinnedTarget = await resolve_public(ask.url)
         pinned = httpx.URL(ask.url).copy_with(host=pin.address, port=pin.port)
         headers = {**headers, "Host": pin.hostname}
