@@ -722,7 +722,9 @@ class _Mini(BaseHTTPRequestHandler):
         self._send(_mini_card(f"http://127.0.0.1:{self.server.server_address[1]}"), {})
 
     def do_POST(self) -> None:
-        call = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self._reply(json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0))))
+
+    def _reply(self, call: dict[str, Any]) -> None:
         answers = {**HONEST, **self.spoil}
         method, params = call.get("method", ""), call.get("params") or {}
         activated = INTERVIEW in (self.headers.get("A2A-Extensions") or "")
@@ -1282,3 +1284,92 @@ def test_an_interview_that_raises_still_gives_a_complete_report_line_and_a_junit
     assert lines[cards[0]]["verdict"] == "not_offered"
     suites = [suite.get("name") for suite in ET.parse(junit).getroot().iter("testsuite")]
     assert sorted(suites) == sorted(cards)
+
+
+class _Guarded(_Mini):
+    """The small agent behind one security scheme (`scheme`: api-key header, api-key query,
+    oauth2 client credentials with its token endpoint on this origin); records every request."""
+
+    scheme = "apikey-header"
+    requests: list[tuple[str, str, dict[str, str], bytes]] = []
+
+    def _card(self) -> dict[str, Any]:
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        card = _mini_card(base)
+        if self.scheme == "oauth2":
+            flows = {"clientCredentials": {"tokenUrl": f"{base}/token", "scopes": {"read:card": "", "x": ""}}}
+            card["securitySchemes"] = {"o": {"oauth2SecurityScheme": {"flows": flows}}}
+            card["securityRequirements"] = [{"schemes": {"o": {"list": ["read:card"]}}}]
+        else:
+            where = "header" if self.scheme == "apikey-header" else "query"
+            card["securitySchemes"] = {
+                "k": {"apiKeySecurityScheme": {"location": where, "name": "X-Audit-Key"}}
+            }
+            card["securityRequirements"] = [{"schemes": {"k": {"list": []}}}]
+        return card
+
+    def do_GET(self) -> None:
+        self.requests.append(("GET", self.path, dict(self.headers.items()), b""))
+        self._send(self._card(), {})
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.requests.append(("POST", self.path, dict(self.headers.items()), body))
+        if self.path == "/token":
+            self._send({"access_token": "tok-issued-6q", "token_type": "Bearer", "expires_in": 600}, {})
+            return
+        wanted = (
+            ("Authorization", "Bearer tok-issued-6q") if self.scheme == "oauth2" else ("X-Audit-Key", "k-8v1")
+        )
+        if self.headers.get(wanted[0]) != wanted[1]:
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self._reply(json.loads(body))
+
+
+def _guarded(scheme: str, home: Path, *options: str, env: Mapping[str, str]) -> tuple[Result, list[Any]]:
+    handler = type("Guarded", (_Guarded,), {"scheme": scheme, "requests": []})
+    with serving(handler) as server:
+        result = cli("verify", base_url(server), "--json", "--no-history", *options, home=home, env=env)
+    return result, handler.requests
+
+
+def test_an_api_key_goes_in_the_header_the_card_names(home: Path) -> None:
+    result, requests = _guarded(
+        "apikey-header", home, "--api-key", "env:AUDIT_KEY", env={"AUDIT_KEY": "k-8v1"}
+    )
+    assert result.status == 0 and result.report()["verdict"] == "conformant"
+    posts = [headers for method, _, headers, _ in requests if method == "POST"]
+    assert posts and all(h.get("X-Audit-Key") == "k-8v1" for h in posts)
+    assert not any("X-Audit-Key" in h for method, _, h, _ in requests if method == "GET")
+    assert "k-8v1" not in result.out and "k-8v1" not in result.err
+
+
+def test_an_api_key_in_the_query_is_a_scheme_the_explorer_cannot_satisfy(home: Path) -> None:
+    result, _ = _guarded("apikey-query", home, "--api-key", "env:AUDIT_KEY", env={"AUDIT_KEY": "k-8v1"})
+    report = result.report()
+    assert "auth_scheme_unsupported" in codes(report)
+    assert (
+        next(f for f in report["findings"] if f["code"] == "auth_scheme_unsupported")["severity"] == "warning"
+    )
+    assert report["verdict"] == "unreachable" and "auth_required" in codes(report)
+
+
+def test_client_credentials_fetch_one_token_for_the_cards_scopes_and_the_secret_goes_only_there(
+    home: Path,
+) -> None:
+    options = ("--oauth2-client-id", "me", "--oauth2-client-secret", "env:AUDIT_SECRET")
+    result, requests = _guarded("oauth2", home, *options, env={"AUDIT_SECRET": "cs-3j9"})
+    assert result.status == 0 and result.report()["verdict"] == "conformant", result.report()["findings"]
+    token_requests = [(headers, body) for method, path, headers, body in requests if path == "/token"]
+    assert len(token_requests) == 1
+    headers, body = token_requests[0]
+    from urllib.parse import parse_qs
+
+    form = parse_qs(body.decode())
+    assert form["grant_type"] == ["client_credentials"] and form.get("scope") == ["read:card"]
+    others = [(h, b) for method, path, h, b in requests if path != "/token"]
+    assert others and not any("cs-3j9" in json.dumps(h) or b"cs-3j9" in b for h, b in others)
+    assert "cs-3j9" not in result.out and "tok-issued-6q" not in result.out
