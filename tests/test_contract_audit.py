@@ -702,7 +702,8 @@ HONEST: dict[str, Any] = {
         "declared": True,
         "projections": [_card_projection(f"/skills/{i}/id", s) for i, s in enumerate(SKILLS)],
     },
-    # The seed's standard refusal, `detail` included (the verifier requires all four members).
+    # The standard refusal (interview extension, section 6), `detail` included (the verifier
+    # requires all four members).
     "refusal": {
         "refused": True,
         "reason": "out_of_scope",
@@ -834,8 +835,8 @@ def test_findings_come_in_the_contracts_order(home: Path) -> None:
 
 
 def test_a_refusal_without_detail_is_not_the_standard_refusal(home: Path) -> None:
-    """Seed section 6 gives the standard refusal as exactly four members; the verifier holds an
-    agent to all four (docs/CONTRACT.md says so at `refusal_shape_invalid`)."""
+    """The interview extension, section 6, gives the standard refusal as exactly four members; the
+    verifier holds an agent to all four (docs/CONTRACT.md says so at `refusal_shape_invalid`)."""
     terse = {key: value for key, value in HONEST["refusal"].items() if key != "detail"}
     report = _interview_mini(home, refusal=terse).report()
     shapes = [f for f in report["findings"] if f["code"] == "refusal_shape_invalid"]
