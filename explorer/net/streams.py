@@ -26,6 +26,7 @@ import httpx
 
 # The stream buffer: a read returns at most what httpcore asks for (64 KiB), never more.
 _BUFFER = 64 * 1024
+_HAPPY_EYEBALLS_DELAY = 0.25
 
 
 class _Stream(httpcore.AsyncNetworkStream):
@@ -116,7 +117,13 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
-                    host, port, limit=_BUFFER, local_addr=(local_address, 0) if local_address else None
+                    host,
+                    port,
+                    limit=_BUFFER,
+                    local_addr=(local_address, 0) if local_address else None,
+                    # Like anyio's connect: a host with an unreachable IPv6 address and a working
+                    # IPv4 one is not stuck on the first until the timeout (RFC 8305).
+                    happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY,
                 )
         except TimeoutError as exc:
             raise httpcore.ConnectTimeout("timed out connecting") from exc
