@@ -330,6 +330,10 @@ def test_every_reference_agent_gets_its_printed_verdict_in_a_contract_shaped_rep
         report = reports[agent.url]
         assert contract_problems(report) == [], agent.name
         assert report["verdict"] == agent.expected, (agent.name, sorted(codes(report)))
+    # Other extensions' findings go in `extensions`, never in the verdict.
+    forged_platform = reports[served.url("openclasp-forged")]
+    assert "openclasp_attestation_invalid" in {f["code"] for f in forged_platform["extensions"]}
+    assert forged_platform["verdict"] == "conformant"
     assert result.err.count("\n") == 1 and "swept" in result.err
     assert result.status == 1  # nonconformant agents among them
     for secret in env.values():
@@ -1374,3 +1378,57 @@ def test_client_credentials_fetch_one_token_for_the_cards_scopes_and_the_secret_
     others = [(h, b) for method, path, h, b in requests if path != "/token"]
     assert others and not any("cs-3j9" in json.dumps(h) or b"cs-3j9" in b for h, b in others)
     assert "cs-3j9" not in result.out and "tok-issued-6q" not in result.out
+
+
+def test_a_runner_key_that_also_signs_the_agents_card_makes_the_result_a_claim(
+    tmp_path: Path, home: Path
+) -> None:
+    """Self-attested: the agent's own card is signed by the runner's key (kid its thumbprint), so
+    an `--as independent` run signed with that key is a claim, saying why, live and offline."""
+    import base64
+
+    import jcs
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    key = tmp_path / "runner.pem"
+    made = cli("keygen", "--out", str(key), home=home)
+    public = tmp_path / "runner.jwks"
+    public.write_text(made.out, encoding="utf-8")
+    (jwk,) = json.loads(made.out)["keys"]
+    private = load_pem_private_key(key.read_bytes(), password=None)
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    card = {"name": "Own", "supportedInterfaces": [], "skills": []}
+    protected = b64(json.dumps({"alg": "EdDSA", "kid": jwk["kid"]}).encode())
+    signing_input = f"{protected}.{b64(jcs.canonicalize(card))}".encode()
+    signature = b64(private.sign(signing_input))  # type: ignore[call-arg, union-attr]
+    card["signatures"] = [{"protected": protected, "signature": signature}]
+    card_file = tmp_path / "card.json"
+    card_file.write_text(json.dumps(card), encoding="utf-8")
+
+    live = cli(
+        "verify",
+        str(card_file),
+        "--json",
+        "--keys",
+        str(public),
+        "--sign-key",
+        str(key),
+        "--runner",
+        "me",
+        "--as",
+        "independent",
+        home=home,
+    )
+    report = live.report()
+    assert report["card"]["signature"]["status"] == "verified"
+    assert report["standing"] == "claim" and "evidence_unverified" in codes(report)
+    assert report["verdict"] == "not_offered" and live.status == 4
+    transcript = tmp_path / "run.json"
+    assert cli("export", "1", "--format", "json", "-o", str(transcript), home=home).status == 0
+    offline = cli("verify", "--offline", str(transcript), "--json", "--trust-runner", str(public), home=home)
+    assert offline.report()["standing"] == "claim"
+    unverified = [f for f in offline.report()["findings"] if f["code"] == "evidence_unverified"]
+    assert unverified and "self" in unverified[0]["detail"].lower()
