@@ -326,6 +326,7 @@ class _Attempt:
                 purpose=call.purpose,
                 attempt=self.attempt,
                 headers=call_headers(family, activated=call.activated),
+                credentials=True,  # only the calls: never the card, key set or proposals
             )
             label = call.purpose.split(":", 1)[1]
             self.tell(step, f"{label}: {_outcome(ex)}", call.question)

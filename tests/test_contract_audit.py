@@ -1432,3 +1432,64 @@ def test_a_runner_key_that_also_signs_the_agents_card_makes_the_result_a_claim(
     assert offline.report()["standing"] == "claim"
     unverified = [f for f in offline.report()["findings"] if f["code"] == "evidence_unverified"]
     assert unverified and "self" in unverified[0]["detail"].lower()
+
+
+class _Documents(_Watched):
+    """The watched bearer-guarded agent, with a committed proposal and a signature's `jku` on its
+    own origin, and a wrong identity answer so the run has a re-run (a second attempt)."""
+
+    spoil = SPOILS["pointer_unresolved"]
+
+    def do_GET(self) -> None:
+        import base64
+
+        self.requests.append(("GET", self.path, dict(self.headers.items())))
+        base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path == "/jwks.json":
+            self._send({"keys": []}, {})
+            return
+        if self.path == "/proposal.json":
+            self._send({"sow": "x"}, {})
+            return
+        card = _mini_card(base)
+        card["securitySchemes"] = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
+        card["securityRequirements"] = [{"schemes": {"bearer": {"list": []}}}]
+        terms = {
+            "sow_spec": "0.18.0-draft",
+            "proposals": [{"url": f"{base}/proposal.json", "digest": "sha256:" + "0" * 64}],
+        }
+        card["capabilities"]["extensions"].append(
+            {"uri": "https://agentsow.com/extensions/a2a-terms/v1", "params": terms}
+        )
+        header = json.dumps({"alg": "ES256", "kid": "k1", "jku": f"{base}/jwks.json"}).encode()
+        protected = base64.urlsafe_b64encode(header).rstrip(b"=").decode()
+        card["signatures"] = [{"protected": protected, "signature": "c2lnbmF0dXJl"}]
+        self._send(card, {})
+
+
+def test_credentials_never_go_to_the_card_key_set_or_proposals_also_on_a_re_run(home: Path) -> None:
+    """Contract: credentials go only to the JSON-RPC interface, never to a jku or proposal, and
+    the card is fetched without them. Here all of them share one origin, and the run re-runs."""
+    handler = type("Documents", (_Documents,), {"requests": []})
+    with serving(handler) as server:
+        bearer = ("--bearer", "env:AUDIT_TOKEN")
+        result = cli(
+            "verify",
+            base_url(server),
+            "--json",
+            "--no-history",
+            "--allow-jku",
+            *bearer,
+            home=home,
+            env={"AUDIT_TOKEN": "tok-5h2"},
+        )
+    report = result.report()
+    assert report["attempts"] == 2, report["findings"]
+    gets = {path: [] for method, path, _ in handler.requests if method == "GET"}
+    for method, path, headers in handler.requests:
+        if method == "GET":
+            gets[path].append(headers.get("Authorization"))
+    assert {"/jwks.json", "/proposal.json"} <= set(gets) and len(gets["/proposal.json"]) == 2
+    assert all(value is None for values in gets.values() for value in values), gets
+    posts = [headers.get("Authorization") for method, _, headers in handler.requests if method == "POST"]
+    assert posts and set(posts) == {"Bearer tok-5h2"}

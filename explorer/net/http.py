@@ -12,8 +12,11 @@ Nothing here raises for network or HTTP trouble: every outcome is an `Exchange` 
 not an exception to unwind. Secret headers (the user's `--header` values) go only to
 `secret_origin` and are recorded as `<redacted>`, so a transcript never holds a secret.
 Credentials chosen from the card's security schemes (`set_auth`) have their own origin, the
-JSON-RPC interface's; and every secret value the fetcher knows (`scrub`) is replaced by
-`<redacted>` wherever it would be recorded, even when an agent echoes it back in a body.
+JSON-RPC interface's, and go only on requests that ask for them (`post(..., credentials=True)`,
+the interview calls): a card, key set, proposal or discovery document served from that same
+origin is still fetched without them, on a re-run too. Every secret value the fetcher knows
+(`scrub`) is replaced by `<redacted>` wherever it would be recorded, even when an agent echoes
+it back in a body.
 
 A 429 that is waited out leaves two exchanges with the same purpose and attempt: the 429 and
 the retry. Readers take the last one as the answer and may report the first as rate limiting.
@@ -91,6 +94,7 @@ class _Ask:
     purpose: str
     attempt: int
     headers: Mapping[str, str] | None
+    credentials: bool = False  # carry the `set_auth` credentials (the interview calls only)
 
 
 @dataclass
@@ -227,10 +231,12 @@ class Fetcher:
         attempt: int = 1,
         headers: Mapping[str, str] | None = None,
         redact: Callable[[Exchange], Exchange] | None = None,
+        credentials: bool = False,
     ) -> Exchange:
         """A POST. The caller gets the exchange as received; what is recorded goes through
-        `redact` first (an OAuth token request's answer loses the issued tokens)."""
-        return await self._request(_Ask("POST", url, body, purpose, attempt, headers), redact)
+        `redact` first (an OAuth token request's answer loses the issued tokens). With
+        `credentials`, the `set_auth` credentials go along when the URL is on their origin."""
+        return await self._request(_Ask("POST", url, body, purpose, attempt, headers, credentials), redact)
 
     async def _request(self, ask: _Ask, redact: Callable[[Exchange], Exchange] | None = None) -> Exchange:
         exchange = await self._follow(ask)
@@ -337,7 +343,8 @@ class Fetcher:
             for name, value in self._secrets.items():
                 sent[name] = value
                 secret_names.add(name.lower())
-        if not bare and self._auth and self._auth_origin is not None and here == self._auth_origin:
+        credentialed = ask.credentials and not bare and self._auth_origin is not None
+        if credentialed and self._auth and here == self._auth_origin:
             for name, value in self._auth.items():
                 sent[name] = value
                 secret_names.add(name.lower())
