@@ -1334,8 +1334,10 @@ class _Guarded(_Mini):
         self._reply(json.loads(body))
 
 
-def _guarded(scheme: str, home: Path, *options: str, env: Mapping[str, str]) -> tuple[Result, list[Any]]:
-    handler = type("Guarded", (_Guarded,), {"scheme": scheme, "requests": []})
+def _guarded(
+    scheme: str, home: Path, *options: str, env: Mapping[str, str], spoil: Mapping[str, Any] | None = None
+) -> tuple[Result, list[Any]]:
+    handler = type("Guarded", (_Guarded,), {"scheme": scheme, "requests": [], "spoil": dict(spoil or {})})
     with serving(handler) as server:
         result = cli("verify", base_url(server), "--json", "--no-history", *options, home=home, env=env)
     return result, handler.requests
@@ -1493,3 +1495,12 @@ def test_credentials_never_go_to_the_card_key_set_or_proposals_also_on_a_re_run(
     assert all(value is None for values in gets.values() for value in values), gets
     posts = [headers.get("Authorization") for method, _, headers in handler.requests if method == "POST"]
     assert posts and set(posts) == {"Bearer tok-5h2"}
+
+
+def test_one_token_serves_every_attempt_of_a_run(home: Path) -> None:
+    options = ("--oauth2-client-id", "me", "--oauth2-client-secret", "env:AUDIT_SECRET")
+    result, requests = _guarded(
+        "oauth2", home, *options, env={"AUDIT_SECRET": "cs-3j9"}, spoil=SPOILS["pointer_unresolved"]
+    )
+    assert result.report()["attempts"] == 2 and result.report()["verdict"] == "nonconformant"
+    assert [path for _, path, _, _ in requests].count("/token") == 1
