@@ -1504,3 +1504,16 @@ def test_one_token_serves_every_attempt_of_a_run(home: Path) -> None:
     )
     assert result.report()["attempts"] == 2 and result.report()["verdict"] == "nonconformant"
     assert [path for _, path, _, _ in requests].count("/token") == 1
+
+
+@pytest.mark.parametrize("exchanges", ["x", [5], [None]])
+def test_a_malformed_transcript_is_a_usage_error_offline_and_refused_by_import(
+    exchanges: Any, tmp_path: Path, home: Path
+) -> None:
+    transcript = {"transcript_version": 1, "report": {}, "exchanges": exchanges, "keys": {}}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(transcript), encoding="utf-8")
+    offline = cli("verify", "--offline", str(path), "--json", home=home)
+    assert offline.status == 2 and offline.out == "" and "Traceback" not in offline.err
+    imported = cli("history", "import", str(path), home=home)
+    assert imported.status == 1 and "refused" in imported.err and "Traceback" not in imported.err

@@ -157,9 +157,12 @@ class Run:
     def from_transcript(cls, data: Mapping[str, Any]) -> Run:
         if not isinstance(data, Mapping) or data.get("transcript_version") != TRANSCRIPT_VERSION:
             raise ValueError("not an Interview Explorer transcript (transcript_version 1 expected)")
+        exchanges = data.get("exchanges") or []
+        if not isinstance(exchanges, list) or not all(isinstance(e, Mapping) for e in exchanges):
+            raise ValueError("exchanges must be a list of objects")
         return cls(
             report=dict(data.get("report") or {}),
-            exchanges=tuple(Exchange.from_json(e) for e in data.get("exchanges") or []),
+            exchanges=tuple(Exchange.from_json(e) for e in exchanges),
             keys=dict(data.get("keys") or {}),
             attestation=_mapping_or_none(data.get("run_attestation")),
         )
