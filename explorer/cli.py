@@ -116,6 +116,23 @@ def _mistyped_command(args_list: Sequence[str]) -> str | None:
     return f"unknown command {word!r}; did you mean `interview-explorer {meant}`? (commands: {listed})"
 
 
+EXIT_STDOUT_GONE = 141  # 128 + SIGPIPE, as a shell reports a command killed by a closed pipe
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout went away (`verify --json | head -c 100`): no traceback, and not
+    exit status 1, which would read as `nonconformant`. Later writes (the interpreter's flush at
+    exit) go to /dev/null so they cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in-process)
+        pass
+    return EXIT_STDOUT_GONE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help", "--version")):
@@ -128,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args._run(args))
         except KeyboardInterrupt:
             return 130
+        except BrokenPipeError:
+            return _stdout_gone()
     mistyped = _mistyped_command(args_list)
     if mistyped is not None:
         print(f"interview-explorer: {mistyped}", file=sys.stderr)

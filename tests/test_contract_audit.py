@@ -1517,3 +1517,19 @@ def test_a_malformed_transcript_is_a_usage_error_offline_and_refused_by_import(
     assert offline.status == 2 and offline.out == "" and "Traceback" not in offline.err
     imported = cli("history", "import", str(path), home=home)
     assert imported.status == 1 and "refused" in imported.err and "Traceback" not in imported.err
+
+
+def test_a_reader_that_closes_stdout_early_is_not_read_as_nonconformant(served: Served, home: Path) -> None:
+    """`verify --json | head -c 100` on a large report: exit 141 (a closed pipe), no traceback,
+    never 1 (nonconformant) as an uncaught BrokenPipeError made it."""
+    environment = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "verify", served.url("huge"), "--json", "--no-history"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=REPO,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err
