@@ -114,6 +114,10 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[tuple[int, int, int | bytes] | tuple[int, int, None, int]] | None = None,
     ) -> httpcore.AsyncNetworkStream:
+        if not 0 <= port <= 65535:
+            # An agent's URL can name any port; asyncio would fail on it outside OSError (an
+            # OverflowError, or an IndexError from the happy-eyeballs race), ending the run.
+            raise httpcore.ConnectError(f"port {port} is outside 0-65535")
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
