@@ -1533,3 +1533,60 @@ def test_a_reader_that_closes_stdout_early_is_not_read_as_nonconformant(served: 
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+class _Elsewhere(BaseHTTPRequestHandler):
+    """Another origin serving a key set and a proposal; records the headers it was sent."""
+
+    seen: list[dict[str, str]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(dict(self.headers.items()))
+        body = json.dumps({"keys": []} if "jwks" in self.path else {"sow": "x"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_headers_and_credentials_never_go_to_another_origin(home: Path) -> None:
+    """The card names a proposal and a jku on another host: `--header` values and `--bearer`
+    stay with the agent's origin."""
+    import base64
+
+    other = type("Elsewhere", (_Elsewhere,), {"seen": []})
+    with serving(other) as elsewhere:
+        far = base_url(elsewhere)
+
+        class Pointing(_Watched):
+            def do_GET(self) -> None:
+                self.requests.append(("GET", self.path, dict(self.headers.items())))
+                card = _mini_card(f"http://127.0.0.1:{self.server.server_address[1]}")
+                card["securitySchemes"] = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
+                card["securityRequirements"] = [{"schemes": {"bearer": {"list": []}}}]
+                proposal = {"url": f"{far}/proposal.json", "digest": "sha256:" + "0" * 64}
+                terms = {"sow_spec": "0.18.0-draft", "proposals": [proposal]}
+                card["capabilities"]["extensions"].append(
+                    {"uri": "https://agentsow.com/extensions/a2a-terms/v1", "params": terms}
+                )
+                header = json.dumps({"alg": "ES256", "kid": "k1", "jku": f"{far}/jwks.json"}).encode()
+                protected = base64.urlsafe_b64encode(header).rstrip(b"=").decode()
+                card["signatures"] = [{"protected": protected, "signature": "c2lnbmF0dXJl"}]
+                self._send(card, {})
+
+        handler = type("Pointing", (Pointing,), {"requests": []})
+        with serving(handler) as server:
+            options = ("--allow-jku", "--bearer", "env:AUDIT_TOKEN", "--header", "X-Audit: hv-4z")
+            result = cli("verify", base_url(server), "--json", "--no-history", *options, home=home,
+                         env={"AUDIT_TOKEN": "tok-9w"})  # fmt: skip
+    assert result.report()["verdict"] in VERDICTS
+    assert len(other.seen) >= 2  # the key set and the proposal were fetched
+    assert not any("X-Audit" in h or "Authorization" in h for h in other.seen), other.seen
+    posts = [h for method, _, h in handler.requests if method == "POST"]
+    assert posts and all(
+        h.get("X-Audit") == "hv-4z" and h.get("Authorization") == "Bearer tok-9w" for h in posts
+    )
