@@ -572,3 +572,33 @@ def test_a_card_that_declares_no_scheme_gets_no_credential(
     assert asked, _Spy.seen  # the questions were put to the spy
     assert all("authorization" not in {k.lower() for k in headers} for headers in asked)
     assert agent.guard is not None and agent.guard.secret not in out + err
+
+
+@pytest.mark.slow  # a subprocess fleet and a subprocess verify
+def test_the_line_demo_serve_prints_for_the_oauth2_agent_verifies_it(tmp_path: Path) -> None:
+    """`demo --serve` says on stderr, per guarded agent, a verify line with everything it needs
+    (the secret's variable, the client id, the keys file); pasted into a shell it is conformant."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "INTERVIEW_EXPLORER_HOME": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "demo", "--serve", "--only", "guarded-oauth2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stderr is not None
+        line = ""
+        for _ in range(20):
+            line = proc.stderr.readline()
+            if "guarded-oauth2: " in line:
+                break
+        command = line.split("guarded-oauth2: ", 1)[1].strip()
+        assert "--oauth2-client-id" in command and "env:INTERVIEW_EXPLORER_DEMO_OAUTH2_SECRET" in command
+        command = command.replace("interview-explorer ", f"{sys.executable} -m explorer ", 1)
+        clean = {k: v for k, v in env.items() if not k.startswith("INTERVIEW_EXPLORER_DEMO_")}
+        done = subprocess.run(["bash", "-c", command], env=clean, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)

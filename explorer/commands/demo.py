@@ -217,6 +217,13 @@ def _tell_keys(fleet: Any, crowd: Any, path: Path) -> None:
     if example is not None:
         line = f"interview-explorer verify {shlex.quote(example.card_url)} --keys {shlex.quote(str(path))}"
         print(f"demo:   {line}", file=sys.stderr)
+    for agent in agents:
+        if getattr(agent, "credentials", None) is None:
+            continue
+        exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in agent.env.items())
+        line = (f"{exports} interview-explorer verify {shlex.quote(agent.card_url)} "
+                f"--keys {shlex.quote(str(path))} {_usage(agent)}")
+        print(f"demo:   {agent.name}: {line}", file=sys.stderr)
     sys.stderr.flush()
 
 
