@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.screen import Screen
 
-from explorer.tui import safe
+from explorer.tui import collector, safe
 from explorer.tui.commands import ExplorerCommands, PaletteCommand
 from explorer.tui.context import AppContext, DemoAgent, ExplorerError
 
@@ -151,6 +151,9 @@ class ExplorerApp(App[int]):
             return
 
         def done(outcome: Outcome | None) -> None:
+            if outcome is None or outcome.error is not None:
+                collector.resume()  # nothing to draw: the collector is back on (the run's screen
+                # turns it back on itself once drawn, `InterviewScreen.on_mount`)
             if outcome is None:
                 self.notify("interview cancelled", severity="warning")
                 return

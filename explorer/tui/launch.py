@@ -10,7 +10,6 @@ from its bytes, its standing from its signature); anything else is interviewed l
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,13 +114,15 @@ def run_app(app: ExplorerApp, **run_options: Any) -> int:
     collections at exit walk every widget too (about 300 ms, so quitting felt slow): the whole
     launch-to-first-paint-and-quit took 1.17 s instead of 0.83 s (bench/startup.py). Nothing
     here holds a file open across that point: history writes commit and exports are written
-    and closed when they happen.
+    and closed when they happen. (`explorer.tui.collector` says when else the collector runs.)
     """
-    gc.freeze()
+    from explorer.tui import collector
+
+    collector.settle()
     try:
         result = app.run(**run_options)
     finally:
-        gc.freeze()
+        collector.settle()
     return int(result or 0)
 
 

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 
 from explorer.core.report import first_attempt_conflicts
-from explorer.tui import model, safe
+from explorer.tui import collector, model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.widgets.findings import FindingsList
@@ -107,6 +107,12 @@ class InterviewScreen(Screen[None]):
     def on_mount(self) -> None:
         if self.app.context.exit_when_ready:  # type: ignore[attr-defined]
             self.call_after_refresh(self.app.exit)
+        # A live run arrived with the collector paused: once drawn, it and its screen are frozen
+        # out of the collector's sight until this screen goes (`explorer.tui.collector`).
+        self.call_after_refresh(collector.resume, hold=True)
+
+    def on_unmount(self) -> None:
+        collector.release()
 
     def on_screen_resume(self) -> None:
         self.app.flush_warnings()  # type: ignore[attr-defined]  # e.g. why this run was not recorded
@@ -118,14 +124,24 @@ class InterviewScreen(Screen[None]):
         pane = self._panes.get(name)
         if pane is None:
             pane = self._panes[name] = QuestionPane(self.report, name, id=f"pane-{name}")
+            self._building()
             await self.query_one(f"#tab-{name}", TabPane).mount(pane)
         return pane
+
+    def _building(self) -> None:
+        """A pane is being built: the collector stays off until it is drawn, and when this is a
+        live run's held screen, the pane is then frozen with it (`explorer.tui.collector`)."""
+        if collector.paused():
+            return  # a live run still arriving: its screen's own `resume` (on_mount) covers this
+        collector.pause()
+        self.call_after_refresh(collector.resume, hold=collector.held())
 
     async def findings_list(self) -> FindingsList:
         """The findings list, built on first use like the question panes."""
         for found in self.query("#findings").results(FindingsList):
             return found
         listing = FindingsList(id="findings")
+        self._building()
         await self.query_one("#tab-findings", TabPane).mount(listing)
         listing.show(model.findings(self.report), model.extension_findings(self.report))
         return listing

@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Log, ProgressBar, Static
 
-from explorer.tui import model, safe
+from explorer.tui import collector, model, safe
 from explorer.tui.context import ExplorerError
 
 if TYPE_CHECKING:
@@ -111,6 +111,7 @@ class ProgressScreen(ModalScreen[Outcome | None]):
 
     def on_mount(self) -> None:
         self.query_one("#step", Static).update(Content.styled("starting…", "italic"))
+        collector.pause()  # until the run's screen is drawn, or the app is told it failed
         self.run_worker(self._interview, thread=True, exclusive=True, group="interview", name="interview")
 
     def _interview(self) -> None:
