@@ -38,7 +38,18 @@ from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel
 
-COLUMNS = ("verdict", "agent", "standing", "signature", "last change", "churn", "runs", "card URL")
+# Fixed widths, the same as the cells are clipped to: a row never needs measuring (a thousand
+# agents stay cheap) and no column is cut to its label's width.
+COLUMNS = (
+    ("verdict", 16),
+    ("agent", 34),
+    ("standing", 10),
+    ("signature", 14),
+    ("last change", 16),
+    ("churn", 5),
+    ("runs", 5),
+    ("card URL", 60),
+)
 REPAINT_EVERY = 0.25  # seconds between repaints while a sweep reports runs
 POLL_EVERY = 2.0  # seconds between looks for runs recorded by another process
 
@@ -104,7 +115,8 @@ class FleetScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(FleetTable)
-        table.add_columns(*COLUMNS)
+        for label, width in COLUMNS:
+            table.add_column(label, width=width)
         self._load_history()
         if self.targets:
             self.fleet.expect(self.targets)
