@@ -235,7 +235,12 @@ def typed_settings(args: argparse.Namespace) -> dict[str, Any]:
         raise UsageError(str(exc)) from None
 
 
-def load_trusted_keys(sources: Sequence[str], timeout: float, command: str) -> dict[str, Any]:
+def load_trusted_keys(
+    sources: Sequence[str],
+    timeout: float,
+    command: str,
+    what: str = "trusted keys (from --keys or the config file's keys)",
+) -> dict[str, Any]:
     """The public keys of every source as one JWKS (`{"keys": []}` for none), notes on stderr.
 
     Loaded before anything else is fetched, so an unusable source is a UsageError up front.
@@ -248,9 +253,9 @@ def load_trusted_keys(sources: Sequence[str], timeout: float, command: str) -> d
     try:
         keys, notes = load_keys_sync(sources, Limits(timeout=timeout))
     except KeysError as exc:
-        # The sources are the config file's `keys` and `--keys` together: name both, so a stale
-        # config entry is not blamed on a flag the user never passed.
-        raise UsageError(f"trusted keys (from --keys or the config file's keys): {exc}") from None
+        # `what` names every place the sources came from (for `--keys`, the flag and the config
+        # file's `keys`), so a stale config entry is not blamed on a flag never passed.
+        raise UsageError(f"{what}: {exc}") from None
     for note in notes:
         say(f"note: {note}", command)
     return keys

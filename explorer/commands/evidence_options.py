@@ -18,7 +18,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from explorer.commands.common import UsageError, say
+from explorer.commands.common import UsageError, load_trusted_keys, say
 
 if TYPE_CHECKING:
     from explorer.config import Config
@@ -94,7 +94,7 @@ def trusted_runners(sources: list[str], config: Config, timeout: float, command:
     from explorer.runner_keys import RunnerKeyError, load, trusted_set
 
     configured = [s if "://" in s else str(config_file_path(config, s)) for s in config.trusted_runners]
-    jwks = _runner_jwks([*sources, *configured], timeout, command)
+    jwks = load_trusted_keys([*sources, *configured], timeout, command, "--trust-runner")
     own = None
     if config.sign_key is not None:
         try:
@@ -112,20 +112,6 @@ def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Ru
     trusted = trusted_runners(getattr(args, "trust_runner", []), config_of(args), 10.0, command)
     return [assess_run(run, trusted) for run in runs]
 
-
-def _runner_jwks(sources: list[str], timeout: float, command: str) -> dict[str, Any]:
-    if not sources:
-        return {"keys": []}
-    from explorer.net.http import Limits
-    from explorer.net.keys import KeysError, load_keys_sync
-
-    try:
-        keys, notes = load_keys_sync(sources, Limits(timeout=timeout))
-    except KeysError as exc:
-        raise UsageError(f"--trust-runner: {exc}") from None
-    for note in notes:
-        say(f"note: {note}", command)
-    return keys
 
 
 def signed_run_fn(key: RunnerKey | None, target: str) -> Any:
