@@ -146,6 +146,7 @@ class _Attempt:
         self.findings.append(finding(code, detail, **where))
 
 
+@nogc.paused()
 def evaluate(
     exchanges: Sequence[Exchange],
     keys: Mapping[str, Any] | None,
@@ -161,25 +162,9 @@ def evaluate(
 
     `ran_by` is `{"name", "role"}` (an unknown or missing role is `self`); `discovered_via`
     overrides how the card was found when the caller knows better than the exchanges tell.
-    Runs with the cyclic garbage collector paused (`explorer.core.nogc`).
+    Runs with the cyclic garbage collector paused (`explorer.core.nogc`; each call enters the
+    pause afresh).
     """
-    with nogc.paused():
-        return _evaluate(exchanges, keys, target=target, ran_by=ran_by, started_at=started_at,
-                         finished_at=finished_at, explorer_version=explorer_version,
-                         discovered_via=discovered_via)
-
-
-def _evaluate(
-    exchanges: Sequence[Exchange],
-    keys: Mapping[str, Any] | None,
-    *,
-    target: str,
-    ran_by: Mapping[str, Any],
-    started_at: str,
-    finished_at: str,
-    explorer_version: str,
-    discovered_via: str | None,
-) -> dict[str, Any]:
     groups: dict[int, list[Exchange]] = {}
     for ex in exchanges:
         groups.setdefault(ex.attempt, []).append(ex)
