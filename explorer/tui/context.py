@@ -87,6 +87,7 @@ class AppContext:
     _trusted: Any = None  # thumbprint -> key of the runner keys trusted here (loaded on first use)
     _sign_key: Any = None  # the config's sign_key, loaded on first signed run (False: unusable)
     _marks: dict[int, str] = field(default_factory=dict)  # run id -> standing mark, once checked
+    _standings: dict[int, str] = field(default_factory=dict)  # run id -> claim | evidence, once checked
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -302,6 +303,7 @@ class AppContext:
                     self._marks[run_id] = standing_mark(self.load(run_id).report)
                 except ExplorerError:
                     self._marks[run_id] = "? unreadable"
+                    self._standings[run_id] = "claim"
         return {run_id: self._marks[run_id] for run_id in run_ids}
 
     # ---- signed evidence -------------------------------------------------------------------
@@ -382,10 +384,7 @@ class AppContext:
     def _fleet_standing(self, entry: Any, signed: bool) -> str:
         if not signed:
             return "claim"
-        mark = self._marks.get(entry.last_run_id)
-        if mark is None:
-            return "unchecked"
-        return "evidence" if mark.startswith("✓ evidence") else "claim"
+        return self._standings.get(entry.last_run_id, "unchecked")
 
     def agents(self) -> list[Any]:
         """The agents with runs (history `AgentSummary`), most recently run first."""
@@ -410,9 +409,11 @@ class AppContext:
         except Exception as exc:
             raise ExplorerError(f"cannot load run {run_id}: {exc}") from None
         if run.attestation is not None:
-            from explorer.tui.model import standing_mark
+            from explorer.core import view
 
-            self._marks[run_id] = standing_mark(run.report)  # the lists show it from now on
+            checked = view.ReportView.of(run.report)
+            self._marks[run_id] = checked.standing_mark()  # the lists show it from now on
+            self._standings[run_id] = checked.standing  # and the fleet view its standing
         return run
 
     def forget(self, run_id: int) -> None:
