@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.attestation import public_jwk, runner_keys
+from explorer.net.discovery import read_capped
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -116,13 +117,12 @@ def load(path: str | os.PathLike[str]) -> RunnerKey:
 
     source = Path(path).expanduser()
     try:
-        with source.open("rb") as fh:
-            data = fh.read(MAX_KEY_FILE_BYTES + 1)
+        data, too_large = read_capped(source, MAX_KEY_FILE_BYTES)
     except FileNotFoundError:
         raise RunnerKeyError(f"no key file at {source} (make one with: interview-explorer keygen)") from None
     except OSError as exc:
         raise RunnerKeyError(f"cannot read the key file {source}: {exc.strerror or exc}") from None
-    if len(data) > MAX_KEY_FILE_BYTES:
+    if too_large:
         raise RunnerKeyError(f"{source} is too large to be a key file")
     try:
         key = load_pem_private_key(data, password=None)
@@ -165,8 +165,7 @@ def trusted_from_files(paths: list[Path], own: Path | None = None) -> tuple[dict
     notes: list[str] = []
     for path in paths:
         try:
-            with path.expanduser().open("rb") as fh:
-                data = json.loads(fh.read(MAX_JWKS_FILE_BYTES + 1)[:MAX_JWKS_FILE_BYTES])
+            data = json.loads(read_capped(path.expanduser(), MAX_JWKS_FILE_BYTES)[0])
         except (OSError, ValueError) as exc:
             notes.append(f"trusted runner keys {path} not used: {exc}")
             continue

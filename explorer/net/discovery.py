@@ -40,6 +40,15 @@ def is_url(target: str) -> bool:
     return scheme.lower() in ("http", "https")
 
 
+def read_capped(path: Path, max_bytes: int) -> tuple[bytes, bool]:
+    """At most `max_bytes` of a local file, and whether it holds more: a file the user names
+    (a card, key set, key or secret) is read with the same cap as a fetch, never whole.
+    OSError (no such file, unreadable) is the caller's to word."""
+    with path.open("rb") as handle:
+        data = handle.read(max_bytes + 1)
+    return data[:max_bytes], len(data) > max_bytes
+
+
 def read_card_file(path: Path, max_bytes: int, attempt: int = 1) -> Exchange:
     """A local card as an Exchange (method FILE), size-capped like a fetch."""
     started, t0 = now_rfc3339(), time.perf_counter()
@@ -47,10 +56,9 @@ def read_card_file(path: Path, max_bytes: int, attempt: int = 1) -> Exchange:
     body = b""
     truncated = False
     try:
-        with path.open("rb") as handle:
-            body = handle.read(max_bytes + 1)
-        if len(body) > max_bytes:
-            body, truncated, error = body[:max_bytes], True, "body_too_large"
+        body, truncated = read_capped(path, max_bytes)
+        if truncated:
+            error = "body_too_large"
     except OSError as exc:
         error = f"transport: cannot read {path}: {exc.strerror or exc}"
     return Exchange(

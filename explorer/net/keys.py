@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.strict_json import StrictJsonError, parse
+from explorer.net.discovery import read_capped
 from explorer.net.http import Fetcher, Limits
 
 PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
@@ -72,13 +73,12 @@ def _decode(data: bytes, source: str) -> Any:
 def _read_file(source: str) -> bytes:
     path = Path(source).expanduser()
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_KEYS_BYTES + 1)
+        data, too_large = read_capped(path, MAX_KEYS_BYTES)
     except FileNotFoundError:
         raise KeysError(f"{source}: no such file") from None
     except OSError as exc:
         raise KeysError(f"{source}: cannot read it ({exc.strerror or exc})") from None
-    if len(data) > MAX_KEYS_BYTES:
+    if too_large:
         raise KeysError(f"{source}: larger than {MAX_KEYS_BYTES} bytes; not a key set")
     return data
 
