@@ -168,6 +168,39 @@ class AppContext:
         run = await run_interview(url, options, progress)
         return await self._signed(run, options)
 
+    def sweep(
+        self,
+        targets: Sequence[str],
+        concurrency: int,
+        *,
+        stopped: Callable[[], bool],
+        on_error: Callable[[str, str], None],
+        on_done: Callable[[str, Run | None, int | None], None],
+    ) -> None:
+        """Interview `targets` (as typed), `concurrency` at once, each planned as `plan` plans it
+        and its run recorded. `on_error(target, message)` for a target that cannot be planned;
+        `on_done(target, run or None when unreachable, run id)` as each finishes. No new target
+        starts once `stopped()`. Blocks on an event loop of its own: call it from a thread."""
+        import asyncio
+
+        from explorer.sweep import Job, sweep
+
+        jobs = []
+        for position, given in enumerate(targets):
+            try:
+                url, options = self.plan(given)
+            except ExplorerError as exc:
+                on_error(given, str(exc))
+                continue
+            jobs.append(Job(position, url, options))
+        by_url = {job.target: targets[job.position] for job in jobs}
+
+        def finished(done: Any) -> None:
+            target = by_url.get(done.job.target, done.job.target)
+            on_done(target, done.run, None if done.run is None else self.record(done.run))
+
+        asyncio.run(sweep((j for j in jobs if not stopped()), finished, concurrency=concurrency))
+
     async def _signed(self, run: Run, options: Any) -> Run:
         """The live run signed with the config's `sign_key` when it runs as an independent party
         or a platform under a runner name (as `verify --sign-key` does); else as it is."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -37,6 +37,9 @@ from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
 
 # Fixed widths, the same as the cells are clipped to: a row never needs measuring (a thousand
 # agents stay cheap) and no column is cut to its label's width.
@@ -175,36 +178,24 @@ class FleetScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="fleet-sweep")
     def _sweep(self) -> None:
         """Plan and sweep the targets in this thread, with an event loop of its own."""
-        import asyncio
-
         from explorer.store.history import agent_of
-        from explorer.sweep import Job, sweep
 
-        context = self.app.context  # type: ignore[attr-defined]
-        jobs = []
-        for position, given in enumerate(self.targets):
-            try:
-                url, options = context.plan(given)
-            except ExplorerError as exc:
-                self.app.call_from_thread(self.notify, f"{given}: {exc}", severity="error")
-                continue
-            jobs.append(Job(position, url, options))
-        by_url = {job.target: self.targets[job.position] for job in jobs}
+        def failed(target: str, message: str) -> None:
+            self.app.call_from_thread(self.notify, f"{target}: {message}", severity="error")
 
-        def finished(done: Any) -> None:
-            target = by_url.get(done.job.target, done.job.target)
-            if done.run is None:
+        def finished(target: str, run: Run | None, run_id: int | None) -> None:
+            if run is None:
                 summary = Finished(target, None, "unreachable", None, None, None, None)
-                run_id = None
             else:
-                summary = Finished.of(done.run.report, agent_of(done.run.report))
-                run_id = context.record(done.run)
+                summary = Finished.of(run.report, agent_of(run.report))
             self.app.call_from_thread(self._finished, target, summary, run_id)
 
         self.sweeping = True
         self._began = time.perf_counter()
         try:
-            asyncio.run(sweep((j for j in jobs if not self._stop.is_set()), finished, concurrency=self.jobs))
+            self.app.context.sweep(  # type: ignore[attr-defined]
+                self.targets, self.jobs, stopped=self._stop.is_set, on_error=failed, on_done=finished
+            )
         finally:
             self.sweeping = False
             self._dirty = True
