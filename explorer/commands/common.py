@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -259,6 +259,35 @@ def load_trusted_keys(
     for note in notes:
         say(f"note: {note}", command)
     return keys
+
+
+KeyLoader = Callable[[Sequence[str], float, str], dict[str, Any]]
+
+
+def preload_keys(options: Options, load_keys: KeyLoader, command: str) -> Options:
+    """The options with their key sources (files, URLs) loaded now: an unusable `--keys` is a
+    usage error before anything is asked, and with a cached loader a sweep loads each source once."""
+    from dataclasses import replace
+
+    sources = [k for k in options.keys if isinstance(k, str)]
+    if not sources:
+        return options
+    keys = load_keys(sources, options.timeout, command)
+    loaded = tuple(k for k in options.keys if not isinstance(k, str))
+    return replace(options, keys=loaded + ((keys,) if keys["keys"] else ()))
+
+
+def cached_key_loader(loader: KeyLoader) -> KeyLoader:
+    """Load each distinct list of key sources once for the whole sweep."""
+    cache: dict[tuple[str, ...], dict[str, Any]] = {}
+
+    def load(sources: Sequence[str], timeout: float, command: str) -> dict[str, Any]:
+        key = tuple(sources)
+        if key not in cache:
+            cache[key] = loader(sources, timeout, command)
+        return cache[key]
+
+    return load
 
 
 def open_history(args: argparse.Namespace) -> History:

@@ -113,7 +113,6 @@ def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Ru
     return [assess_run(run, trusted) for run in runs]
 
 
-
 def signed_run_fn(key: RunnerKey | None, target: str) -> Any:
     """A `run_fn` for `explorer.replay.interview` that signs each run with `key` (None: plain)."""
     if key is None:

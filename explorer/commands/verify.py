@@ -31,6 +31,7 @@ from explorer.commands.common import (
     load_trusted_keys,
     open_history,
     plan_of,
+    preload_keys,
     print_json,
     print_lines,
     say,
@@ -109,8 +110,6 @@ def _options(
     """The target and the interview's options, planned as every command and the TUI plan them
     (`explorer.planning`), with the trusted key sources loaded here, up front: an unusable
     `--keys` is a usage error before anything is asked, and a sweep loads each source once."""
-    from explorer.commands.verify_many import preload_keys
-
     config = config if config is not None else config_of(args)
     target, options = plan_of(args, config, COMMAND, target=given, check=check)
     return target, preload_keys(options, load_keys, COMMAND)

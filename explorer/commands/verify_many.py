@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from explorer.commands.common import (
     EXIT_USAGE,
+    KeyLoader,
     UsageError,
+    cached_key_loader,
     config_of,
     load_trusted_keys,
     open_history,
@@ -54,7 +56,6 @@ COMMAND = "verify"
 MAX_JOBS = 256
 EXIT_INTERRUPTED = 130
 
-KeyLoader = Callable[[Sequence[str], float, str], dict[str, Any]]
 Planner = Callable[[str, "Config", KeyLoader], "tuple[str, Options]"]
 
 
@@ -132,32 +133,6 @@ def listed_targets(positional: Sequence[str], from_: str | None) -> list[str]:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--from: cannot read {from_} as UTF-8 text ({exc})") from None
     return targets + target_lines(text)
-
-
-def preload_keys(options: Options, load_keys: KeyLoader, command: str) -> Options:
-    """The options with their key sources (files, URLs) loaded now: an unusable `--keys` is a
-    usage error before anything is asked, and with a cached loader a sweep loads each source once."""
-    from dataclasses import replace
-
-    sources = [k for k in options.keys if isinstance(k, str)]
-    if not sources:
-        return options
-    keys = load_keys(sources, options.timeout, command)
-    loaded = tuple(k for k in options.keys if not isinstance(k, str))
-    return replace(options, keys=loaded + ((keys,) if keys["keys"] else ()))
-
-
-def cached_key_loader(loader: KeyLoader) -> KeyLoader:
-    """Load each distinct list of key sources once for the whole sweep."""
-    cache: dict[tuple[str, ...], dict[str, Any]] = {}
-
-    def load(sources: Sequence[str], timeout: float, command: str) -> dict[str, Any]:
-        key = tuple(sources)
-        if key not in cache:
-            cache[key] = loader(sources, timeout, command)
-        return cache[key]
-
-    return load
 
 
 class _Outputs:

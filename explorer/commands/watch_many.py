@@ -118,8 +118,8 @@ class _Round:
 
 
 def _jobs(args: argparse.Namespace) -> list[Job]:
-    from explorer.commands.common import load_trusted_keys
-    from explorer.commands.verify_many import cached_key_loader, listed_targets, preload_keys
+    from explorer.commands.common import cached_key_loader, load_trusted_keys, preload_keys
+    from explorer.commands.verify_many import listed_targets
     from explorer.planning import PlanError, plan
     from explorer.sweep import Job
 
