@@ -113,11 +113,22 @@ def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Ru
     return [assess_run(run, trusted) for run in runs]
 
 
+def sign_or_keep(run: Run, key: RunnerKey, target: str, command: str = "verify") -> Run:
+    """The run signed with the runner key; unsigned (with a warning) when it cannot be."""
+    from explorer.core.text import safe_text
+    from explorer.evidence import SigningError, sign_run
+
+    try:
+        return sign_run(run, key)
+    except SigningError as exc:
+        say(f"warning: {safe_text(target, limit=300)}: the run stays unsigned: {exc}", command)
+        return run
+
+
 def signed_run_fn(key: RunnerKey | None, target: str) -> Any:
     """A `run_fn` for `explorer.replay.interview` that signs each run with `key` (None: plain)."""
     if key is None:
         return None
-    from explorer.commands.verify_many import sign_or_keep
     from explorer.procedure import run_interview_sync
 
     return lambda url, options: sign_or_keep(run_interview_sync(url, options), key, target)
@@ -127,7 +138,6 @@ def signed_async_run_fn(key: RunnerKey | None, target: str) -> Any:
     """`signed_run_fn` for `explorer.replay.interview_async` (watch)."""
     if key is None:
         return None
-    from explorer.commands.verify_many import sign_or_keep
     from explorer.procedure import run_interview
 
     async def run(url: str, options: Any) -> Any:

@@ -40,6 +40,7 @@ from explorer.commands.common import (
 from explorer.commands.evidence_options import (
     add_sign_key_argument,
     add_trust_runner_argument,
+    sign_or_keep,
     signing_key,
     trusted_runners,
 )
@@ -143,8 +144,6 @@ def _sign(result: Run, key: RunnerKey | None, target: str) -> Run:
     """The run signed with the runner key (--sign-key or the config's), if one applies."""
     if key is None:
         return result
-    from explorer.commands.verify_many import sign_or_keep
-
     signed = sign_or_keep(result, key, target)
     if signed.attestation is not None:
         say(f"signed with runner key {key.keyid}", COMMAND)

@@ -40,7 +40,7 @@ from explorer.commands.common import (
     say,
     verdict_exit,
 )
-from explorer.commands.evidence_options import signing_key
+from explorer.commands.evidence_options import sign_or_keep, signing_key
 
 if TYPE_CHECKING:
     from explorer.config import Config
@@ -330,18 +330,6 @@ def _check_urls(listed: Sequence[str]) -> None:
         problem = url_problem(given)
         if problem is not None:
             raise UsageError(f"target {position}: {problem}")
-
-
-def sign_or_keep(run: Run, key: RunnerKey, target: str) -> Run:
-    """The run signed with the runner key; unsigned (with a warning) when it cannot be."""
-    from explorer.core.text import safe_text
-    from explorer.evidence import SigningError, sign_run
-
-    try:
-        return sign_run(run, key)
-    except SigningError as exc:
-        say(f"warning: {safe_text(target, limit=300)}: the run stays unsigned: {exc}", COMMAND)
-        return run
 
 
 def write_single_outputs(run: Run, args: argparse.Namespace) -> None:
