@@ -18,6 +18,7 @@ import pytest
 from textual.widgets import Input, OptionList, Static
 from tui_support import Tui, plain, screen_text, wait_for, wait_for_interview
 
+from explorer.tui import collector
 from explorer.tui.app import ExplorerApp
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.load import LoadScreen
@@ -25,6 +26,7 @@ from explorer.tui.screens.progress import ProgressScreen
 from explorer.tui.widgets.question import QuestionPane
 
 pytestmark = pytest.mark.slow  # drives the Textual app with Pilot
+
 
 async def submit(pilot: Any, target: str) -> None:
     app = pilot.app
@@ -104,6 +106,21 @@ async def test_a_silent_agent_can_be_cancelled(silent_port: int, tui: Tui) -> No
         await pilot.pause(0.2)
         assert not [w for w in app.workers if w.group == "interview" and w.is_running]
         assert not any(isinstance(s, InterviewScreen) for s in app.screen_stack)
+
+
+async def test_esc_before_the_progress_screen_is_drawn_cancels_cleanly(silent_port: int, tui: Tui) -> None:
+    async with tui(agents=False) as pilot:
+        app = pilot.app
+        await pilot.pause()
+        app.start_interview(f"http://127.0.0.1:{silent_port}/")
+        progress = app.last_progress
+        assert isinstance(progress, ProgressScreen) and not progress.is_mounted
+        progress.action_cancel()  # what Esc does, before the screen has mounted
+        await pilot.pause(0.3)
+        assert app.is_running and isinstance(app.screen, LoadScreen)
+        assert any(n.message == "interview cancelled" for n in app._notifications)
+        assert not [w for w in app.workers if w.group == "interview"], "no interview starts once cancelled"
+        assert not collector.paused(), "the garbage collector is not left off"
 
 
 def clickable_cells(app: ExplorerApp) -> list[tuple[int, str]]:

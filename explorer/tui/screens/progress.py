@@ -110,6 +110,8 @@ class ProgressScreen(ModalScreen[Outcome | None]):
                 yield Button("Cancel (esc)", id="cancel", variant="error")
 
     def on_mount(self) -> None:
+        if self._cancelled.is_set():
+            return  # cancelled before it was drawn: already dismissed, nothing to start
         self.query_one("#step", Static).update(Content.styled("starting…", "italic"))
         collector.pause()  # until the run's screen is drawn, or the app is told it failed
         self.run_worker(self._interview, thread=True, exclusive=True, group="interview", name="interview")
