@@ -72,7 +72,7 @@ def integrity(home: Path) -> list[int]:
 # --- SIGKILL of the TUI ------------------------------------------------------------------------------
 
 _TUI = """
-import asyncio, sys
+import asyncio, os, sys
 from pathlib import Path
 from explorer.tui.app import ExplorerApp, Start
 from explorer.tui.context import AppContext
@@ -80,24 +80,33 @@ from explorer.tui.screens.interview import InterviewScreen
 
 home, keys, *targets = sys.argv[1:]
 
+def say(line):
+    # straight to the pipe: under the app, print() goes to a buffered stdout whose flush Textual
+    # ignores, so a SIGKILL would lose lines the test must read as reported
+    os.write(1, (line + "\\n").encode())
+
 async def main():
     context = AppContext(
         home=Path(home), settings={"keys": (keys,), "runner": "killed-tui"}, export_dir=Path(home)
     )
     app = ExplorerApp(context, Start())
     async with app.run_test(size=(120, 40)) as pilot:
-        print("ready", flush=True)
+        say("ready")
         n = 0
+        previous = None
         while True:
             target = targets[n % len(targets)]
             app.start_interview(target)
-            while not isinstance(app.screen, InterviewScreen):
+            # this interview's own screen: under load the last one may not have closed yet
+            while not isinstance(app.screen, InterviewScreen) or app.screen is previous:
                 await pilot.pause(0.01)
-            screen = app.screen
-            print(f"{screen.run_id} {n % len(targets)}", flush=True)  # recorded by the progress screen
+            screen = previous = app.screen
+            say(f"{screen.run_id} {n % len(targets)}")  # recorded by the progress screen
             for _ in range(10):  # and again through the same call, to widen the window for a kill
-                print(f"{context.record(screen.run)} {n % len(targets)}", flush=True)
+                say(f"{context.record(screen.run)} {n % len(targets)}")
             await pilot.press("escape")
+            while app.screen is screen:  # closed before the next interview starts
+                await pilot.pause(0.01)
             n += 1
 
 asyncio.run(main())
