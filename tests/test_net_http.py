@@ -375,29 +375,23 @@ async def test_a_malformed_location_is_refused_not_raised(server: RawServer) -> 
 
 
 async def test_a_plain_request_leaves_in_one_write() -> None:
-    # httpcore writes a request's head and its body separately; the plain-HTTP streams hold them
-    # until the response is read, so the agent gets the whole request in one segment (one
-    # wake-up), not two.
-    from explorer.net.streams import AsyncioBackend
-
+    # A request's head and body go out together, so the agent reads the whole request in one
+    # segment (one wake-up), not two.
     first_reads: list[bytes] = []
 
     async def handle(reader: asyncio.StreamReader, writer: Writer) -> None:
         first_reads.append(await reader.read(65536))
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         await writer.drain()
         writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=2.0)
-        await stream.write(b"POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\n", timeout=2.0)
-        await asyncio.sleep(0.05)  # were the head sent now, the agent would read it alone
-        await stream.write(b"body", timeout=2.0)
-        answer = await stream.read(65536, timeout=2.0)
-        await stream.aclose()
+        async with Fetcher(Limits(timeout=2.0)) as f:
+            ex = await f.post(f"http://127.0.0.1:{port}/rpc", b'{"jsonrpc":"2.0"}', purpose="ask:identity#1")
     finally:
         server.close()
-    assert first_reads == [b"POST / HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody"]
-    assert answer.startswith(b"HTTP/1.1 200 OK")
+    assert ex.status == 200 and ex.response_body == b"ok"
+    assert len(first_reads) == 1 and first_reads[0].startswith(b"POST /rpc HTTP/1.1\r\n")
+    assert first_reads[0].endswith(b'\r\n\r\n{"jsonrpc":"2.0"}')

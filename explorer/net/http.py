@@ -25,25 +25,27 @@ the retry. Readers take the last one as the answer and may report the first as r
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import os
 import socket
 import ssl
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
-
-import httpx
 
 from explorer import __version__
 from explorer.core.run import REDACTED, Exchange
 from explorer.net.gate import HostGate
 from explorer.net.origins import Blocked, PinnedTarget, origin, resolve_public
-from explorer.net.streams import plain_transport
+from explorer.net.plain import Answer, PlainError, PlainPool, Target, plain_target
+
+if TYPE_CHECKING:
+    import httpx
 
 MIB = 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -73,6 +75,8 @@ def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> fl
     text = value.strip()
     if text.isdigit():
         return float(int(text[:12]))  # a 1000-digit number is still just "too long"
+    import email.utils  # only a 429 with a date needs it
+
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):
@@ -98,13 +102,9 @@ class _Ask:
 
 
 @dataclass
-class _Hop:
+class _Hop(Answer):
     """What one request on the wire produced (before redirects and retries are decided)."""
 
-    status: int | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-    body: bytearray = field(default_factory=bytearray)
-    truncated: bool = False
     error: str | None = None
 
 
@@ -127,6 +127,7 @@ class Fetcher:
         self._secrets = dict(secret_headers or {})
         self._secret_origin = origin(secret_origin) if secret_origin else None
         self._clients: dict[str, httpx.AsyncClient] = {}
+        self._plain: PlainPool | None = None
         self._open = False
         self._auth: dict[str, str] = {}
         self._auth_origin: str | None = None
@@ -147,14 +148,20 @@ class Fetcher:
     async def aclose(self) -> None:
         self._open = False
         clients, self._clients = self._clients, {}
+        plain, self._plain = self._plain, None
+        if plain is not None:
+            await plain.aclose()
         for client in clients.values():
             await client.aclose()
 
     def _client_for(self, scheme: str) -> httpx.AsyncClient:
-        """One client per scheme, made on first use: loading the CA bundle for TLS costs a
-        noticeable slice of a short run, and a loopback agent over plain HTTP never needs it."""
+        """One httpx client per scheme, made on first use: loading the CA bundle for TLS costs a
+        noticeable slice of a short run, and a loopback agent over plain HTTP never needs it
+        (nor httpx at all, unless a proxy or an unusual URL sends it this way)."""
         if not self._open:
             raise RuntimeError("Fetcher used outside 'async with'")
+        import httpx
+
         key = "https" if scheme == "https" else "http"
         client = self._clients.get(key)
         if client is None:
@@ -167,16 +174,12 @@ class Fetcher:
             limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
             # Proxies from the environment would defeat address pinning in public-only mode.
             trust_env = not self.limits.public_only
-            # Plain HTTP goes over asyncio streams directly (explorer.net.streams: less CPU per
-            # request than httpx's default backend); https keeps httpx's own.
-            plain = plain_transport(limits, verify, trust_env=trust_env) if key == "http" else None
             client = httpx.AsyncClient(
                 timeout=httpx.Timeout(t, connect=t, read=t, write=t, pool=t),
                 follow_redirects=False,
                 trust_env=trust_env,
                 limits=limits,
                 verify=verify,
-                transport=plain,
             )
             self._clients[key] = client
         return client
@@ -364,21 +367,39 @@ class Fetcher:
         hop = _Hop()
         try:
             async with asyncio.timeout(self.limits.timeout):
-                client, request = await self._build(ask, headers)
-                await self._stream(client, request, hop)
+                target = None if self.limits.public_only else plain_target(ask.url)
+                if target is not None:
+                    await self._send_plain(ask, target, headers, hop)
+                else:
+                    client, request = await self._build(ask, headers)
+                    await self._stream(client, request, hop)
         except Blocked as exc:
             hop.error = f"blocked: {exc}"
-        except (TimeoutError, httpx.TimeoutException):
+        except TimeoutError:
             hop.error = "timeout"
-        except httpx.InvalidURL as exc:
-            hop.error = f"transport: invalid URL ({exc})"
-        except (httpx.HTTPError, OSError, ValueError, OverflowError) as exc:
+        except (PlainError, OSError, ValueError, OverflowError) as exc:
             # UnicodeError is a ValueError; a port outside 0-65535 (an agent's URL) is an
             # OverflowError from connect(). Either is this request's failure, never the run's.
             hop.error = f"transport: {_reason(exc)}"
+        except Exception as exc:
+            hop.error = _httpx_failure(exc)  # re-raises anything that is not httpx's
         return hop
 
+    async def _send_plain(self, ask: _Ask, target: Target, headers: dict[str, str], hop: _Hop) -> None:
+        if not self._open:
+            raise RuntimeError("Fetcher used outside 'async with'")
+        if self._plain is None:
+            self._plain = PlainPool(max_connections=20, max_idle=10)
+        await self._plain.send(
+            ask.method, target, headers, ask.body, hop,
+            max_bytes=self.limits.max_bytes, headers_only=_REDIRECTS,  # a redirect's body is never needed
+        )
+        if hop.truncated:
+            hop.error = "body_too_large"
+
     async def _build(self, ask: _Ask, headers: dict[str, str]) -> tuple[httpx.AsyncClient, httpx.Request]:
+        import httpx
+
         if not self.limits.public_only:
             url = httpx.URL(ask.url)  # parsed once: the client takes the parsed URL as it is
             client = self._client_for(url.scheme)
@@ -420,13 +441,28 @@ def shared_tls(*, trust_env: bool) -> ssl.SSLContext:
     thousand times. The context holds only trust settings (no per-connection state), so sharing
     it between runs, event loops and threads is safe. `trust_env` is whether SSL_CERT_FILE and
     friends may choose the CA bundle, as for the client (off in public-only mode)."""
+    import httpx
+
     return httpx.create_ssl_context(trust_env=trust_env)
+
+
+def _httpx_failure(exc: Exception) -> str:
+    """The words for a failure httpx raised; anything that is not httpx's is raised again."""
+    httpx = sys.modules.get("httpx")
+    if httpx is None or not isinstance(exc, httpx.HTTPError | httpx.InvalidURL):
+        raise exc
+    if isinstance(exc, httpx.TimeoutException):
+        return "timeout"
+    if isinstance(exc, httpx.InvalidURL):
+        return f"transport: invalid URL ({exc})"
+    return f"transport: {_reason(exc)}"
 
 
 def _reason(exc: BaseException) -> str:
     """A short readable reason: the failing step plus the operating system's words when known.
 
-    anyio hides the useful part ("Connection refused") under a generic message, so the cause
+    httpx (through anyio) hides the useful part ("Connection refused") under a generic message,
+    and the plain client keeps the operating system's error as the cause too, so the cause
     chain is walked for the innermost OSError with an errno.
     """
     chain: list[BaseException] = []
