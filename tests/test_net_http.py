@@ -395,3 +395,11 @@ async def test_a_plain_request_leaves_in_one_write() -> None:
     assert ex.status == 200 and ex.response_body == b"ok"
     assert len(first_reads) == 1 and first_reads[0].startswith(b"POST /rpc HTTP/1.1\r\n")
     assert first_reads[0].endswith(b'\r\n\r\n{"jsonrpc":"2.0"}')
+
+
+@pytest.mark.parametrize("url", ["https://127.0.0.1:99999/card.json", "https://127.0.0.1:-1/card.json"])
+async def test_an_https_port_outside_the_range_is_a_transport_error_not_a_crash(url: str) -> None:
+    # httpx's connect races addresses in an anyio task group, which wraps the OverflowError
+    # in an ExceptionGroup: still this request's failure, never the run's.
+    _, ex = await _get(url)
+    assert ex.status is None and (ex.error or "").startswith("transport: ConnectError: ")

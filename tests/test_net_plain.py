@@ -98,13 +98,19 @@ def test_plain_urls_are_sent_as_written(url: str, host_header: str, path: str) -
         "http://agent.example/a b",  # needs percent-encoding
         "http://agent.example/é",
         "http://bücher.example/",  # IDNA
-        "http://agent.example:99999/",
-        "http://agent.example:-1/",
+        "http://agent.example:12345678901/",
+        "http://agent.example:8o/",
         "http://[::1/x",
     ],
 )
 def test_urls_that_need_httpx_are_left_to_it(url: str) -> None:
     assert plain_target(url) is None
+
+
+@pytest.mark.parametrize("port", [99999, -1])
+async def test_a_port_outside_the_range_is_a_connect_error(port: int) -> None:
+    ex = await _get(f"http://127.0.0.1:{port}/card.json")
+    assert ex.error == f"transport: ConnectError: port {port} is outside 0-65535"
 
 
 def test_a_proxy_in_the_environment_sends_plain_urls_through_httpx(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 MIB = 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_CONNECT_FAILURES = (OSError, ValueError, OverflowError, IndexError)
 # Never sent anywhere in clear in a transcript, whoever supplied them.
 _ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
 
@@ -381,6 +382,11 @@ class Fetcher:
             # UnicodeError is a ValueError; a port outside 0-65535 (an agent's URL) is an
             # OverflowError from connect(). Either is this request's failure, never the run's.
             hop.error = f"transport: {_reason(exc)}"
+        except ExceptionGroup as group:  # anyio's connect races addresses in a task group
+            leaves = _leaves(group)
+            if not all(isinstance(leaf, _CONNECT_FAILURES) for leaf in leaves):
+                raise
+            hop.error = f"transport: ConnectError: {_reason(leaves[0])}"
         except Exception as exc:
             hop.error = _httpx_failure(exc)  # re-raises anything that is not httpx's
         return hop
@@ -444,6 +450,13 @@ def shared_tls(*, trust_env: bool) -> ssl.SSLContext:
     import httpx
 
     return httpx.create_ssl_context(trust_env=trust_env)
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for inner in group.exceptions:
+        out.extend(_leaves(inner) if isinstance(inner, BaseExceptionGroup) else [inner])
+    return out
 
 
 def _httpx_failure(exc: Exception) -> str:

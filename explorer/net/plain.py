@@ -119,8 +119,8 @@ def plain_target(url: str) -> Target | None:
         shown = host
     if port_text == "":
         port = 80
-    elif port_text.isascii() and port_text.isdigit() and len(port_text) <= 5 and int(port_text) <= 65535:
-        port = int(port_text)
+    elif re.fullmatch(r"-?[0-9]{1,10}", port_text):
+        port = int(port_text)  # one outside 0-65535 fails at connect, as a ConnectError
     else:
         return None  # httpx says what is wrong with such a port
     if path.startswith("?"):
@@ -245,6 +245,10 @@ class _DeadBeforeAnswer(Exception):
 
 
 async def _connect(target: Target) -> _Connection:
+    if not 0 <= target.port <= 65535:
+        # An agent's URL can name any port; asyncio would fail on it outside OSError (an
+        # OverflowError, or an IndexError from the happy-eyeballs race).
+        raise ConnectError(f"port {target.port} is outside 0-65535")
     try:
         reader, writer = await asyncio.open_connection(
             target.host,
@@ -254,9 +258,7 @@ async def _connect(target: Target) -> _Connection:
             # one is not stuck on the first until the timeout (RFC 8305).
             happy_eyeballs_delay=_HAPPY_EYEBALLS_DELAY,
         )
-    except OSError as exc:
-        raise ConnectError(str(exc) or type(exc).__name__) from exc
-    except (IndexError, OverflowError) as exc:  # asyncio's address race on odd resolutions
+    except (OSError, IndexError, OverflowError) as exc:  # the last two: asyncio on odd addresses
         raise ConnectError(str(exc) or type(exc).__name__) from exc
     return _Connection(reader, writer)
 
