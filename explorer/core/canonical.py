@@ -117,35 +117,49 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _HIGH_BMP = re.compile("[\ue000-\uffff]")
 
 
-class _NotPlain(Exception):
-    """A number the C encoder may not write as RFC 8785 does."""
+# Integers of at most 15 digits are exact as doubles and written the same by both encoders;
+# from 16 digits on the ECMAScript number format may differ (explorer.core.canonical's slow path).
+_EXACT_INT = 10**15
 
 
-def _no_float(_literal: str) -> Any:
-    raise _NotPlain
-
-
-def _short_int(literal: str) -> int:
-    if len(literal) > 15:  # from 16 digits on, the integer may need the ECMAScript format
-        raise _NotPlain
-    return int(literal)
+def _plain(value: Any) -> bool:
+    """Whether the C encoder writes `value` as RFC 8785 does: only exact dicts with string keys,
+    lists, strings, booleans, None and integers below 10**15 (no floats, tuples or subclasses,
+    which the slow path handles). One pass, no strings built: this runs on every answer."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is str or node is None or kind is bool:
+            continue
+        if kind is int:
+            if -_EXACT_INT < node < _EXACT_INT:
+                continue
+            return False
+        if kind is dict:
+            for key in node:
+                if type(key) is not str:
+                    return False
+            extend(node.values())
+        elif kind is list:
+            extend(node)
+        else:
+            return False
+    return True
 
 
 def _fast_text(value: Any) -> str | None:
     """The canonical text by the C encoder, or None when it might differ from RFC 8785."""
     try:
-        text = _ENCODE(value)
+        text = _ENCODE(value)  # first: it refuses a cycle, which `_plain` would walk forever
     except (TypeError, ValueError, OverflowError, RecursionError):
         return None
+    if not _plain(value):
+        return None
     if not text.isascii() and (_SURROGATE.search(text) or (_ASTRAL.search(text) and _HIGH_BMP.search(text))):
-        return None
-    try:
-        # Read back, the text must be the value itself: a key the encoder made from a non-string
-        # (or a tuple) compares unequal, and a float or a long integer stops the reading.
-        same = json.loads(text, parse_float=_no_float, parse_int=_short_int) == value
-    except (_NotPlain, ValueError, RecursionError):
-        return None
-    return text if same else None
+        return None  # a lone surrogate, or keys whose UTF-16 order may differ from code-point order
+    return text
 
 
 def _checked_bytes(value: Any) -> bytes:
