@@ -14,8 +14,9 @@ both sides see the same machine load, and medians are compared.
    each round of calls concurrently, the floor one after another.
 2. whole process: `interview-explorer verify URL --json --no-history --allow-jku` of `steady`
    versus `python -c "import httpx"`. Target <= 1.5. Printed too, without a target: the same
-   against importing httpx without its command-line client (rich, click), as the explorer does,
-   since `import httpx` alone pays for them wherever they are installed.
+   against importing httpx without its command-line client (rich, click), since `import httpx`
+   alone pays for them wherever they are installed. (A plain-HTTP run of the explorer imports
+   no httpx at all: explorer.net.plain speaks h11 directly.)
 3. `huge` (5,000 skills, 2.9 MB signed card), against the floor of strictly parsing every body
    received and JCS-canonicalizing the card and each answer once (the CPU work no verifier can
    skip), in the same process:
@@ -283,8 +284,7 @@ def _measure(agents: Agents, env: dict[str, str], runs: int) -> dict[str, Any] |
     steady_argv, huge_argv = verify + [agents.base["steady"]], verify + [agents.base["huge"]]
     httpx_argv = [sys.executable, "-c", "import httpx"]
     # httpx's __init__ also imports its own command-line client (rich, click, pygments) when they
-    # are installed, as in this environment; explorer.net keeps it out. The stricter floor
-    # imports httpx the way the explorer does.
+    # are installed, as in this environment. The stricter floor imports httpx as a library only.
     lean_argv = [sys.executable, "-c", "import sys; sys.modules['httpx._main'] = None; import httpx"]
     for argv in (steady_argv, httpx_argv, lean_argv, huge_argv):
         _process(argv, env)  # warm-up (bytecode caches)
@@ -294,8 +294,8 @@ def _measure(agents: Agents, env: dict[str, str], runs: int) -> dict[str, Any] |
     )
     pairs.append(_pair("steady: verify --json --no-history / python -c 'import httpx'", whole, bare,
                        TARGET_PROCESS))
-    pairs.append(_pair("steady: verify --json --no-history / import httpx without its CLI (as the explorer "
-                       "imports it)", whole, lean, None))
+    pairs.append(_pair("steady: verify --json --no-history / import httpx without its CLI (httpx as a "
+                       "library)", whole, lean, None))
 
     huge = recorded["huge"]
     received = sum(len(ex.response_body or b"") for ex in huge.exchanges)
