@@ -266,7 +266,7 @@ def test_a_sweep_signs_every_run_and_history_import_keeps_the_attestation(
     assert json.loads(out)["standing"] == "evidence"  # the imported run re-exports byte for byte as signed
 
 
-def test_replay_and_watch_sign_with_the_configs_key(
+def test_replay_watch_and_a_watched_list_sign_with_the_configs_key(
     capsys: pytest.CaptureFixture[str], fleet: Any, machines: dict[str, Path], tmp_path: Path
 ) -> None:
     agent = fleet.agents["steady"]
@@ -286,9 +286,17 @@ def test_replay_and_watch_sign_with_the_configs_key(
     assert _run(capsys, "replay", "1", *home)[0] == 0
     assert _run(capsys, "watch", agent.card_url, "--keys", str(keys), "--runner", "ci", "--as", "platform",
                 "--every", "0.1", "--count", "1", *home)[0] == 0  # fmt: skip
+    listed = tmp_path / "agents.txt"
+    listed.write_text(agent.card_url + "\n")
+    code, _, err = _run(capsys, "watch", "--from", str(listed), "--keys", str(keys), "--runner", "ci", "--as",
+                        "platform", "--every", "0.1", "--count", "1", *home)  # fmt: skip
+    assert code == 0, err
+    assert "verify" not in err  # what is said is said by the command the user typed
     from explorer.store.history import History
 
     with History.open(machines["runner"]) as history:
-        assert history.signed([1, 2, 3]) == {1, 2, 3}
+        assert history.signed([1, 2, 3, 4]) == {1, 2, 3, 4}
     code, out, _ = _run(capsys, "show", "2", *home)
     assert "standing: evidence: signed by ci" in out  # your own sign_key is trusted on your machine
+    code, out, _ = _run(capsys, "show", "4", *home)
+    assert "standing: evidence: signed by ci" in out  # a watched list is signed as one target is

@@ -125,22 +125,23 @@ def sign_or_keep(run: Run, key: RunnerKey, target: str, command: str = "verify")
         return run
 
 
-def signed_run_fn(key: RunnerKey | None, target: str) -> Any:
-    """A `run_fn` for `explorer.replay.interview` that signs each run with `key` (None: plain)."""
+def signed_run_fn(key: RunnerKey | None, target: str, command: str) -> Any:
+    """A `run_fn` for `explorer.replay.interview` that signs each run with `key` (None: plain);
+    a warning names `command`, the one the user typed."""
     if key is None:
         return None
     from explorer.procedure import run_interview_sync
 
-    return lambda url, options: sign_or_keep(run_interview_sync(url, options), key, target)
+    return lambda url, options: sign_or_keep(run_interview_sync(url, options), key, target, command)
 
 
-def signed_async_run_fn(key: RunnerKey | None, target: str) -> Any:
+def signed_async_run_fn(key: RunnerKey | None, target: str, command: str) -> Any:
     """`signed_run_fn` for `explorer.replay.interview_async` (watch)."""
     if key is None:
         return None
     from explorer.procedure import run_interview
 
     async def run(url: str, options: Any) -> Any:
-        return sign_or_keep(await run_interview(url, options), key, target)
+        return sign_or_keep(await run_interview(url, options), key, target, command)
 
     return run

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                     options,
                     history=None if args.no_history else history,
                     previous=(before.id, old.report),
-                    run_fn=signed_run_fn(key, target),
+                    run_fn=signed_run_fn(key, target, "replay"),
                 )
             except UsageError as exc:
                 return error(str(exc), EXIT_USAGE)

@@ -184,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
             + (f", {args.count} runs" if args.count else ", until Ctrl+C"),
             file=sys.stderr,
         )
-        asyncio.run(_loop(args, target, options, previous, history, tally, signed_async_run_fn(key, target)))
+        run_fn = signed_async_run_fn(key, target, "watch")
+        asyncio.run(_loop(args, target, options, previous, history, tally, run_fn))
     except KeyboardInterrupt:
         print(f"\nstopped after {tally.done} run{'s' if tally.done != 1 else ''}", file=sys.stderr)
         if tally.last is None:

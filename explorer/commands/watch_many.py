@@ -1,7 +1,8 @@
 """`interview-explorer watch --from FILE --every SECONDS [--count N]`: re-sweep a list, one line a sweep.
 
 Every SECONDS the whole list is swept (`explorer.sweep`, `--jobs` interviews in flight, per-origin
-bounds), each run recorded unless `--no-history`, and ONE line is printed for the sweep: when it
+bounds), each run recorded unless `--no-history` (signed with the config's sign_key where
+`watch TARGET` would sign it), and ONE line is printed for the sweep: when it
 ended, how many agents in how long, the verdict counts, and the agents whose verdict or declared
 documents (the card, which commits the proposals, and the answers' canonical digest) changed
 since the previous sweep, each named by its card name (else its target) with what changed. The
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, say, typed_settings
 
 if TYPE_CHECKING:
+    from explorer.runner_keys import RunnerKey
     from explorer.store.history import History
     from explorer.sweep import Finished, Job
 
@@ -101,24 +103,32 @@ class _Round:
     """One sweep in progress."""
 
     history: History | None
+    signers: Mapping[str, RunnerKey]  # target -> the config's sign_key, for runs it signs
     states: dict[str, State] = field(default_factory=dict)
 
     def __call__(self, done: Finished) -> None:
+        from explorer.commands.evidence_options import sign_or_keep
+
         target = done.job.target
         if done.run is None:
             say(f"{target}: the interview failed: {done.error}", COMMAND)
             self.states[target] = State(target, "unreachable", None, None)
             return
+        key = self.signers.get(target)
+        run = done.run if key is None else sign_or_keep(done.run, key, target, COMMAND)
         if self.history is not None:
             try:
-                self.history.record(done.run)
+                self.history.record(run)
             except Exception as exc:  # noqa: BLE001 - a history problem is a warning, never a verdict
                 say(f"warning: {target}: the run was not recorded: {exc}", COMMAND)
-        self.states[target] = state_of(done.run.report, target)
+        self.states[target] = state_of(run.report, target)
 
 
-def _jobs(args: argparse.Namespace) -> list[Job]:
+def _jobs(args: argparse.Namespace) -> tuple[list[Job], dict[str, RunnerKey]]:
+    """The planned interviews, and the key each target's runs are signed with (the config's
+    sign_key, as `watch TARGET` signs: only for an independent or platform runner)."""
     from explorer.commands.common import cached_key_loader, load_trusted_keys, preload_keys
+    from explorer.commands.evidence_options import signing_key
     from explorer.commands.verify_many import listed_targets
     from explorer.planning import PlanError, plan
     from explorer.sweep import Job
@@ -130,20 +140,34 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
     given = typed_settings(args)
     load_keys = cached_key_loader(load_trusted_keys)  # a `--keys URL` is fetched once, not per run
     jobs = []
+    signers: dict[str, RunnerKey] = {}
+    keys: dict[tuple[str, str | None], RunnerKey | None] = {}  # one load (and one note) per signer
     for position, target in enumerate(targets):
         try:
             url, options = plan(target, given, config)
         except PlanError as exc:
             raise UsageError(str(exc)) from None
+        signer = (options.role, options.runner)
+        if signer not in keys:
+            keys[signer] = signing_key(None, config, options.role, options.runner, COMMAND)
+        key = keys[signer]
+        if key is not None:
+            signers[url] = key
         jobs.append(Job(position, url, preload_keys(options, load_keys, COMMAND)))
-    return jobs
+    return jobs, signers
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-async def _watch(args: argparse.Namespace, jobs: list[Job], history: History | None, last: list[int]) -> None:
+async def _watch(
+    args: argparse.Namespace,
+    jobs: list[Job],
+    signers: Mapping[str, RunnerKey],
+    history: History | None,
+    last: list[int],
+) -> None:
     from explorer.core.sweep import Tally
     from explorer.sweep import sweep
 
@@ -156,7 +180,7 @@ async def _watch(args: argparse.Namespace, jobs: list[Job], history: History | N
             await asyncio.sleep(pause)
         next_at = max(next_at + args.every, time.monotonic())
         began = time.perf_counter()
-        current = _Round(history)
+        current = _Round(history, signers)
         await sweep(jobs, current, concurrency=args.jobs)
         number += 1
         tally = Tally(len(jobs))
@@ -175,7 +199,7 @@ def run_watch_many(args: argparse.Namespace) -> int:
     from explorer.store.history import HistoryError
 
     try:
-        jobs = _jobs(args)
+        jobs, signers = _jobs(args)
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE, COMMAND)
     history = None
@@ -193,7 +217,7 @@ def run_watch_many(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     try:
-        asyncio.run(_watch(args, jobs, history, last))
+        asyncio.run(_watch(args, jobs, signers, history, last))
     except KeyboardInterrupt:
         print("\nstopped", file=sys.stderr)
         if not last:
