@@ -139,6 +139,23 @@ async def test_a_proxied_request_reaches_the_proxy(monkeypatch: pytest.MonkeyPat
     assert seen and seen[0].startswith(b"GET http://agent.invalid:8000/card.json HTTP/1.1")
 
 
+async def test_a_host_header_the_user_gives_is_sent_instead_of_ours_and_the_framing_is_ours() -> None:
+    heads: list[bytes] = []
+
+    async def agent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(await _request_head(reader))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        await writer.drain()
+
+    async with Loopback(agent) as server, Fetcher(Limits(timeout=3.0)) as f:
+        ex = await f.post(server.base + "/rpc", b"{}", purpose="ask:identity#1",
+                          headers={"Host": "agent.example", "Content-Length": "999"})
+    assert ex.status == 200 and ex.error is None
+    lines = [line.lower() for line in heads[0].split(b"\r\n")]
+    assert [line for line in lines if line.startswith(b"host:")] == [b"host: agent.example"]
+    assert b"content-length: 2" in lines and b"content-length: 999" not in lines
+
+
 async def test_keep_alive_connections_are_reused() -> None:
     async def agent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:

@@ -277,7 +277,10 @@ class _Request:
     ) -> None:
         self.method = method
         self.path = target.path.encode("ascii")
-        self.head = [("Host", target.host_header), *headers.items()]
+        # As httpx does: a Host the caller gives wins; the framing (Content-Length) is always ours.
+        given = [(name, value) for name, value in headers.items() if name.lower() != "content-length"]
+        own_host = [] if any(name.lower() == "host" for name, _ in given) else [("Host", target.host_header)]
+        self.head = [*own_host, *given]
         if body is not None:
             self.head.append(("Content-Length", str(len(body))))
         self.body = body
