@@ -55,6 +55,23 @@ async def test_enter_on_an_empty_target_does_nothing_and_a_typo_is_said_in_place
         assert not error.display  # and an empty enter clears it
 
 
+async def test_the_target_key_replaces_the_last_target_instead_of_appending_to_it(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#target", Input)
+        field.focus()
+        await pilot.press(*"steady")
+        await pilot.press("ctrl+l")  # the field has focus already
+        await pilot.press(*"drifting")
+        assert field.value == "drifting"
+        app.set_focus(None)
+        await pilot.press("ctrl+l", *"legacy")
+        assert field.value == "legacy"
+
+
 async def test_a_recorded_agents_card_name_is_a_target(tmp_path: Path) -> None:
     """The load screen takes a card name the history knows, as `history NAME` does."""
     from test_history_support import CARD_URL, make_run

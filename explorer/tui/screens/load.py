@@ -311,7 +311,11 @@ class LoadScreen(Screen[None]):
             self._go(row.target)
 
     def action_focus_target(self) -> None:
-        self.query_one("#target").focus()
+        """The target, its text selected: what is typed next replaces the last target (focus
+        alone keeps the old text when the field had focus already, and typing appends to it)."""
+        target = self.query_one("#target", Input)
+        target.focus()
+        target.select_all()
 
     def palette_commands(self) -> list[PaletteCommand]:
         commands = [
