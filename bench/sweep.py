@@ -7,9 +7,15 @@ one go (so both sides see the same machine load):
 1. throughput: `interview-explorer verify --from LIST --jobs 8` over the first `--agents` crowd
    members (default 200), recording to a fresh history, versus the same requests (card,
    committed proposals, the five questions twice, the three probes) sent by plain httpx with the
-   same concurrency (8 agents at once), the same client settings and no verification, in a
-   process of its own (`python bench/sweep.py --baseline LIST`), so both sides pay for starting
-   an interpreter. Target >= 0.5 (moonshot 0.8).
+   same concurrency (8 agents at once), the same client settings (a client per agent, as the
+   verifier has a pool per interview; a TLS context made once, as the verifier's is, since
+   loading the CA bundle for each client would be the floor's cost alone) and no verification,
+   in a process of its own (`python bench/sweep.py --baseline LIST`), so both sides pay for
+   starting an interpreter. Target >= 0.5 (moonshot 0.8).
+   Printed beside it, without a target: the same requests sent by the explorer's own plain-HTTP
+   client (`explorer.net.plain`, h11 on asyncio streams) with nothing parsed, verified or
+   recorded, the transport floor. A ratio above 1 against httpx is explained in the output:
+   httpx's async client spends more CPU per request than the explorer's client does.
 2. memory: peak RSS of the `verify --from` process over 1,000 agents / over 100 agents
    (`--big`/`--small`), both with NDJSON to a pipe that is drained and a history; reports are
    streamed, not held. Target <= 1.3.
@@ -104,18 +110,68 @@ def _jsonrpc_url(doc: dict[str, Any], card_url: str) -> str:
     return urljoin(card_url, str(doc.get("url") or "/a2a/jsonrpc"))
 
 
-async def _baseline(urls: list[str], timeout: float = 10.0) -> int:
+class _Reply:
+    def __init__(self, content: bytes) -> None:
+        self.content = content
+
+
+class _PlainClient:
+    """The explorer's plain-HTTP client with the calls `_baseline_agent` makes, nothing else:
+    no recording, no redirects, no caps beyond the verifier's 8 MiB."""
+
+    def __init__(self, timeout: float) -> None:
+        from explorer.net.plain import PlainPool
+
+        self.pool = PlainPool(max_connections=20, max_idle=10)
+        self.timeout = timeout
+
+    async def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> _Reply:
+        from explorer.net.plain import Answer, plain_target
+
+        target = plain_target(url)
+        if target is None:
+            raise ValueError(f"not a plain URL: {url}")
+        answer = Answer()
+        async with asyncio.timeout(self.timeout):
+            await self.pool.send(method, target, headers, body, answer, max_bytes=8 * 1024 * 1024)
+        return _Reply(bytes(answer.body))
+
+    async def get(self, url: str) -> _Reply:
+        return await self._send("GET", url, None, {"Accept": "application/json"})
+
+    async def post(self, url: str, *, json: Any, headers: dict[str, str]) -> _Reply:
+        body = _json_bytes(json)
+        return await self._send("POST", url, body, {"Content-Type": "application/json", **headers})
+
+
+def _json_bytes(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+async def _baseline(urls: list[str], client_kind: str = "httpx", timeout: float = 10.0) -> int:
+    import ssl
+
     import httpx
 
     queue = iter(urls)
     total = 0
+    no_ca = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # as the verifier's plain client: made once
 
     async def worker() -> None:
         nonlocal total
         for url in queue:
+            if client_kind == "plain":
+                plain = _PlainClient(timeout)
+                try:
+                    total += await _baseline_agent(plain, url)
+                finally:
+                    await plain.pool.aclose()
+                continue
             t = httpx.Timeout(timeout)
             limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
-            async with httpx.AsyncClient(timeout=t, limits=limits, follow_redirects=False) as client:
+            async with httpx.AsyncClient(
+                timeout=t, limits=limits, follow_redirects=False, verify=no_ca
+            ) as client:
                 total += await _baseline_agent(client, url)
 
     await asyncio.gather(*(worker() for _ in range(JOBS)))
@@ -178,8 +234,11 @@ def measure(*, runs: int, agents: int, big: int, small: int, seed: int) -> dict[
                 lists[label].write_text("\n".join(url for _, url, _ in members[:size]) + "\n")
             verify_s: list[float] = []
             plain_s: list[float] = []
+            wire_s: list[float] = []
+            baseline = [sys.executable, __file__, "--baseline", str(lists["throughput"])]
             for i in range(runs):
-                plain_s.append(_timed([sys.executable, __file__, "--baseline", str(lists["throughput"])])[0])
+                plain_s.append(_timed(baseline)[0])
+                wire_s.append(_timed([*baseline, "--client", "plain"])[0])
                 verify_s.append(_timed(_verify(lists["throughput"], root / f"home-t{i}"))[0])
             rss_big: list[int] = []
             rss_small: list[int] = []
@@ -190,6 +249,7 @@ def measure(*, runs: int, agents: int, big: int, small: int, seed: int) -> dict[
         crowd.terminate()
         crowd.wait(timeout=30)
     verify_med, plain_med = statistics.median(verify_s), statistics.median(plain_s)
+    wire_med = statistics.median(wire_s)
     throughput = (agents / verify_med) / (agents / plain_med)
     rss = statistics.median(rss_big) / statistics.median(rss_small)
     return {
@@ -201,6 +261,9 @@ def measure(*, runs: int, agents: int, big: int, small: int, seed: int) -> dict[
         "verify_agents_per_s": round(agents / verify_med, 1),
         "plain_agents_per_s": round(agents / plain_med, 1),
         "throughput_ratio": round(throughput, 3),
+        "transport_floor_s": round(wire_med, 3),
+        "transport_agents_per_s": round(agents / wire_med, 1),
+        "transport_ratio": round(wire_med / verify_med, 3),
         "throughput_target": TARGET_THROUGHPUT,
         "big": big,
         "small": small,
@@ -221,10 +284,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--baseline", metavar="LIST", help=argparse.SUPPRESS)
+    parser.add_argument("--client", choices=("httpx", "plain"), default="httpx", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.baseline:
         urls = [line for line in Path(args.baseline).read_text().splitlines() if line]
-        asyncio.run(_baseline(urls))
+        asyncio.run(_baseline(urls, args.client))
         return 0
     figures = measure(runs=args.runs, agents=args.agents, big=args.big, small=args.small, seed=args.seed)
     if args.json:
@@ -236,6 +300,14 @@ def main() -> int:
             f"  verify --from (recording)  {f['verify_s']:.2f} s  {f['verify_agents_per_s']}/s\n"
             f"  plain httpx, same requests {f['plain_httpx_s']:.2f} s  {f['plain_agents_per_s']}/s\n"
             f"  ratio {figures['throughput_ratio']:.2f} (target >= {TARGET_THROUGHPUT}, moonshot 0.8)\n"
+            + (
+                "  above 1: httpx's async client spends more CPU per request than the explorer's own\n"
+                "  plain-HTTP client (h11 on asyncio streams); the transport floor below compares like\n"
+                "  with like\n" if figures["throughput_ratio"] > 1 else ""
+            )
+            + f"  transport floor: the explorer's client, same requests, nothing verified or recorded "
+            f"{f['transport_floor_s']:.2f} s  {f['transport_agents_per_s']}/s; verify at "
+            f"{f['transport_ratio']:.2f} of its speed (no target)\n"
             f"peak RSS: {args.big} agents {figures['rss_big_mib']} MiB / {args.small} agents "
             f"{figures['rss_small_mib']} MiB = {figures['rss_ratio']:.2f} (target <= {TARGET_RSS})"
         )

@@ -43,5 +43,8 @@ def test_the_sweep_benchmark_measures_both_ratios() -> None:
     assert figures["throughput_ratio"] == pytest.approx(
         figures["plain_httpx_s"] / figures["verify_s"], rel=0.01
     )
+    assert figures["transport_floor_s"] > 0  # the explorer's own client, nothing verified
+    floor, verify = figures["transport_floor_s"], figures["verify_s"]
+    assert figures["transport_ratio"] == pytest.approx(floor / verify, rel=0.01)
     assert figures["rss_big_mib"] > 10 and figures["rss_small_mib"] > 10
     assert figures["ok"] is (figures["throughput_ratio"] >= 0.5 and figures["rss_ratio"] <= 1.3)
