@@ -286,8 +286,12 @@ def parse(
 def lossy_integers(value: Any, base: str = "") -> list[str]:
     """Pointers (prefixed with `base`) of every integer outside +-(2^53-1), in document order.
 
-    Booleans are not integers here. Iterative, so any depth is fine.
+    Booleans are not integers here. Iterative, so any depth is fine. Almost every value holds
+    none, so a first pass only looks (no pointer strings built); the pointers are made only
+    when there is one to name.
     """
+    if not _has_lossy_integer(value):
+        return []
     found: list[str] = []
     stack: list[tuple[str, Any]] = [(base, value)]
     while stack:
@@ -300,3 +304,22 @@ def lossy_integers(value: Any, base: str = "") -> list[str]:
         elif isinstance(node, (list, tuple)):
             stack.extend((f"{path}/{i}", node[i]) for i in range(len(node) - 1, -1, -1))
     return found
+
+
+def _has_lossy_integer(value: Any) -> bool:
+    """Whether an integer outside +-(2^53-1) is anywhere in `value` (booleans are not)."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        kind = type(node)
+        if kind is str or kind is bool or node is None or kind is float:
+            continue
+        if isinstance(node, int) and not isinstance(node, bool):
+            if abs(node) > MAX_SAFE_INTEGER:
+                return True
+        elif isinstance(node, dict):
+            extend(node.values())
+        elif isinstance(node, list | tuple):
+            extend(node)
+    return False
