@@ -170,6 +170,34 @@ def _plain(requests: list[Request]) -> tuple[float, list[bytes]]:
         return time.perf_counter() - t0, bodies
 
 
+def _wire(requests: list[Request]) -> float:
+    """The same requests in rounds like the verifier's (the card; then eight at once; then the
+    rest at once) through the explorer's plain-HTTP client, with nothing parsed, checked or
+    recorded: the transport floor, what the verifier's own client cannot go below."""
+    from explorer.net.plain import Answer, PlainPool, plain_target
+
+    async def send(
+        pool: PlainPool, method: str, url: str, headers: dict[str, str], body: bytes | None
+    ) -> None:
+        target = plain_target(url)
+        assert target is not None, url
+        async with asyncio.timeout(TIMEOUT):
+            await pool.send(method, target, headers, body, Answer(), max_bytes=8 * 1024 * 1024)
+
+    async def rounds() -> None:
+        pool = PlainPool()
+        try:
+            await send(pool, *requests[0])  # the card, then two rounds as recorded (first asks, key
+            await asyncio.gather(*(send(pool, *r) for r in requests[1:9]))  # set, proposals) ...
+            await asyncio.gather(*(send(pool, *r) for r in requests[9:]))  # ... second asks, probes
+        finally:
+            await pool.aclose()
+
+    t0 = time.perf_counter()
+    asyncio.run(rounds())
+    return time.perf_counter() - t0
+
+
 def _verified(url: str, options: Options) -> tuple[float, Run]:
     t0 = time.perf_counter()
     run = asyncio.run(run_interview(url, options))
@@ -275,11 +303,14 @@ def _measure(agents: Agents, env: dict[str, str], runs: int) -> dict[str, Any] |
     for name in ("steady", "sdk-built"):
         url, requests = agents.base[name], _plain_requests(recorded[name].exchanges)
         _plain(requests)
-        mine, floor = _alternate(
-            runs, lambda u=url: _verified(u, options)[0], lambda r=requests: _plain(r)[0]
+        mine, floor, wire = _alternate(
+            runs, lambda u=url: _verified(u, options)[0], lambda r=requests: _plain(r)[0],
+            lambda r=requests: _wire(r),
         )
         pairs.append(_pair(f"{name}: run_interview / {len(requests)} sequential plain httpx requests",
                            mine, floor, TARGET_IN_PROCESS))
+        pairs.append(_pair(f"{name}: run_interview / the same requests in the same rounds through the "
+                           "explorer's own client, nothing verified (the transport floor)", mine, wire, None))
 
     verify = [sys.executable, "-m", "explorer", "verify", "--json", "--no-history", "--allow-jku"]
     steady_argv, huge_argv = verify + [agents.base["steady"]], verify + [agents.base["huge"]]
