@@ -53,3 +53,9 @@ def test_the_lowest_layers_forbid_every_module_above_them(contract: str, allowed
     forbidden = set(_contracts()[contract]["forbidden_modules"])  # type: ignore[arg-type]
     missing = sorted(_top_level_modules() - allowed - forbidden)
     assert missing == [], f"add {missing} to the forbidden_modules of contract {contract!r} in pyproject.toml"
+
+
+def test_every_module_but_net_is_kept_from_the_http_libraries() -> None:
+    sources = set(_contracts()["http-in-net"]["source_modules"])  # type: ignore[arg-type]
+    missing = sorted(_top_level_modules() - {"explorer.net"} - sources)
+    assert missing == [], f"add {missing} to the source_modules of contract 'http-in-net' in pyproject.toml"
