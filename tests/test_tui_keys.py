@@ -70,6 +70,34 @@ async def test_the_target_key_replaces_the_last_target_instead_of_appending_to_i
         app.set_focus(None)
         await pilot.press("ctrl+l", *"legacy")
         assert field.value == "legacy"
+        from textual.screen import Screen
+
+        app.push_screen(Screen())  # an interview's screen, say; then back on the load screen
+        await pilot.pause()
+        app.pop_screen()
+        await pilot.pause()
+        assert app.focused is field
+        await pilot.press(*"chatty")
+        assert field.value == "chatty"  # the last target was selected: typing replaced it
+
+
+async def test_typing_on_a_list_types_the_target(tmp_path: Path) -> None:
+    from textual.widgets import Input, OptionList
+
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#target", Input)
+        field.value = "an old target"
+        await pilot.press("down")
+        assert app.focused is app.screen.query_one("#demo", OptionList)
+        await pilot.press(*"drifting")  # the first keys land on the list, the rest in the field
+        await pilot.pause()
+        assert field.value == "drifting" and app.focused is field
+        await pilot.press("backspace", "backspace", "backspace")
+        assert field.value == "drift"  # the cursor is at the end, nothing selected
+        await pilot.press("down")  # and back on the list, arrows and enter are the list's again
+        assert app.focused is app.screen.query_one("#demo", OptionList)
 
 
 async def test_a_recorded_agents_card_name_is_a_target(tmp_path: Path) -> None:

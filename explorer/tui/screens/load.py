@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -94,6 +95,9 @@ to the list below (the reference agents, or "start the reference agents").
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("down", "to_list", "To the list", show=False)]
 
+    def on_blur(self) -> None:
+        self.select_on_focus = True  # a list that passed keys on turned it off for one focus
+
     def action_to_list(self) -> None:
         """Down from the target goes to the first list on show, its first row highlighted."""
         for listing in self.screen.query(AgentList):
@@ -112,11 +116,32 @@ listed with the verdict it is built to get; when they are not running yet, **ent
 **ctrl+r** anywhere on this screen.
 """
 
+    _passing_on = False  # keys typed here are going to the target (focus moves after them)
+
     def set_options(self, options: Any) -> Any:
         """Every list starts with its first row highlighted, so enter works as soon as it has focus."""
         result = super().set_options(options)
         self.highlighted = 0 if self.option_count else None
         return result
+
+    def on_focus(self) -> None:
+        self._passing_on = False
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing on a list types the target: someone who types a name as soon as the agents are
+        listed finds it in the field, and enter interviews it, instead of the keys being lost and
+        enter opening the highlighted agent. Keys that arrive before focus has moved are added
+        to what was passed on."""
+        if not (event.is_printable and event.character) or event.character.isspace():
+            return
+        target = self.screen.query_one("#target", TargetInput)
+        target.select_on_focus = False  # keep what is passed on; the field restores it on blur
+        target.value = (target.value if self._passing_on else "") + event.character
+        target.cursor_position = len(target.value)
+        self._passing_on = True
+        target.focus()
+        event.stop()
+        event.prevent_default()
 
 
 class LoadScreen(Screen[None]):
@@ -237,6 +262,8 @@ class LoadScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         self.refresh_recent()
         self.refresh_configured()
+        # Back from an interview, the last target is selected: typing the next one replaces it.
+        self.query_one("#target", Input).select_all()
 
     def refresh_configured(self) -> None:
         """The config file's agents, each saying which credentials its entry carries."""
