@@ -83,6 +83,7 @@ async def _get(url: str, max_bytes: int = 1_000_000) -> Exchange:
         ("http://agent.example?x=1", "agent.example", "/?x=1"),
         ("http://[::1]:9000/rpc", "[::1]:9000", "/rpc"),
         ("http://agent.example/%7Euser/a%20b", "agent.example", "/%7Euser/a%20b"),
+        ("http://agent.example/a.b/..c/x?y=/../", "agent.example", "/a.b/..c/x?y=/../"),
     ],
 )
 def test_plain_urls_are_sent_as_written(url: str, host_header: str, path: str) -> None:
@@ -99,6 +100,9 @@ def test_plain_urls_are_sent_as_written(url: str, host_header: str, path: str) -
         "http://agent.example/é",
         "http://bücher.example/",  # IDNA
         "http://agent.example:12345678901/",
+        "http://agent.example/a/../card.json",  # httpx removes dot segments
+        "http://agent.example/./card.json",
+        "http://agent.example/a/..",
         "http://agent.example:8o/",
         "http://[::1/x",
     ],

@@ -12,8 +12,8 @@ bytes on the wire and the strictness of parsing (header size, framing, chunked b
 the same; what is gone is the layering, and with it the import of httpx, httpcore and anyio.
 
 Only what `plain_target` accepts comes here: an `http` URL with an ASCII host and a path and
-query made only of characters RFC 3986 allows, no user info, and no proxy configured in the
-environment. Everything else (https, public-only pinning, proxies, URLs httpx would have to
+query made only of characters RFC 3986 allows and no dot segments, no user info, and no proxy
+configured in the environment. Everything else (https, public-only pinning, proxies, URLs httpx would have to
 normalise) stays on httpx, so no request is sent differently from before.
 
 Limits are the caller's: `Fetcher` wraps every request in its overall deadline and passes the
@@ -46,6 +46,7 @@ _PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
 _SAFE_TARGET = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]*\Z")
 _HOSTNAME = re.compile(r"[A-Za-z0-9\-._]{1,253}\Z")
 _IPV6 = re.compile(r"[0-9A-Fa-f:.]{2,45}\Z")
+_DOT_SEGMENT = re.compile(r"/\.\.?(?:/|\Z)")
 
 
 class PlainError(Exception):
@@ -103,8 +104,8 @@ def plain_target(url: str) -> Target | None:
     rest = url[len("http://"):].split("#", 1)[0]
     slash = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
     authority, path = rest[:slash], rest[slash:]
-    if "@" in authority or not _SAFE_TARGET.match(path):
-        return None
+    if "@" in authority or not _SAFE_TARGET.match(path) or _DOT_SEGMENT.search(path.split("?", 1)[0]):
+        return None  # httpx removes dot segments (RFC 3986 5.2.4); such a URL is left to it
     if authority.startswith("["):
         host, sep, port_text = authority[1:].partition("]")
         if not sep or not _IPV6.match(host) or (port_text and not port_text.startswith(":")):
