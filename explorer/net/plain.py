@@ -47,6 +47,7 @@ _SAFE_TARGET = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=%]*\Z")
 _HOSTNAME = re.compile(r"[A-Za-z0-9\-._]{1,253}\Z")
 _IPV6 = re.compile(r"[0-9A-Fa-f:.]{2,45}\Z")
 _DOT_SEGMENT = re.compile(r"/\.\.?(?:/|\Z)")
+_PORT = re.compile(r"-?[0-9]{1,10}\Z")
 
 
 class PlainError(Exception):
@@ -120,7 +121,7 @@ def plain_target(url: str) -> Target | None:
         shown = host
     if port_text == "":
         port = 80
-    elif re.fullmatch(r"-?[0-9]{1,10}", port_text):
+    elif _PORT.match(port_text):
         port = int(port_text)  # one outside 0-65535 fails at connect, as a ConnectError
     else:
         return None  # httpx says what is wrong with such a port
@@ -158,6 +159,10 @@ class _Connection:
         if sock is None:
             return False
         try:
+            if hasattr(select, "poll"):  # any descriptor number (select() stops at 1024)
+                poller = select.poll()
+                poller.register(sock.fileno(), select.POLLIN)
+                return not poller.poll(0)
             readable, _, _ = select.select([sock], [], [], 0)
         except (OSError, ValueError):
             return False
