@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.attestation import public_jwk, runner_keys
-from explorer.net.discovery import read_capped
+from explorer.net.files import read_capped
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

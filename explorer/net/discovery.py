@@ -23,6 +23,7 @@ from explorer.core.card import WELL_KNOWN
 from explorer.core.openclasp import OpenClaspRef, classify_reference, resolution_card
 from explorer.core.run import Exchange
 from explorer.core.strict_json import StrictJsonError, parse
+from explorer.net.files import read_capped
 from explorer.net.http import Fetcher, now_rfc3339
 from explorer.net.origins import site_of
 
@@ -38,15 +39,6 @@ def is_url(target: str) -> bool:
     except ValueError:
         scheme = target.partition(":")[0].strip()
     return scheme.lower() in ("http", "https")
-
-
-def read_capped(path: Path, max_bytes: int) -> tuple[bytes, bool]:
-    """At most `max_bytes` of a local file, and whether it holds more: a file the user names
-    (a card, key set, key or secret) is read with the same cap as a fetch, never whole.
-    OSError (no such file, unreadable) is the caller's to word."""
-    with path.open("rb") as handle:
-        data = handle.read(max_bytes + 1)
-    return data[:max_bytes], len(data) > max_bytes
 
 
 def read_card_file(path: Path, max_bytes: int, attempt: int = 1) -> Exchange:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from explorer.core.strict_json import StrictJsonError, parse
-from explorer.net.discovery import read_capped
+from explorer.net.files import read_capped
 from explorer.net.http import Fetcher, Limits
 
 PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
