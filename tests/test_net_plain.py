@@ -305,3 +305,32 @@ def test_a_plain_run_never_imports_httpx(tmp_path: Path) -> None:
     env["PYTHONPATH"] = str(REPO)
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.split() == ["200", "{}", "False", "False"], out.stderr
+
+async def test_framing_chunked_with_a_trailer_no_content_and_http10_to_the_close() -> None:
+    # Keep-alive only where the framing allows it: a chunked body (trailer and all) and a 204
+    # keep the connection; an HTTP/1.0 answer framed by the close does not.
+    async def agent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await _request_head(reader)
+            path = head.split(b" ")[1]
+            if path == b"/chunked":
+                writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\nX-Trailer: t\r\n\r\n")
+            elif path == b"/empty":
+                writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            else:
+                writer.write(b"HTTP/1.0 200 OK\r\n\r\n{\"old\":true}")
+                await writer.drain()
+                return  # the close ends the body
+            await writer.drain()
+
+    async with Loopback(agent) as server, Fetcher(Limits(timeout=3.0)) as f:
+        chunked = await f.get(server.base + "/chunked", purpose="card")
+        empty = await f.get(server.base + "/empty", purpose="card")
+        old = await f.get(server.base + "/old", purpose="card")
+        again = await f.get(server.base + "/chunked", purpose="card")
+    assert (chunked.status, chunked.error, chunked.response_body) == (200, None, b'{"a":12}')
+    assert (empty.status, empty.error, empty.response_body) == (204, None, b"")
+    assert (old.status, old.error, old.response_body) == (200, None, b'{"old":true}')
+    assert again.response_body == b'{"a":12}'
+    assert server.connections == 2  # the first three on one connection; after the 1.0 close, a new one
