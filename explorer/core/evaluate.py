@@ -140,7 +140,7 @@ class _Attempt:
     questions: dict[str, Any] = field(default_factory=dict)
     probes: list[dict[str, Any]] = field(default_factory=list)
     answers: dict[str, Any] = field(default_factory=dict)
-    answers_sha: str | None = None  # of the answered questions' canonical bytes (`_answers_sha`)
+    answers_sha: str | None = None  # `_answers_sha` of the questions answered with a result; None: none
 
     def add(self, code: str, detail: str, **where: Any) -> None:
         self.findings.append(finding(code, detail, **where))
@@ -183,7 +183,6 @@ def evaluate(
     verdict = decide_verdict([a.findings for a in attempts], offered=last.offered, reachable=last.reachable)
     role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
     name = ran_by.get("name")
-    answers_sha = last.answers_sha if last.answers else None
     report: dict[str, Any] = {
         "report_version": REPORT_VERSION,
         "explorer_version": explorer_version,
@@ -200,7 +199,7 @@ def evaluate(
         "findings": [f.to_json() for f in ordered(findings)],
         "extensions": [f.to_json() for f in ordered(last.extensions)],
         "extension_results": last.extension_results,
-        "answers_sha256": answers_sha,
+        "answers_sha256": last.answers_sha,
     }
     if len(attempts) > 1:
         report["first_attempt"] = _first_attempt(attempts[0])
@@ -225,7 +224,7 @@ def _first_attempt(a: _Attempt) -> dict[str, Any]:
         conflicts.append(entry)
     return {
         "card_sha256": a.card_sha,
-        "answers_sha256": a.answers_sha if a.answers else None,
+        "answers_sha256": a.answers_sha,
         "conflicts": conflicts,
     }
 
@@ -539,7 +538,8 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
     delivered = 0
     answered = 0
     refused: list[tuple[str, Exchange]] = []
-    read: list[tuple[str, RpcOutcome, bytes | None]] = []
+    read: list[tuple[str, RpcOutcome]] = []
+    results: dict[str, bytes | None] = {}  # canonical bytes of each answer that is a result
     echoed = False
     responded = False
     for q in QUESTIONS:
@@ -575,14 +575,15 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
         first_bytes = None if first.kind == "malformed" else _canonical_bytes(first.payload)
         if len(usable) == 2:
             _determinism(a, q, (first, first_bytes), _read(usable[1]), usable)
-        read.append((q, first, first_bytes))
+        read.append((q, first))
+        if first.kind == "result":  # exactly the questions `_answer` keeps in `a.answers`
+            results[q] = first_bytes
     # Projections are drawn once every second ask has been read and let go, and the answers'
     # canonical bytes hashed and let go: a large agent's answers are then never held twice
-    # beside the projections (peak memory, not just time). `_answer` keeps exactly the
-    # questions whose first ask was a result.
-    a.answers_sha = _answers_sha({q: first_bytes for q, first, first_bytes in read if first.kind == "result"})
-    read = [(q, first, None) for q, first, _ in read]
-    for q, first, _ in read:
+    # beside the projections (peak memory, not just time).
+    a.answers_sha = _answers_sha(results) if results else None
+    results.clear()  # let the bytes go before the projections are drawn
+    for q, first in read:
         _answer(a, q, first, ctx)
     required = required_finding(refused, ctx.card_doc)
     if required is not None:
