@@ -118,7 +118,7 @@ _HIGH_BMP = re.compile("[\ue000-\uffff]")
 
 
 # Integers of at most 15 digits are exact as doubles and written the same by both encoders;
-# from 16 digits on the ECMAScript number format may differ (explorer.core.canonical's slow path).
+# from 16 digits on the ECMAScript number format may differ, so `jcs` (the slow path) writes them.
 _EXACT_INT = 10**15
 
 

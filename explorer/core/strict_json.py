@@ -312,10 +312,9 @@ def _has_lossy_integer(value: Any) -> bool:
     pop, extend = stack.pop, stack.extend
     while stack:
         node = pop()
-        kind = type(node)
-        if kind is str or kind is bool or node is None or kind is float:
+        if node is None or isinstance(node, str | bool | float):
             continue
-        if isinstance(node, int) and not isinstance(node, bool):
+        if isinstance(node, int):
             if abs(node) > MAX_SAFE_INTEGER:
                 return True
         elif isinstance(node, dict):

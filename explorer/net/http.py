@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 MIB = 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CONNECT_FAILURES = (OSError, ValueError, OverflowError, IndexError)
+# Connections one Fetcher may have open at once, and keep idle, on either client.
+_MAX_CONNECTIONS = 20
+_MAX_IDLE = 10
 # Never sent anywhere in clear in a transcript, whoever supplied them.
 _ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
 
@@ -172,7 +175,7 @@ class Fetcher:
             verify = self._verify if key == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             if verify is True:
                 verify = shared_tls(trust_env=not self.limits.public_only)
-            limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
+            limits = httpx.Limits(max_connections=_MAX_CONNECTIONS, max_keepalive_connections=_MAX_IDLE)
             # Proxies from the environment would defeat address pinning in public-only mode.
             trust_env = not self.limits.public_only
             client = httpx.AsyncClient(
@@ -395,7 +398,7 @@ class Fetcher:
         if not self._open:
             raise RuntimeError("Fetcher used outside 'async with'")
         if self._plain is None:
-            self._plain = PlainPool(max_connections=20, max_idle=10)
+            self._plain = PlainPool(max_connections=_MAX_CONNECTIONS, max_idle=_MAX_IDLE)
         await self._plain.send(
             ask.method, target, headers, ask.body, hop,
             max_bytes=self.limits.max_bytes, headers_only=_REDIRECTS,  # a redirect's body is never needed

@@ -243,11 +243,7 @@ class PlainPool:
 
 
 class _DeadBeforeAnswer(Exception):
-    """A connection failed before a single byte of the answer arrived."""
-
-    def __init__(self, error: PlainError) -> None:
-        super().__init__(str(error))
-        self.error = error
+    """A kept connection failed before a single byte of the answer arrived."""
 
 
 async def _connect(target: Target) -> _Connection:
