@@ -374,29 +374,6 @@ async def test_a_malformed_location_is_refused_not_raised(server: RawServer) -> 
     assert "/x" not in server.hits
 
 
-async def test_a_plain_request_leaves_in_one_write() -> None:
-    # A request's head and body go out together, so the agent reads the whole request in one
-    # segment (one wake-up), not two.
-    first_reads: list[bytes] = []
-
-    async def handle(reader: asyncio.StreamReader, writer: Writer) -> None:
-        first_reads.append(await reader.read(65536))
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        async with Fetcher(Limits(timeout=2.0)) as f:
-            ex = await f.post(f"http://127.0.0.1:{port}/rpc", b'{"jsonrpc":"2.0"}', purpose="ask:identity#1")
-    finally:
-        server.close()
-    assert ex.status == 200 and ex.response_body == b"ok"
-    assert len(first_reads) == 1 and first_reads[0].startswith(b"POST /rpc HTTP/1.1\r\n")
-    assert first_reads[0].endswith(b'\r\n\r\n{"jsonrpc":"2.0"}')
-
-
 @pytest.mark.parametrize("url", ["https://127.0.0.1:99999/card.json", "https://127.0.0.1:-1/card.json"])
 async def test_an_https_port_outside_the_range_is_a_transport_error_not_a_crash(url: str) -> None:
     # httpx's connect races addresses in an anyio task group, which wraps the OverflowError

@@ -143,6 +143,23 @@ async def test_a_proxied_request_reaches_the_proxy(monkeypatch: pytest.MonkeyPat
     assert seen and seen[0].startswith(b"GET http://agent.invalid:8000/card.json HTTP/1.1")
 
 
+async def test_a_request_leaves_in_one_write() -> None:
+    # A request's head and body go out together, so the agent reads the whole request in one
+    # segment (one wake-up), not two.
+    first_reads: list[bytes] = []
+
+    async def agent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        first_reads.append(await reader.read(65536))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+
+    async with Loopback(agent) as server, Fetcher(Limits(timeout=2.0)) as f:
+        ex = await f.post(server.base + "/rpc", b'{"jsonrpc":"2.0"}', purpose="ask:identity#1")
+    assert ex.status == 200 and ex.response_body == b"ok"
+    assert len(first_reads) == 1 and first_reads[0].startswith(b"POST /rpc HTTP/1.1\r\n")
+    assert first_reads[0].endswith(b'\r\n\r\n{"jsonrpc":"2.0"}')
+
+
 async def test_a_host_header_the_user_gives_is_sent_instead_of_ours_and_the_framing_is_ours() -> None:
     heads: list[bytes] = []
 
