@@ -125,6 +125,12 @@ class _PlainClient:
         self.pool = PlainPool(max_connections=20, max_idle=10)
         self.timeout = timeout
 
+    async def __aenter__(self) -> _PlainClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.pool.aclose()
+
     async def _send(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> _Reply:
         from explorer.net.plain import Answer, plain_target
 
@@ -139,13 +145,12 @@ class _PlainClient:
     async def get(self, url: str) -> _Reply:
         return await self._send("GET", url, None, {"Accept": "application/json"})
 
-    async def post(self, url: str, *, json: Any, headers: dict[str, str]) -> _Reply:
-        body = _json_bytes(json)
+    async def post(self, url: str, *, json: Any, headers: dict[str, str]) -> _Reply:  # noqa: A002 - httpx's name
+        body = _dumps(json).encode()
         return await self._send("POST", url, body, {"Content-Type": "application/json", **headers})
 
 
-def _json_bytes(value: Any) -> bytes:
-    return json.dumps(value).encode()
+_dumps = json.dumps  # `post` takes httpx's keyword `json`, which hides the module there
 
 
 async def _baseline(urls: list[str], client_kind: str = "httpx", timeout: float = 10.0) -> int:
@@ -157,22 +162,19 @@ async def _baseline(urls: list[str], client_kind: str = "httpx", timeout: float 
     total = 0
     no_ca = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # as the verifier's plain client: made once
 
+    def client() -> Any:
+        """A client per agent, as the verifier has a pool per interview."""
+        if client_kind == "plain":
+            return _PlainClient(timeout)
+        limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
+        return httpx.AsyncClient(timeout=httpx.Timeout(timeout), limits=limits, follow_redirects=False,
+                                 verify=no_ca)
+
     async def worker() -> None:
         nonlocal total
         for url in queue:
-            if client_kind == "plain":
-                plain = _PlainClient(timeout)
-                try:
-                    total += await _baseline_agent(plain, url)
-                finally:
-                    await plain.pool.aclose()
-                continue
-            t = httpx.Timeout(timeout)
-            limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
-            async with httpx.AsyncClient(
-                timeout=t, limits=limits, follow_redirects=False, verify=no_ca
-            ) as client:
-                total += await _baseline_agent(client, url)
+            async with client() as each:
+                total += await _baseline_agent(each, url)
 
     await asyncio.gather(*(worker() for _ in range(JOBS)))
     return total
