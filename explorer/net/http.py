@@ -162,8 +162,6 @@ class Fetcher:
         """One httpx client per scheme, made on first use: loading the CA bundle for TLS costs a
         noticeable slice of a short run, and a loopback agent over plain HTTP never needs it
         (nor httpx at all, unless a proxy or an unusual URL sends it this way)."""
-        if not self._open:
-            raise RuntimeError("Fetcher used outside 'async with'")
         import httpx
 
         key = "https" if scheme == "https" else "http"
@@ -368,6 +366,8 @@ class Fetcher:
             return await self._hop_now(ask, headers)
 
     async def _hop_now(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
+        if not self._open:  # both clients are made on first use, and only inside `async with`
+            raise RuntimeError("Fetcher used outside 'async with'")
         hop = _Hop()
         try:
             async with asyncio.timeout(self.limits.timeout):
@@ -395,8 +395,6 @@ class Fetcher:
         return hop
 
     async def _send_plain(self, ask: _Ask, target: Target, headers: dict[str, str], hop: _Hop) -> None:
-        if not self._open:
-            raise RuntimeError("Fetcher used outside 'async with'")
         if self._plain is None:
             self._plain = PlainPool(max_connections=_MAX_CONNECTIONS, max_idle=_MAX_IDLE)
         await self._plain.send(
