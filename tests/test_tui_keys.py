@@ -56,6 +56,7 @@ async def test_enter_on_an_empty_target_does_nothing_and_a_typo_is_said_in_place
 
 
 async def test_the_target_key_replaces_the_last_target_instead_of_appending_to_it(tmp_path: Path) -> None:
+    from textual.screen import Screen
     from textual.widgets import Input
 
     app = make_app(None, tmp_path)
@@ -70,8 +71,6 @@ async def test_the_target_key_replaces_the_last_target_instead_of_appending_to_i
         app.set_focus(None)
         await pilot.press("ctrl+l", *"legacy")
         assert field.value == "legacy"
-        from textual.screen import Screen
-
         app.push_screen(Screen())  # an interview's screen, say; then back on the load screen
         await pilot.pause()
         app.pop_screen()

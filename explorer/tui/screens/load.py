@@ -95,8 +95,17 @@ to the list below (the reference agents, or "start the reference agents").
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("down", "to_list", "To the list", show=False)]
 
+    def type_in(self, character: str, *, after: bool) -> None:
+        """Take a key typed elsewhere (on a list) and take focus: the text becomes `character`,
+        or gets it appended `after` earlier ones, with the cursor at the end and nothing
+        selected (focus would select all, and the next key would replace it)."""
+        self.select_on_focus = False  # for this focus only: restored on blur
+        self.value = (self.value if after else "") + character
+        self.cursor_position = len(self.value)
+        self.focus()
+
     def on_blur(self) -> None:
-        self.select_on_focus = True  # a list that passed keys on turned it off for one focus
+        self.select_on_focus = True
 
     def action_to_list(self) -> None:
         """Down from the target goes to the first list on show, its first row highlighted."""
@@ -134,12 +143,8 @@ listed with the verdict it is built to get; when they are not running yet, **ent
         to what was passed on."""
         if not (event.is_printable and event.character) or event.character.isspace():
             return
-        target = self.screen.query_one("#target", TargetInput)
-        target.select_on_focus = False  # keep what is passed on; the field restores it on blur
-        target.value = (target.value if self._passing_on else "") + event.character
-        target.cursor_position = len(target.value)
+        self.screen.query_one("#target", TargetInput).type_in(event.character, after=self._passing_on)
         self._passing_on = True
-        target.focus()
         event.stop()
         event.prevent_default()
 
