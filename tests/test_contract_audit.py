@@ -848,6 +848,46 @@ def test_a_refusal_without_detail_is_not_the_standard_refusal(home: Path) -> Non
     assert report["verdict"] == "nonconformant"
 
 
+class _Maintenance(_Mini):
+    """Answers `interview/identity` with a JSON-RPC error whose message holds U+FFFE and U+FFFF
+    (sent as raw UTF-8), characters XML 1.0 forbids; every other call as `_Mini`."""
+
+    def _reply(self, call: dict[str, Any]) -> None:
+        if call.get("method") != "interview/identity":
+            super()._reply(call)
+            return
+        error = {"code": -32000, "message": "down \ufffe for maintenance \uffff"}
+        body = json.dumps({"jsonrpc": "2.0", "id": call.get("id"), "error": error}, ensure_ascii=False)
+        data = body.encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("A2A-Extensions", INTERVIEW)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_an_agent_sending_characters_xml_forbids_leaves_the_sweeps_junit_file_well_formed(
+    home: Path, tmp_path: Path
+) -> None:
+    junit = tmp_path / "ci" / "junit.xml"
+    with serving(_Maintenance) as broken, serving(_Mini) as honest:
+        urls = [base_url(broken), base_url(honest)]
+        result = cli("verify", *urls, "--json", "--no-history", "--junit", str(junit), home=home)
+    assert result.status == 1
+    assert {line["target"]: line["verdict"] for line in result.lines()} == {
+        urls[0]: "nonconformant",
+        urls[1]: "conformant",
+    }
+    suites = {suite.get("name"): suite for suite in ET.parse(junit).getroot().iter("testsuite")}
+    assert sorted(suites) == sorted(urls)
+    identity = next(case for case in suites[urls[0]].iter("testcase") if case.get("name") == "identity")
+    failure = identity.find("failure")
+    assert failure is not None and failure.get("type") == "method_error"
+    assert "down <U+FFFE> for maintenance <U+FFFF>" in (failure.text or "")
+    assert suites[urls[1]].get("failures") == "0"
+
+
 # --- signed evidence -----------------------------------------------------------------------------------
 
 

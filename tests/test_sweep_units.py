@@ -4,16 +4,21 @@ status of many targets, the JUnit shape, per-origin bounds and the crowd's seede
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer.core import junit
 from explorer.core.sweep import ShardError, Tally, parse_shard, shard, sweep_exit, target_lines
 from explorer.demo.crowd import MIX, UNREACHABLE, draw
 from explorer.demo.fleet import FleetError
 from explorer.net.gate import HostGate
+from explorer.store.sweep_files import JUnitWriter
 
 
 def test_a_list_skips_blank_lines_comments_and_spaces() -> None:
@@ -151,6 +156,51 @@ def test_junit_escapes_what_an_agent_sends() -> None:
     suite = ET.fromstring(text)  # well-formed XML 1.0
     assert "\x1b" not in text and "\x00" not in text and "\u202e" not in text
     assert suite.find("testcase") is not None
+
+
+# Characters XML 1.0 forbids or discourages, and the ones its escaping is about, drawn often:
+# arbitrary text alone almost never holds a lone surrogate or a noncharacter. (A list joined,
+# not st.text: st.text drops surrogates even from an alphabet that offers them.)
+_XML_EDGES = "\x00\x08\x0b\x0c\x1b\x7f\x85\x9f\ud800\udbff\udc00\udfff\ufdd0\ufdef\ufffe\uffff" + (
+    "\U0001fffe\U0010ffff\u202e<>&\"']\t\r\n"
+)
+_ANY_CHARACTER = st.one_of(st.characters(exclude_categories=()), st.sampled_from(list(_XML_EDGES)))
+_AGENT_TEXT = st.lists(_ANY_CHARACTER, max_size=80).map("".join)
+
+
+@pytest.mark.slow  # a heavy property test: 300 files written and parsed
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_AGENT_TEXT, min_size=9, max_size=9))
+def test_the_junit_file_is_well_formed_xml_whatever_an_agent_sends(texts: list[str]) -> None:
+    target, name, code, member, detail, standing, url, digest, question = texts
+    report = {
+        "verdict": "nonconformant",
+        "target": target,
+        "standing": standing,
+        "card": {"url": url, "sha256": digest},
+        "answers_sha256": detail,
+        "findings": [
+            {"code": code, "severity": "error", "member": member, "detail": detail},
+            {"code": code, "severity": "error", "question": question, "probe": member, "detail": name},
+        ],
+    }
+    with tempfile.TemporaryDirectory() as directory:
+        writer = JUnitWriter(Path(directory) / "junit.xml")
+        writer.add_report(report, name=name or None)
+        writer.add_report(report)
+        root = ET.parse(writer.close()).getroot()  # expat: a real XML 1.0 parser
+    suites = root.findall("testsuite")
+    assert len(suites) == 2
+    assert root.get("failures") == str(sum(int(suite.get("failures") or 0) for suite in suites))
+    assert all(len(suite.findall("testcase")) == len(junit.CASES) for suite in suites)
+
+
+def test_a_character_xml_forbids_is_shown_where_it_was() -> None:
+    detail = "down\ufffe for \uffff maintenance \ud800 \ufdd0 \U0010fffe"
+    report = _report("nonconformant", [{"code": "method_error", "severity": "error", "detail": detail}])
+    failure = _suite(report).find("testcase/failure")
+    assert failure is not None
+    assert failure.text == "down<U+FFFE> for <U+FFFF> maintenance <U+D800> <U+FDD0> <U+10FFFE>"
 
 
 def test_the_gate_bounds_requests_per_origin_and_forgets_idle_origins() -> None:

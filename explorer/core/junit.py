@@ -10,11 +10,17 @@ asked rather than passed.
 
 Everything here is text in, text out, so the writer can stream one suite per finished run and
 never hold the reports. Agent-supplied strings go through `safe_text` (controls and bidi
-escaped, length bounded) and then XML escaping; characters XML 1.0 forbids never reach the file.
+escaped, length bounded), then every character XML 1.0 (section 2.2) forbids or discourages is
+written as `<U+XXXX>`, then XML escaping. `safe_text` is a terminal's rule and lets through
+noncharacters such as U+FFFE and U+FFFF, which no XML parser accepts: one agent with one of them
+in an error message would make a whole sweep's file unreadable. The XML rule is this module's
+own, applied to text `safe_text` has already bounded, so it costs little and holds whatever the
+terminal rule becomes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,12 +45,33 @@ class Suite:
     skipped: int
 
 
+def _not_xml_ranges() -> str:
+    """A character class of what XML 1.0 forbids (outside its `Char` production) or discourages."""
+    ranges = [
+        "\x00-\x08\x0b\x0c\x0e-\x1f",  # C0 controls but tab, LF and CR: forbidden
+        "\x7f-\x84\x86-\x9f",  # DEL and C1 controls but NEL: discouraged
+        "\ud800-\udfff",  # surrogates, which only a lone one can be in a str: forbidden
+        "\ufdd0-\ufdef",  # noncharacters: discouraged
+        "\ufffe\uffff",  # noncharacters: forbidden
+    ]
+    # The last two code points of planes 1 to 16 are noncharacters: discouraged.
+    ranges += [f"{chr(plane * 0x10000 + 0xFFFE)}{chr(plane * 0x10000 + 0xFFFF)}" for plane in range(1, 17)]
+    return "[" + "".join(ranges) + "]"
+
+
+_NOT_XML = re.compile(_not_xml_ranges())
+
+
+def _xml_chars(text: str) -> str:
+    return _NOT_XML.sub(lambda match: f"<U+{ord(match.group()):04X}>", text)
+
+
 def _attr(value: Any, limit: int = 300) -> str:
-    return quoteattr(safe_text(value, limit=limit))
+    return quoteattr(_xml_chars(safe_text(value, limit=limit)))
 
 
 def _text(value: Any, limit: int = 2000) -> str:
-    return escape(safe_text(value, limit=limit))
+    return escape(_xml_chars(safe_text(value, limit=limit)))
 
 
 def _case_of(item: Mapping[str, Any]) -> str:
