@@ -16,7 +16,8 @@ JSON-RPC interface's, and go only on requests that ask for them (`post(..., cred
 the interview calls): a card, key set, proposal or discovery document served from that same
 origin is still fetched without them, on a re-run too. Every secret value the fetcher knows
 (`scrub`) is replaced by `<redacted>` wherever it would be recorded, even when an agent echoes
-it back in a body.
+it back in a body. No cookie is ever kept (neither client has a jar that stores one), so no
+state set by one origin travels to another.
 
 A 429 that is waited out leaves two exchanges with the same purpose and attempt: the 429 and
 the retry. Readers take the last one as the answer and may report the first as rate limiting.
@@ -45,6 +46,8 @@ from explorer.net.origins import Blocked, PinnedTarget, origin, resolve_public
 from explorer.net.plain import Answer, PlainError, PlainPool, Target, plain_target
 
 if TYPE_CHECKING:
+    import http.cookiejar
+
     import httpx
 
 MIB = 1024 * 1024
@@ -182,6 +185,7 @@ class Fetcher:
                 trust_env=trust_env,
                 limits=limits,
                 verify=verify,
+                cookies=_no_cookies(),
             )
             self._clients[key] = client
         return client
@@ -437,6 +441,25 @@ class Fetcher:
                 hop.body += chunk
         finally:
             await response.aclose()
+
+
+def _no_cookies() -> http.cookiejar.CookieJar:
+    """A cookie jar that keeps nothing. httpx's default jar matches cookies by host and ignores
+    the port, so a cookie one origin set rode along to every other origin of the run on that host
+    (a proposal host, a jku, and back to the interface with an attacker's cookie). An interview
+    needs no cookie: nothing is stored, so nothing is sent that the user did not give
+    (`--header 'Cookie: ...'`, which goes only to the agent's origin). The plain client keeps none.
+    Imported here, with httpx: a loopback run over plain HTTP never needs either."""
+    import http.cookiejar
+
+    class NoCookies(http.cookiejar.CookieJar):
+        def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+            return None
+
+        def extract_cookies(self, response: object, request: object) -> None:
+            return None
+
+    return NoCookies()
 
 
 @functools.cache
