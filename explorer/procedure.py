@@ -39,6 +39,7 @@ from explorer.core.card import Card, CardError, parse_card
 from explorer.core.evaluate import UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluate
 from explorer.core.findings import QUESTIONS
 from explorer.core.openclasp import KEY_PATH, classify_reference
+from explorer.core.outage import all_down
 from explorer.core.run import Exchange, Run
 from explorer.core.security import read_security
 from explorer.core.signatures import jku_urls
@@ -286,6 +287,10 @@ class _Attempt:
             return "unreachable"
         if all(_auth_refused(ex) or _failed_at_transport(ex) for ex in first):
             self.tell("auth", "every call of the first round was refused (HTTP 401/403); stopping")
+            return "unreachable"
+        if all_down(first):
+            self.tell("ask", "every call of the first round was answered HTTP 5xx or 429; the agent is down, "
+                      "not dishonest; stopping")
             return "unreachable"
         if auth is not None and not auth.valid_now() and not await auth.ensure():
             return "unreachable"

@@ -607,6 +607,58 @@ def test_rounds_cut_short_after_timeouts_are_unreachable() -> None:
     assert report["questions"]["usage"]["status"] == "not_asked"
 
 
+def _calls_answered(status: Callable[[Exchange], int], *, retried_429: bool = False):
+    def apply(exs: list[Exchange]) -> list[Exchange]:
+        out: list[Exchange] = []
+        for e in exs:
+            if not e.purpose.startswith(("ask:", "probe:")):
+                out.append(e)
+                continue
+            code = status(e)
+            answered = replace(e, status=code, response_body=b'{"error": "down"}')
+            if retried_429 and code == 429:
+                out.append(answered)  # the 429 waited out, then the retry got 429 again
+            out.append(answered)
+        return out
+    return apply
+
+
+def test_every_call_answered_5xx_is_unreachable_not_nonconformant() -> None:
+    """An agent that is down lied about nothing: unreachable, each status still named."""
+    report = report_of(attempt(override=_calls_answered(
+        lambda e: 500 if e.purpose.startswith("ask:usage") else 503)))
+    assert report["verdict"] == "unreachable"
+    assert {f["code"] for f in report["findings"]} == {"http_status"}
+    details = {f.get("question") or f.get("probe"): f["detail"] for f in report["findings"]}
+    assert details["usage"].endswith("answered HTTP 500")
+    assert details["identity"].endswith("answered HTTP 503")
+    assert details["undefined_method"].endswith("answered HTTP 503")
+
+
+def test_every_call_rate_limited_for_good_is_unreachable() -> None:
+    report = report_of(attempt(override=_calls_answered(lambda e: 429, retried_429=True)))
+    assert report["verdict"] == "unreachable"
+    assert {f["code"] for f in report["findings"]} == {"http_status", "rate_limited"}
+    assert all("HTTP 429" in f["detail"] for f in report["findings"] if f["code"] == "http_status")
+
+
+def test_a_first_round_down_and_nothing_more_asked_is_unreachable() -> None:
+    exs = [e for e in attempt() if not e.purpose.startswith(("ask:", "probe:"))]
+    exs += [call(f"ask:{q}#1", 1, i, f"interview/{q}", b"busy", status=503)
+            for i, q in enumerate(QUESTIONS, 1)]
+    report = report_of(exs)
+    assert report["verdict"] == "unreachable"
+    assert report["questions"]["usage"]["status"] == "error"
+
+
+def test_a_mix_of_answers_and_5xx_is_judged_as_before() -> None:
+    """One call answered is enough for the questions to have been put: the 5xx are errors."""
+    report = report_of(attempt(override=_calls_answered(
+        lambda e: 200 if e.purpose == "probe:unactivated_call" else 503)))
+    assert report["verdict"] == "nonconformant"
+    assert "http_status" in errors(report)
+
+
 def test_rate_limited_then_answered() -> None:
     def with_429(exs: list[Exchange]) -> list[Exchange]:
         i = next(i for i, e in enumerate(exs) if e.purpose == "ask:terms#1")

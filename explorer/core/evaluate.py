@@ -19,8 +19,12 @@ Reading of the texts where they are silent:
 - A closure probe must draw the refusal with reason `out_of_scope` (the interview extension,
   section 4 rule 3 and section 6 rule 1); any other outcome, including a well-formed
   `not_declared` refusal, fails the probe.
-- The unactivated call is judged by its JSON-RPC body whatever the HTTP status, since only
-  -32601 is acceptable and some servers send it with a 4xx status.
+- The unactivated call is judged by its JSON-RPC body whatever the 4xx status, since only
+  -32601 is acceptable and some servers send it with a 4xx status. A probe answered with HTTP
+  5xx or a final 429 got no answer at all: `http_status`, like a question.
+- An attempt in which every interview call got nothing from the agent (transport failures, 5xx,
+  a final 429) is `unreachable`: an agent that is down is not an agent that lies
+  (`explorer.core.outage`).
 - Terms entries that are malformed commit to nothing, but the card still *carries* terms, so a
   `declared: false` terms answer is still `terms_declared_wrong`.
 """
@@ -42,6 +46,7 @@ from explorer.core.card import INTERVIEW_URI, WELL_KNOWN, Card, Extension, parse
 from explorer.core.diff import diff_question
 from explorer.core.findings import PROBES, QUESTIONS, UNACTIVATED_PROBES, Finding, finding, ordered
 from explorer.core.openclasp import consistency_problems, verify_attestation
+from explorer.core.outage import all_down, down_answer
 from explorer.core.run import Exchange
 from explorer.core.signatures import verify_card
 from explorer.core.sow import ProposalCheck, check_proposal
@@ -277,7 +282,18 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
                            terms_declared, card.skill_ids)
     _questions(a, exs, context)
     _probes(a, exs, card.skill_ids, doc)
+    if all_down(_final_calls(exs)):
+        a.reachable = False  # an agent that is down is not an agent that lies (explorer.core.outage)
     return a
+
+
+def _final_calls(exs: Sequence[Exchange]) -> list[Exchange]:
+    """The last exchange of every interview call (question or probe) of one attempt."""
+    last: dict[str, Exchange] = {}
+    for ex in exs:
+        if ex.purpose.startswith(("ask:", "probe:")):
+            last[ex.purpose] = ex
+    return list(last.values())
 
 
 # --- the card --------------------------------------------------------------------------------
@@ -556,7 +572,7 @@ def _questions(a: _Attempt, exs: Sequence[Exchange], ctx: _DiffContext) -> None:
         for ex in finals:
             if ex.error is None:
                 delivered += 1
-            if ex.status is not None and not refused_for_auth(ex):
+            if ex.status is not None and not refused_for_auth(ex) and not down_answer(ex):
                 responded = True
                 echoed = echoed or _header_lists(ex.response_headers, INTERVIEW_URI)
         usable = [e for e in finals if e.problem() is None]
@@ -703,8 +719,8 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...], do
             "outcome": "error",
         }
         a.probes.append(entry)
-        if ex.error is not None or ex.truncated:
-            _report_transport(a, ex, probe=name)
+        if ex.error is not None or ex.truncated or down_answer(ex):
+            _report_transport(a, ex, probe=name)  # a server error or a 429 is no answer to judge
             continue
         if refused_for_auth(ex) and name != "unactivated_call":
             a.findings.append(required_finding([(f"the {name} probe", ex)], doc, probe=name))

@@ -55,6 +55,7 @@ from explorer.demo.variants import Variant
 
 PREFIX = "interview/"
 METHODS: dict[str, str] = {PREFIX + q: q for q in projection.QUESTIONS}
+OUTAGE_RETRY = 3600  # seconds a down agent asks to be left alone: longer than any verifier waits
 LEAKY_HINT = {
     "hint": "That is not one of my methods, but happy to help: try interview/usage or message/send.",
     "methods": sorted(METHODS),
@@ -122,6 +123,9 @@ class Agent:
 
     def handle_rpc(self, body: bytes, *, client: str, activated: bool) -> Reply:
         """Answer one JSON-RPC request body. `activated`: the interview URI was in the header."""
+        outage = self._outage()
+        if outage is not None:
+            return outage
         wait = self.limiter.check(client)
         if wait is not None:
             message = f"Too many interview calls from this client; retry after {wait} s"
@@ -146,6 +150,16 @@ class Agent:
             result = dumps(result.refusal)
         return Reply(200, result_body(request.request_id, result), headers)
 
+    def _outage(self) -> Reply | None:
+        """The answer of an agent that is down or throttling every call, before anything is read."""
+        if self.variant.outage == "down":
+            message = "The interview is down for maintenance; retry later"
+            return Reply(503, error_body(None, SERVER_ERROR, message), {"Retry-After": str(OUTAGE_RETRY)})
+        if self.variant.outage == "throttled":
+            message = "Too many interview calls; retry after 1 s"
+            return Reply(429, error_body(None, SERVER_ERROR, message), {"Retry-After": "1"})
+        return None
+
     def _dispatch(self, method: str, params: Any, activated: bool) -> bytes | _Refusal:
         question = METHODS.get(method)
         if not self.variant.interview:
@@ -161,6 +175,8 @@ class Agent:
         skill: int | None = None
         if selector is not None:
             skill = projection.skill_index(self.documents.card, selector)
+            if self.variant.selectors == "refused":
+                return self._refusal()
             if skill is None:
                 if self.variant.closure == "leaky":
                     return self._answer_bytes("usage", None)

@@ -34,6 +34,11 @@ description and a verdict is a steady v1.0 agent):
 - `openclasp`: "valid" or "forged" OpenClasp trust extension and public card.
 - `reputation`: a reputation extension pointer in the card.
 - `huge`: 5,000 skills (`content.huge_skills`), so the card is a catalogue of about 2.9 MB.
+- `outage`: the JSON-RPC endpoint is "down" (HTTP 503 with `Retry-After: 3600` to every call,
+  longer than any verifier waits) or "throttled" (HTTP 429 with `Retry-After: 1` to every call,
+  retried or not); the card is still served. Either is `unreachable`, never `nonconformant`.
+- `selectors`: "exact" (a selector is matched against the declared ids, the interview extension,
+  section 4 rule 3) or "refused" (every selector gets the standard refusal, even a declared id).
 - `guard`: the JSON-RPC endpoint requires authentication ("bearer", "apikey" or "oauth2", see
   `explorer.demo.guard`); the expectations then assume the verifier is given the agent's demo
   credentials (`RunningAgent.credentials`, whose secrets are in `RunningAgent.env`).
@@ -81,6 +86,8 @@ class Variant:
     reputation: bool = False
     huge: bool = False
     guard: Literal["bearer", "apikey", "oauth2"] | None = None
+    outage: Literal["down", "throttled"] | None = None
+    selectors: Literal["exact", "refused"] = "exact"
 
     def __post_init__(self) -> None:
         unknown = self.faults - FAULTS
@@ -160,6 +167,10 @@ _TABLE: tuple[Variant, ...] = (
     _v("guarded-oauth2", "answers only with an OAuth 2.0 access token from its own token endpoint "
        "(client credentials, scope interview:read, short-lived tokens); honest once admitted",
        "conformant", guard="oauth2"),
+    _v("down", "serves its card, but answers every interview call HTTP 503 (down for maintenance, "
+       "Retry-After an hour): the questions cannot be put", "unreachable", ("http_status",), outage="down"),
+    _v("throttled", "serves its card, but answers every interview call HTTP 429 with Retry-After: 1, "
+       "the retry too", "unreachable", ("http_status", "rate_limited"), outage="throttled"),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in _TABLE}
