@@ -1,4 +1,4 @@
-"""Draw the README's screenshots into `screenshots/`, from Textual's own SVG export.
+"""Draw the README's screenshots into `screenshots/`: Textual's own SVG export, and a PNG of each.
 
 The scenes are the ones the snapshot tests check (`explorer.tui.pictures`): the load screen
 with the reference agents, the interview on steady, on drifting with the mismatch selected, the
@@ -6,7 +6,11 @@ compare of two runs of the churning agent, the history, the fleet view, and the 
 reference agents on 127.0.0.1, interviews them, records the runs in a temporary history, and
 exports each screen at a fixed size with the fixed clock; nothing touches the user's files.
 
-    python scripts/screenshots.py [--out screenshots] [--text] [--size 80x24] [SCENE ...]
+Each SVG is written with local fonts only (`chromium_png.local_fonts`: Rich's export would load
+Fira Code from a CDN), and rendered to a PNG of the same name by headless Chromium
+(`scripts/chromium_png.py`), so every viewer shows the same picture; `--no-png` skips that.
+
+    python scripts/screenshots.py [--out screenshots] [--text] [--size 80x24] [--no-png] [SCENE ...]
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ TITLES = {
 
 
 def draw(name: str, app: Any, before: Any, out: Path, size: tuple[int, int], text: bool) -> Path:
+    from chromium_png import local_fonts
+
     from explorer.tui.pictures import screen_text
 
     path = out / f"{FILES.get(name, name)}.svg"
@@ -39,7 +45,7 @@ def draw(name: str, app: Any, before: Any, out: Path, size: tuple[int, int], tex
     async def pilot(p: Any) -> None:
         await before(p)
         svg = app.export_screenshot(title=TITLES.get(name, name))
-        path.write_text(svg, encoding="utf-8")
+        path.write_text(local_fonts(svg), encoding="utf-8")
         if text:
             print(f"===== {name} =====\n{screen_text(app)}")
         app.exit()
@@ -60,6 +66,9 @@ def _size(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(REPO / "scripts"))
+    from chromium_png import RenderError, render
+
     from explorer.demo.fleet import Fleet
     from explorer.tui.pictures import SCENES, SIZE, collect_runs, record_history, scene
 
@@ -69,10 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--size", type=_size, default=None, metavar="COLSxROWS", help="terminal size (default: the README's)"
     )
+    parser.add_argument("--no-png", action="store_true", help="write the SVGs only (no Chromium)")
     parser.add_argument("scenes", nargs="*", default=list(SCENES), help=f"any of {', '.join(SCENES)}")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    status = 0
 
     with (
         tempfile.TemporaryDirectory(prefix="ie-shots-") as tmp,
@@ -85,8 +96,15 @@ def main(argv: list[str] | None = None) -> int:
         ids = record_history(runs, home)
         for name in args.scenes:
             app, before = scene(name, fleet, home, runs, ids)
-            print(draw(name, app, before, out, args.size or SIZE, args.text))
-    return 0
+            svg = draw(name, app, before, out, args.size or SIZE, args.text)
+            print(svg)
+            if not args.no_png:
+                try:
+                    print(render(svg, svg.with_suffix(".png")))
+                except RenderError as exc:
+                    print(f"screenshots: no PNG for {svg.name}: {exc}", file=sys.stderr)
+                    status = 1
+    return status
 
 
 if __name__ == "__main__":
