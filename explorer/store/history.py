@@ -237,9 +237,16 @@ class History:
         return self._record(run, once=False)[0]
 
     def record_once(self, run: Run) -> tuple[int, bool]:
-        """Store a run unless this very run (same agent, report, exchanges, keys, times) is already
-        stored; (its id, True when it was stored now). What `history import` uses, so importing a
-        transcript twice, or one of a run this history recorded itself, records it once."""
+        """Store a run unless a copy of this very run is already stored; (its id, True when it was
+        stored now). What `history import` uses, so importing a transcript twice, or one of a run
+        this history recorded itself, records it once.
+
+        A copy is the same agent, exchanges, keys and times (the report is not compared: what a
+        reader may change in it, the standing and `run_attestation`, says nothing about which run
+        it is, and `history import` has checked the rest against the exchanges). A signed run is
+        a copy only of a stored run carrying the same envelope, so a signed transcript imported
+        after a copy stripped of its signature is recorded (as a new run: ids are never reused),
+        and its signature is kept."""
         return self._record(run, once=True)
 
     def _record(self, run: Run, *, once: bool) -> tuple[int, bool]:
@@ -249,8 +256,10 @@ class History:
             encoded = encode_run(run)
         except (TypeError, ValueError) as exc:
             raise HistoryError(f"cannot record this run: it holds a value that is not JSON ({exc})") from None
-        fields = _summary_fields(run.recorded_report)
-        agent = agent_of(run.recorded_report)
+        # Listed by the report as read here (a signed import's is re-derived from its bytes); the
+        # report kept is the one recorded (as signed, so the signature still covers it).
+        fields = _summary_fields(run.report)
+        agent = agent_of(run.report)
         try:
             with self._write() as conn:
                 if once:
@@ -499,17 +508,19 @@ class History:
 
 
 def _same_run(conn: sqlite3.Connection, agent: str, encoded: EncodedRun) -> int | None:
-    """The id of a stored run of `agent` with exactly these report, exchanges and keys documents
-    and volatile values, or None."""
-    row = conn.execute(
-        """SELECT r.id FROM runs r JOIN agents a ON a.id = r.agent_id
-             JOIN documents rd ON rd.id = r.report_doc JOIN documents xd ON xd.id = r.exchanges_doc
-             JOIN documents kd ON kd.id = r.keys_doc
-           WHERE a.agent = ? AND rd.sha256 = ? AND xd.sha256 = ? AND kd.sha256 = ? AND r.volatile = ?
-           ORDER BY r.id LIMIT 1""",
-        (agent, encoded.report.digest, encoded.exchanges.digest, encoded.keys.digest, encoded.volatile),
-    ).fetchone()
-    return None if row is None else int(row[0])
+    """The id of a stored copy of this run (`History.record_once`): the same agent, exchanges and
+    keys documents and volatile values, and for a signed run the same envelope; or None."""
+    rows = conn.execute(
+        """SELECT r.id, r.attestation FROM runs r JOIN agents a ON a.id = r.agent_id
+             JOIN documents xd ON xd.id = r.exchanges_doc JOIN documents kd ON kd.id = r.keys_doc
+           WHERE a.agent = ? AND xd.sha256 = ? AND kd.sha256 = ? AND r.volatile = ?
+           ORDER BY r.id""",
+        (agent, encoded.exchanges.digest, encoded.keys.digest, encoded.volatile),
+    ).fetchall()
+    for run_id, attestation in rows:
+        if encoded.attestation is None or attestation == encoded.attestation:
+            return int(run_id)
+    return None
 
 
 def _signature_status(conn: sqlite3.Connection, report_doc: int) -> str | None:
