@@ -19,40 +19,26 @@ use it:
 
 An SVG's size comes from its viewBox (`--size` overrides); an HTML page needs `--size`; the
 smallest size is 300x200 (below it headless Chromium shrinks the shot).
-Chromium is `--chromium PATH`, else `$CHROMIUM`, else the first of chromium, chromium-browser,
-google-chrome on PATH.
+Chromium is `--chromium PATH`, else the one scripts/chromium.py finds (`$CHROMIUM`, or chromium,
+chromium-browser, google-chrome on PATH), started with that module's quiet flags.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
-import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-# Headless, no sandbox (containers), no GPU, and nothing that phones home.
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
-    "--disable-default-apps",
-    "--mute-audio",
-    "--hide-scrollbars",
-    "--host-resolver-rules=MAP * ~NOTFOUND",  # no host name resolves: a remote URL cannot load
-    "--default-background-color=00000000",
-)
+# Chromium's own quiet flags come from scripts/chromium.py (one list for every script that starts
+# it); a picture of a local file needs no host at all, so no host resolves, loopback included.
+OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND"
 # Monospace families a viewer is likely to have, after the one the export names.
 MONOSPACE = '"Fira Code", "DejaVu Sans Mono", "Liberation Mono", Menlo, Consolas, monospace'
 TIMEOUT = 120.0
@@ -109,12 +95,32 @@ def pinned_size(svg: str, size: tuple[int, int]) -> str:
     return svg[: root.start()] + tag + svg[root.end() :]
 
 
+def _chromium_module() -> Any:
+    """scripts/chromium.py, loaded by path (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("chromium", Path(__file__).with_name("chromium.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def chromium_flags() -> list[str]:
+    """The shared quiet flags, with every host name (and address) unresolvable."""
+    shared = _chromium_module().FLAGS
+    return [flag for flag in shared if not flag.startswith("--host-resolver-rules=")] + [
+        OFFLINE,
+        "--hide-scrollbars",
+        "--default-background-color=00000000",
+    ]
+
+
 def find_chromium(given: str | None = None) -> str:
-    """The Chromium executable to run; RenderError naming what was tried."""
-    for candidate in (given, os.environ.get("CHROMIUM"), *CHROMIUM_NAMES):
-        if candidate and (path := shutil.which(candidate)):
-            return path
-    raise RenderError(f"no Chromium found (tried --chromium, $CHROMIUM, {', '.join(CHROMIUM_NAMES)})")
+    """The Chromium executable to run (`given`, else as scripts/chromium.py finds it); RenderError
+    when there is none."""
+    found = shutil.which(given) if given else _chromium_module().browser_path()
+    if not found:
+        raise RenderError(f"no Chromium found ({given or 'set CHROMIUM, or install chromium'})")
+    return found
 
 
 def render(
@@ -146,7 +152,7 @@ def render(
         target = Path(tmp) / "out.png"
         command = [
             executable,
-            *CHROMIUM_FLAGS,
+            *chromium_flags(),
             f"--user-data-dir={Path(tmp) / 'profile'}",
             f"--window-size={size[0]},{size[1]}",
             f"--force-device-scale-factor={scale}",

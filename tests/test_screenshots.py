@@ -11,7 +11,6 @@ a font the SVG asks for on a (loopback) server is never requested.
 from __future__ import annotations
 
 import re
-import shutil
 import struct
 import sys
 import zlib
@@ -24,7 +23,7 @@ from http_support import base_url, serving
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
-from chromium_png import find_chromium, local_fonts, render, svg_size  # noqa: E402
+from chromium_png import RenderError, find_chromium, local_fonts, render, svg_size  # noqa: E402
 
 SHOTS = REPO / "screenshots"
 SVGS = sorted(SHOTS.glob("*.svg"))
@@ -111,10 +110,15 @@ def test_the_readme_shows_the_pngs_and_links_the_svgs() -> None:
 
 # --- rendering -------------------------------------------------------------------------------------
 
-chromium = pytest.mark.skipif(
-    not any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")),
-    reason="headless Chromium is not installed",
-)
+def _has_chromium() -> bool:
+    try:
+        find_chromium()
+    except RenderError:
+        return False
+    return True
+
+
+chromium = pytest.mark.skipif(not _has_chromium(), reason="headless Chromium is not installed")
 
 PICTURE = """<svg viewBox="0 0 400 200" xmlns="http://www.w3.org/2000/svg">
 <style>
@@ -217,8 +221,6 @@ def test_a_page_that_asks_the_network_gets_nothing(tmp_path: Path) -> None:
 
 
 def test_a_picture_too_small_to_draw_faithfully_is_refused(tmp_path: Path) -> None:
-    from chromium_png import RenderError
-
     svg = tmp_path / "tiny.svg"
     svg.write_text('<svg viewBox="0 0 200 100" xmlns="http://www.w3.org/2000/svg"></svg>', encoding="utf-8")
     with pytest.raises(RenderError, match="smallest size"):
