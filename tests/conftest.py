@@ -116,3 +116,59 @@ def tui(request: pytest.FixtureRequest, tmp_path: Path) -> Tui:
         return make_app(fleet, tmp_path, **overrides).run_test(size=size)
 
     return start
+
+
+# --- history stores (explorer/store): every backend the tests can reach ---------------------------
+
+STORE_KINDS = ("sqlite", "postgresql")
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Each history backend in turn; PostgreSQL skips (one line naming what to install) where no
+    server can be started here."""
+    if request.param == "postgresql":
+        request.getfixturevalue("postgres_server")
+    return str(request.param)
+
+
+@pytest.fixture
+def store_url(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty history of `store_kind`, as the URL `--history` takes."""
+    if store_kind == "sqlite":
+        return f"sqlite:///{tmp_path / 'store' / 'history.sqlite3'}"
+    server = request.getfixturevalue("postgres_server")
+    return server.fresh_database()
+
+
+@pytest.fixture
+def store_factory(store_url: str) -> Iterator[Any]:
+    """Open the test's history (as many times as asked: each open is another connection, as
+    another process or runner would hold); every store opened is closed at the end."""
+    from explorer.store.location import open_store
+
+    opened: list[Any] = []
+
+    def open_(**kwargs: Any) -> Any:
+        store = open_store(store_url, **kwargs)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A PostgreSQL server of the test session's own (tests/pg_support.py), or a skip naming
+    what to install."""
+    from pg_support import start_server
+
+    server, reason = start_server(tmp_path_factory.mktemp("pg"))
+    if server is None:
+        pytest.skip(reason)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -15,6 +15,7 @@ from test_history_support import CARD_URL, SECRET, make_run
 
 from explorer.core.run import REDACTED
 from explorer.store import schema as schema_module
+from explorer.store.base import ChangeMark, RunQuery
 from explorer.store.history import HISTORY_FILE, History, HistoryError
 
 
@@ -334,3 +335,56 @@ def test_a_failing_migration_changes_nothing(home: Path, monkeypatch: pytest.Mon
         assert conn.execute("PRAGMA user_version").fetchone()[0] == current
         assert "note" not in [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
     conn.close()
+
+
+def _record_version_2(path: Path, runs: list) -> None:
+    """Rows exactly as a version 2 explorer wrote them (no `changed`, no agent counters)."""
+    from explorer.store.codec import encode_run, put_document
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    for statement in schema_module.MIGRATIONS[2]:
+        conn.execute(statement)
+    for n, run in enumerate(runs):
+        encoded = encode_run(run)
+        skeleton = put_document(conn, encoded.exchanges)[0]
+        for body in encoded.bodies:
+            child = put_document(conn, body)[0]
+            conn.execute("INSERT OR IGNORE INTO doc_links VALUES (?, ?)", (skeleton, child))
+        url = run.report["card"]["url"]
+        name = run.report["card"]["name"]
+        conn.execute("INSERT OR IGNORE INTO agents(agent, name) VALUES (?, ?)", (url, name))
+        agent_id = conn.execute("SELECT id FROM agents WHERE agent = ?", (url,)).fetchone()[0]
+        conn.execute(
+            """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
+                   answers_sha256, report_doc, exchanges_doc, keys_doc, volatile)
+               VALUES (?, ?, ?, 'claim', 'self', 'tester', ?, ?, ?, ?, ?, ?)""",
+            (agent_id, f"2025-01-0{n + 1}T00:00:00.000Z", run.report["verdict"], run.report["card"]["sha256"],
+             run.report["answers_sha256"], put_document(conn, encoded.report)[0], skeleton,
+             put_document(conn, encoded.keys)[0], encoded.volatile),
+        )
+    conn.execute("PRAGMA user_version=2")
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_a_version_2_history_gains_changes_counters_and_signatures(home: Path) -> None:
+    _create_version_1(home / HISTORY_FILE)
+    runs = [
+        make_run(**_tick(1)),
+        make_run(verdict="churn", **_tick(2)),  # the verdict alone changed
+        make_run(verdict="churn", **_tick(3)),
+        make_run(card_url="http://127.0.0.1:10/.well-known/agent-card.json", name="Other"),
+    ]
+    _record_version_2(home / HISTORY_FILE, runs)
+    with History.open(home) as history:
+        assert [r.changed for r in history.runs(CARD_URL)] == [False, True, False]
+        fleet = {row.agent: row for row in history.fleet()}
+        mine = fleet[CARD_URL]
+        counters = (mine.runs, mine.last_run_id, mine.churn, mine.last_change_at)
+        assert counters == (3, 3, 1, "2025-01-02T00:00:00.000Z")
+        assert mine.signature == "verified" and mine.verdict == "churn"
+        assert [r.id for r in history.query(RunQuery(changed=True))] == [2]
+        assert history.mark() == ChangeMark(4, 4, 0)
+        assert history.record(make_run(**_tick(4))) == 5
+        assert history.summary(5).changed  # churn -> conformant

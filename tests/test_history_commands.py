@@ -27,6 +27,11 @@ pytestmark = pytest.mark.slow  # the history commands in subprocesses against th
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _ndjson(out: str) -> list[dict[str, Any]]:
+    """`history --json` prints one run per line."""
+    return [json.loads(line) for line in out.splitlines()]
+
+
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     try:
         code = main(list(argv))
@@ -66,7 +71,7 @@ def test_history_show_and_forget_accept_the_names_verify_does(capsys, home, tmp_
     for name in ("churning", "books", "stonework books (churning)", CARD_URL):
         code, out, err = _cli(capsys, "history", name, "--json", "--home", home)
         assert code == 0, (name, err)
-        assert [r["id"] for r in json.loads(out)] == [second, first], name
+        assert [r["id"] for r in _ndjson(out)] == [second, first], name
     code, out, err = _cli(capsys, "show", "churning", "--home", home)
     assert code == 0 and out.startswith(f"run {second},"), err
     code, _, err = _cli(capsys, "show", "nobody", "--home", home)
@@ -89,7 +94,7 @@ def test_history_lists_runs_newest_first_with_digests_and_churn_marker(capsys, h
     assert "changed since that agent's previous run" in out
 
     code, out, _ = _cli(capsys, "history", "--json", "--home", home)
-    data = json.loads(out)
+    data = _ndjson(out)
     assert [r["id"] for r in data] == recorded[::-1]
     assert data[0]["changed"] is True and data[1]["changed"] is False
     assert {"id", "recorded_at", "agent", "verdict", "standing", "card_sha256", "answers_sha256"} <= set(
@@ -97,7 +102,7 @@ def test_history_lists_runs_newest_first_with_digests_and_churn_marker(capsys, h
     )
 
     code, out, _ = _cli(capsys, "history", "http://127.0.0.1:9", "--json", "--home", home)
-    assert code == 0 and len(json.loads(out)) == 3
+    assert code == 0 and len(_ndjson(out)) == 3
     code, out, err = _cli(capsys, "history", "http://elsewhere.example", "--home", home)
     assert code == 6 and "no runs recorded for http://elsewhere.example" in err
 
@@ -106,7 +111,7 @@ def test_history_of_an_empty_home_says_so(capsys, home) -> None:
     code, out, _ = _cli(capsys, "history", "--home", home)
     assert code == 0 and "no runs recorded yet" in out
     code, out, _ = _cli(capsys, "history", "--json", "--home", home)
-    assert code == 0 and json.loads(out) == []
+    assert code == 0 and out == ""
 
 
 def test_show_prints_the_stored_report_offline(capsys, home, recorded) -> None:
@@ -195,11 +200,11 @@ def test_forget_a_run_then_an_agent(capsys, home, recorded) -> None:
     code, out, _ = _cli(capsys, "forget", "2", "--home", home)
     assert code == 0 and "forgot run 2" in out
     code, out, _ = _cli(capsys, "history", "--json", "--home", home)
-    assert [r["id"] for r in json.loads(out)] == [3, 1]
+    assert [r["id"] for r in _ndjson(out)] == [3, 1]
     code, out, _ = _cli(capsys, "forget", CARD_URL, "--home", home)
     assert code == 0 and "forgot 2 runs" in out
     code, out, _ = _cli(capsys, "history", "--json", "--home", home)
-    assert json.loads(out) == []
+    assert out == ""
 
 
 def test_forget_refuses_an_agent_name_that_matches_several(capsys, home) -> None:

@@ -1,7 +1,11 @@
 """What the explorer keeps and hands out: the run history and the transcript exports.
 
-- `history`: the run history's `History` class (record, list, load, forget; one transaction per run).
+- `base`: the `HistoryStore` interface every backend implements, `RunQuery` and the row types.
+- `sql`: that interface in portable SQL, written once (`SqlHistory`).
+- `history`: the embedded store, one SQLite file (`History`; one transaction per run).
 - `schema`: the history file's format (recognising the file, opening pragmas, migrations).
+- `postgres`, `pg_schema`: the shared store in PostgreSQL, and its format and migrations.
+- `location`: the history URL (`sqlite:///`, a path, `postgresql://`), read and opened.
 - `codec`: a Run as content-addressed documents plus a small volatile part, and back.
 - `export`: JSON, Markdown and HTML transcripts, with the formats declared as data.
 - `replay`: asking a recorded interview again and comparing (shared by replay, watch and the TUI).

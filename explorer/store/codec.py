@@ -208,16 +208,21 @@ def _split_report(report: Mapping[str, Any]) -> tuple[Doc, dict[str, Any]]:
 # --- the documents table ---------------------------------------------------------------------------
 
 
+def pack_document(doc: Doc) -> tuple[bytes, int]:
+    """The bytes a document is stored as and their encoding: zlib where it saves a tenth or more."""
+    if len(doc.raw) > 64:
+        packed = zlib.compress(doc.raw, 6)
+        if len(packed) < len(doc.raw) * 0.9:
+            return packed, _ZLIB
+    return doc.raw, _RAW
+
+
 def put_document(conn: sqlite3.Connection, doc: Doc) -> tuple[int, bool]:
     """The id of the document with these bytes, inserting it when new; (id, inserted)."""
     row = conn.execute("SELECT id FROM documents WHERE sha256 = ?", (doc.digest,)).fetchone()
     if row is not None:
         return int(row[0]), False
-    body, encoding = doc.raw, _RAW
-    if len(doc.raw) > 64:
-        packed = zlib.compress(doc.raw, 6)
-        if len(packed) < len(doc.raw) * 0.9:
-            body, encoding = packed, _ZLIB
+    body, encoding = pack_document(doc)
     cur = conn.execute(
         "INSERT INTO documents(sha256, size, encoding, body) VALUES (?, ?, ?, ?)",
         (doc.digest, len(doc.raw), encoding, body),

@@ -6,8 +6,9 @@ lives apart from the code that reads and writes runs (`history`) and from the do
 
 - The file is identified by `PRAGMA application_id` and versioned by `PRAGMA user_version`.
 - Migrations are data: `MIGRATIONS[v]` turns version v-1 into v, applied forward in one
-  transaction, so a failing step changes nothing. Add a schema change as `MIGRATIONS[n + 1]`;
-  never edit a released version's statements.
+  transaction, so a failing step changes nothing. A step is a statement, or a function of the
+  connection where rows must be rewritten from their documents. Add a schema change as
+  `MIGRATIONS[n + 1]`; never edit a released version's statements.
 - A file that is not SQLite, another application's database, or a history written by a newer
   explorer is refused with a `HistoryError` before anything is written to it.
 - Every connection runs in WAL with `synchronous=NORMAL` (crash-safe for a killed process; only an
@@ -18,7 +19,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from explorer.store.base import HistoryError
 
 HISTORY_FILE = "history.sqlite3"
 APPLICATION_ID = 0x49455848  # "IEXH": marks the file as an Interview Explorer history
@@ -26,9 +30,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 15_000
 
 
-class HistoryError(Exception):
-    """The history cannot do what was asked; str() is a sentence a person can act on."""
-
+__all__ = ["HISTORY_FILE", "MIGRATIONS", "SCHEMA_VERSION", "HistoryError", "connect", "migrate", "rollback"]
 
 # The first schema, exactly as released. Never edit a released version's statements: databases
 # created by it exist; change the schema by adding MIGRATIONS[n + 1] instead.
@@ -73,8 +75,65 @@ SCHEMA_V1: tuple[str, ...] = (
 # Version 2: a signed run keeps its runner's DSSE envelope (zlib JSON), NULL for an unsigned run.
 SCHEMA_V2: tuple[str, ...] = ("ALTER TABLE runs ADD COLUMN attestation BLOB",)
 
+
+
+def _signatures_from_reports(conn: sqlite3.Connection) -> None:
+    """Version 3's `runs.signature`, read once from each distinct stored report."""
+    from explorer.store.base import signature_of_report
+    from explorer.store.codec import decode_document
+
+    for (doc_id,) in conn.execute("SELECT DISTINCT report_doc FROM runs").fetchall():
+        row = conn.execute(
+            "SELECT sha256, size, encoding, body FROM documents WHERE id = ?", (doc_id,)
+        ).fetchone()
+        try:
+            status = None if row is None else signature_of_report(decode_document(*row))
+        except ValueError:
+            status = None  # a damaged report is reported when the run is loaded, not here
+        conn.execute("UPDATE runs SET signature = ? WHERE report_doc = ?", (status, doc_id))
+
+
+# Version 3: what listing at any depth and the fleet view read without a scan. A run keeps whether
+# it changed (verdict, card or answers against the agent's previous run) and its card signature
+# status; an agent keeps its counters; a transcript recorded once is unique by `imported_key`; a
+# forget is counted, so a reader polling `counters` and `agents` sees every change.
+SCHEMA_V3: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
+    "ALTER TABLE runs ADD COLUMN changed INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE runs ADD COLUMN signature TEXT",
+    "ALTER TABLE runs ADD COLUMN imported_key BLOB",
+    "ALTER TABLE agents ADD COLUMN runs INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE agents ADD COLUMN last_run INTEGER",
+    "ALTER TABLE agents ADD COLUMN churn INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE agents ADD COLUMN last_change_at TEXT",
+    "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    "INSERT INTO counters(name, value) VALUES ('forgotten', 0)",
+    """UPDATE runs SET changed = 1 WHERE id IN (
+        SELECT id FROM (
+            SELECT id, LAG(id) OVER w AS previous,
+                   LAG(verdict) OVER w IS NOT verdict OR LAG(card_sha256) OVER w IS NOT card_sha256
+                     OR LAG(answers_sha256) OVER w IS NOT answers_sha256 AS differs
+            FROM runs WINDOW w AS (PARTITION BY agent_id ORDER BY id))
+        WHERE previous IS NOT NULL AND differs)""",
+    """UPDATE agents SET
+        runs = (SELECT COUNT(*) FROM runs WHERE agent_id = agents.id),
+        last_run = (SELECT MAX(id) FROM runs WHERE agent_id = agents.id),
+        churn = (SELECT COUNT(*) FROM runs WHERE agent_id = agents.id AND changed = 1),
+        last_change_at = (SELECT MAX(recorded_at) FROM runs WHERE agent_id = agents.id AND changed = 1)""",
+    "DELETE FROM agents WHERE runs = 0",
+    _signatures_from_reports,
+    "CREATE UNIQUE INDEX runs_imported ON runs(imported_key)",
+    "CREATE INDEX runs_changed ON runs(id) WHERE changed = 1",
+    "CREATE INDEX runs_verdict_id ON runs(verdict, id)",
+    "CREATE INDEX runs_recorded_at ON runs(recorded_at)",
+    "CREATE INDEX agents_last_run ON agents(last_run)",
+)
+
 # MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty file).
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: SCHEMA_V1, 2: SCHEMA_V2}
+MIGRATIONS: dict[int, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
+    1: SCHEMA_V1,
+    2: SCHEMA_V2,
+    3: SCHEMA_V3,
+}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -196,7 +255,10 @@ def migrate(conn: sqlite3.Connection, path: Path | str = "the history") -> int:
         for step in range(version + 1, target + 1):
             for statement in MIGRATIONS[step]:
                 try:
-                    conn.execute(statement)
+                    if callable(statement):
+                        statement(conn)
+                    else:
+                        conn.execute(statement)
                 except sqlite3.Error as exc:
                     raise HistoryError(
                         f"could not upgrade {path} from history version {step - 1} to {step}: {exc}; "

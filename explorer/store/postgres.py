@@ -1,0 +1,260 @@
+"""The shared history: a PostgreSQL database that any number of runners write into at once.
+
+For a team: one server, many runner machines, anyone's TUI. SQLite's own documentation says
+every process using one database file must be on one host; this store has no such limit.
+Installed with the `postgres` extra (psycopg 3 and psycopg-pool); opened by
+`explorer.store.location` from a `postgresql://` URL.
+
+Shape, and why:
+
+- The statements are `explorer.store.sql`'s, the same as SQLite's; this module adds connections
+  (a small psycopg-pool, so the TUI's threads and a sweep share a few), transactions, and
+  batches where a round trip matters (a run's documents go in with one `INSERT ... SELECT
+  unnest(...) ON CONFLICT DO NOTHING`).
+- Recording runs at READ COMMITTED: unique constraints and `ON CONFLICT` decide what is new, and
+  the agent row an upsert locks orders two runs of one agent. Forgetting runs at REPEATABLE READ,
+  so its garbage collection sees one snapshot. A serialization failure, a deadlock, or a
+  constraint a concurrent runner's commit just broke (a document forgotten under a run that
+  reuses it) rolls the transaction back and runs it again, a few times with a growing random
+  pause: no such error reaches the user. A connection lost while committing is never retried
+  (the run may be stored), it is reported.
+- Deleted rows stay in PostgreSQL's files until VACUUM; `forget_note` says so and what to run.
+- Other runners' runs are seen by polling `mark()` (one aggregate over the agents table), not
+  by LISTEN/NOTIFY, whose commit-time lock would serialise every writer's commit.
+- The password never appears: `location` is the URL without it, and an error text that could
+  carry it has it replaced.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+from explorer.store.base import HistoryError, utc_now
+from explorer.store.codec import Doc, pack_document
+from explorer.store.sql import Conn, SqlHistory
+
+T = TypeVar("T")
+
+ATTEMPTS = 8  # tries of one transaction that meets serialization failures or deadlocks
+CONNECT_TIMEOUT = 10  # seconds, unless the URL says connect_timeout
+POOL_MAX = 4
+POOL_TIMEOUT = 30.0  # seconds to wait for a free connection
+
+FORGET_NOTE = (
+    "PostgreSQL keeps deleted rows in its files until VACUUM reclaims them (autovacuum does, in "
+    "time); to remove them now, run VACUUM FULL documents, doc_links, runs, agents; (it locks those "
+    "tables while it runs) or `vacuumdb --full --table=documents --table=doc_links --table=runs "
+    "--table=agents DBNAME`"
+)
+
+
+class _Conn:
+    """A psycopg connection that takes the `?` placeholders of `explorer.store.sql`."""
+
+    _translated: dict[str, str] = {}
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        text = self._translated.get(sql)
+        if text is None:
+            text = self._translated[sql] = sql.replace("?", "%s")
+        return self.raw.execute(text, params)
+
+
+class PostgresHistory(SqlHistory):
+    """The run history in a PostgreSQL database; safe to share between threads."""
+
+    kind = "postgresql"
+
+    def __init__(
+        self,
+        conninfo: str,
+        shown: str,
+        *,
+        password: str | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        super().__init__(shown, clock)
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        from explorer.store.pg_schema import prepare
+
+        self._psycopg = psycopg
+        self._secret = password
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if password is not None:
+            kwargs["password"] = password
+        if "connect_timeout" not in conninfo:
+            kwargs["connect_timeout"] = CONNECT_TIMEOUT
+        try:
+            first = psycopg.connect(conninfo, **kwargs)
+        except psycopg.Error as exc:
+            raise HistoryError(f"cannot connect to the history at {shown}: {self._clean(exc)}") from None
+        try:
+            prepare(first, shown)
+        except psycopg.Error as exc:
+            raise HistoryError(f"cannot use the history at {shown}: {self._clean(exc)}") from None
+        finally:
+            first.close()
+        self._pool = ConnectionPool(
+            conninfo, kwargs=kwargs, min_size=1, max_size=POOL_MAX, timeout=POOL_TIMEOUT, open=False,
+            name="interview-explorer-history",
+        )
+        try:
+            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT + 5)
+        except Exception as exc:  # noqa: BLE001 - PoolTimeout or a driver error, said plainly
+            self._pool.close()
+            raise HistoryError(f"cannot connect to the history at {shown}: {self._clean(exc)}") from None
+
+    def _clean(self, exc: BaseException) -> str:
+        """A driver error as one line, never holding the password."""
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        if self._secret:
+            text = text.replace(self._secret, "<redacted>")
+        return text
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @property
+    def forget_note(self) -> str | None:
+        return FORGET_NOTE
+
+    # --- connections and transactions ---------------------------------------------------------------
+
+    @contextmanager
+    def _connection(self, what: str) -> Iterator[Any]:
+        try:
+            with self._pool.connection() as raw:
+                yield raw
+        except HistoryError:
+            raise
+        except self._psycopg.Error as exc:
+            raise HistoryError(f"{what}: {self._clean(exc)}") from None
+        except Exception as exc:
+            from psycopg_pool import PoolTimeout
+
+            if isinstance(exc, PoolTimeout):
+                raise HistoryError(f"{what}: no connection to {self.location} ({self._clean(exc)})") from None
+            raise
+
+    @contextmanager
+    def _reading(self) -> Iterator[Conn]:
+        with self._connection(f"the history at {self.location} cannot be read") as raw:
+            yield _Conn(raw)
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[Conn]:
+        with self._connection(f"the history at {self.location} cannot be read") as raw:
+            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield _Conn(raw)
+            finally:
+                if not raw.closed:
+                    raw.execute("ROLLBACK")
+
+    def _transaction(self, work: Callable[[Conn], T], *, what: str, strict: bool = False) -> T:
+        errors = self._psycopg.errors
+        retry = (
+            errors.SerializationFailure,
+            errors.DeadlockDetected,
+            errors.ForeignKeyViolation,
+            errors.UniqueViolation,
+        )
+        pause = 0.005
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                with self._connection(what) as raw:
+                    return self._once(raw, work, strict)
+            except _Retry as again:
+                if attempt == ATTEMPTS or not isinstance(again.cause, retry):
+                    raise HistoryError(f"{what}: {self._clean(again.cause)}") from None
+            time.sleep(pause * (0.5 + random.random()))
+            pause = min(pause * 2, 0.5)
+        raise AssertionError("unreachable")
+
+    def _once(self, raw: Any, work: Callable[[Conn], T], strict: bool) -> T:
+        raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if strict else "BEGIN")
+        try:
+            result = work(_Conn(raw))
+        except self._psycopg.Error as exc:
+            _rollback(raw)
+            raise _Retry(exc) from None
+        except BaseException:
+            _rollback(raw)
+            raise
+        raw.execute("COMMIT")  # an error here is reported as it is: the commit may have happened
+        return result
+
+    # --- batches ---------------------------------------------------------------------------------------
+
+    def _put_documents(self, conn: Conn, docs: Sequence[Doc]) -> dict[bytes, tuple[int, bool]]:
+        unique = sorted({doc.digest: doc for doc in docs}.values(), key=lambda d: d.digest)
+        packed = [pack_document(doc) for doc in unique]
+        raw = conn.raw  # type: ignore[attr-defined]
+        inserted = raw.execute(
+            """INSERT INTO documents(sha256, size, encoding, body)
+               SELECT * FROM unnest(%s::bytea[], %s::bigint[], %s::smallint[], %s::bytea[])
+               ON CONFLICT (sha256) DO NOTHING RETURNING id, sha256""",
+            (
+                [doc.digest for doc in unique],
+                [len(doc.raw) for doc in unique],
+                [encoding for _, encoding in packed],
+                [body for body, _ in packed],
+            ),
+        ).fetchall()
+        out = {bytes(digest): (int(doc_id), True) for doc_id, digest in inserted}
+        missing = [doc.digest for doc in unique if doc.digest not in out]
+        if missing:
+            for doc_id, digest in raw.execute(
+                "SELECT id, sha256 FROM documents WHERE sha256 = ANY(%s)", (missing,)
+            ).fetchall():
+                out[bytes(digest)] = (int(doc_id), False)
+        return out
+
+    def _link(self, conn: Conn, parent: int, children: Sequence[int]) -> None:
+        conn.raw.execute(  # type: ignore[attr-defined]
+            """INSERT INTO doc_links(parent, child) SELECT %s, unnest(%s::bigint[])
+               ON CONFLICT DO NOTHING""",
+            (parent, list(children)),
+        )
+
+    def _after_explicit_ids(self, conn: Conn) -> None:
+        conn.execute(
+            """SELECT setval(pg_get_serial_sequence('runs', 'id'),
+                   GREATEST((SELECT COALESCE(MAX(id), 1) FROM runs),
+                            (SELECT COALESCE(MAX(last_value), 1) FROM pg_sequences
+                              WHERE schemaname = current_schema() AND sequencename = 'runs_id_seq')))"""
+        )
+
+    def _file_bytes(self, conn: Conn) -> int:
+        return int(
+            conn.execute(
+                """SELECT pg_total_relation_size('documents') + pg_total_relation_size('doc_links')
+                        + pg_total_relation_size('runs') + pg_total_relation_size('agents')"""
+            ).fetchone()[0]
+        )
+
+
+class _Retry(Exception):
+    """A transaction failed inside; `cause` says whether running it again can succeed."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _rollback(raw: Any) -> None:
+    try:
+        if not raw.closed:
+            raw.execute("ROLLBACK")
+    except Exception:  # noqa: BLE001 - the original error is the one worth reporting
+        pass

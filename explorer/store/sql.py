@@ -1,0 +1,592 @@
+"""The history store in SQL, written once: every backend runs these statements.
+
+A backend (`explorer.store.history` for SQLite, `explorer.store.postgres`) subclasses
+`SqlHistory` and says only how to get a connection for reading, how to run a write transaction
+(SQLite: `BEGIN IMMEDIATE`, one writer at a time; PostgreSQL: retried on a serialization failure
+or deadlock), and how to put a batch of documents. The statements use `?` placeholders and the
+SQL both engines share (`INSERT ... ON CONFLICT`, `RETURNING`, window-free queries), so a run
+recorded, listed, forgotten or copied behaves the same on either.
+
+How a run is recorded, and why it is safe with many writers:
+
+1. Its documents go in first, each `INSERT ... ON CONFLICT (sha256) DO NOTHING` (a document
+   another runner is inserting at the same moment is waited for, then reused), in digest order so
+   two runners never wait on each other in a cycle.
+2. The agent's row is upserted (`INSERT ... ON CONFLICT (agent) DO UPDATE ... RETURNING`), which
+   also locks it until commit: two runs of one agent are recorded one after the other, so the
+   second sees the first as its predecessor when `changed` is decided.
+3. The run row goes in (a transcript recorded once has a unique `imported_key`, so two runners
+   importing it at once store it once), then the agent's counters (runs, latest, churn).
+
+Forgetting deletes the run, repairs the agent's successor run and counters, and deletes documents
+no remaining run reaches, in one transaction that a backend runs on one snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
+
+from explorer.core.run import Run
+from explorer.store.base import (
+    AgentSummary,
+    ChangeMark,
+    FleetSummary,
+    HistoryError,
+    HistoryStore,
+    RunQuery,
+    RunSummary,
+    StoredRun,
+    agent_of,
+    changed_from,
+    run_fingerprint,
+    stamp,
+    summary_fields,
+    utc_now,
+)
+from explorer.store.codec import Doc, EncodedRun, decode_document, decode_run, encode_run
+
+T = TypeVar("T")
+
+PAGE = 500  # rows fetched per round trip while a query is consumed
+_IN_CHUNK = 500  # values per IN (...) list, within SQLite's smallest variable limit
+
+_SUMMARY = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
+    r.card_sha256, r.answers_sha256, r.changed"""
+_FROM = "FROM runs r JOIN agents a ON a.id = r.agent_id"
+_STORED = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
+    r.card_sha256, r.answers_sha256, r.signature, r.report_doc, r.exchanges_doc, r.keys_doc,
+    r.volatile, r.attestation"""
+_UPSERT_AGENT = """INSERT INTO agents(agent, name) VALUES (?, ?)
+    ON CONFLICT (agent) DO UPDATE SET name = COALESCE(excluded.name, agents.name)
+    RETURNING id, last_run"""
+_INSERT_RUN = """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
+        answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature,
+        imported_key{id_column})
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{id_value})
+    ON CONFLICT (imported_key) DO NOTHING
+    RETURNING id"""
+_COUNT_RUN = """UPDATE agents SET runs = runs + 1, last_run = ?, churn = churn + ?,
+    last_change_at = CASE WHEN ? = 1 THEN ? ELSE last_change_at END
+    WHERE id = ?"""
+_REFRESH_AGENT = """UPDATE agents SET
+    runs = (SELECT COUNT(*) FROM runs WHERE agent_id = ?),
+    last_run = (SELECT MAX(id) FROM runs WHERE agent_id = ?),
+    churn = (SELECT COUNT(*) FROM runs WHERE agent_id = ? AND changed = 1),
+    last_change_at = (SELECT MAX(recorded_at) FROM runs WHERE agent_id = ? AND changed = 1)
+    WHERE id = ?"""
+
+
+class Cursor(Protocol):
+    def fetchone(self) -> Any: ...
+    def fetchall(self) -> list[Any]: ...
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Conn(Protocol):
+    """What the statements need of a connection: `execute` with `?` placeholders."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Cursor: ...
+
+
+def _marks(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def _chunks(values: Sequence[T], size: int = _IN_CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def _summary(row: Sequence[Any]) -> RunSummary:
+    return RunSummary(*row[:10], bool(row[10]))
+
+
+class SqlHistory(HistoryStore):
+    """Everything a history does, in SQL; a backend adds connections and transactions."""
+
+    def __init__(self, location: str, clock: Callable[[], datetime] = utc_now) -> None:
+        self.location = location
+        self._clock = clock  # when a run is recorded (tests and pictures pass a fixed one)
+
+    # --- what a backend provides -------------------------------------------------------------------
+
+    def _reading(self) -> AbstractContextManager[Conn]:
+        """A connection for one or more reads (no snapshot promised across statements)."""
+        raise NotImplementedError
+
+    def _snapshot(self) -> AbstractContextManager[Conn]:
+        """A connection inside one read transaction: every statement sees the same data."""
+        raise NotImplementedError
+
+    def _transaction(self, work: Callable[[Conn], T], *, what: str, strict: bool = False) -> T:
+        """Run `work` in one write transaction and commit; `what` says what failed in a message.
+        `strict`: every statement sees one snapshot, and a concurrent change makes the backend
+        run `work` again from the start (forgetting). Raises HistoryError."""
+        raise NotImplementedError
+
+    def _put_documents(self, conn: Conn, docs: Sequence[Doc]) -> dict[bytes, tuple[int, bool]]:
+        """digest -> (document id, inserted now) for each of `docs`, inserting the new ones."""
+        from explorer.store.codec import put_document
+
+        return {doc.digest: put_document(conn, doc) for doc in sorted(docs, key=lambda d: d.digest)}
+
+    def _after_explicit_ids(self, conn: Conn) -> None:
+        """After runs were inserted with their own ids (a copy): keep new ids above them."""
+
+    def _file_bytes(self, conn: Conn) -> int:
+        raise NotImplementedError
+
+    # --- writing -------------------------------------------------------------------------------------
+
+    def record(self, run: Run) -> int:
+        return self._record(run, once=False)[0]
+
+    def record_once(self, run: Run) -> tuple[int, bool]:
+        return self._record(run, once=True)
+
+    def _record(self, run: Run, *, once: bool) -> tuple[int, bool]:
+        if not isinstance(run.report, Mapping):
+            raise HistoryError("cannot record a run whose report is not an object")
+        try:
+            encoded = encode_run(run)
+        except (TypeError, ValueError) as exc:
+            raise HistoryError(f"cannot record this run: it holds a value that is not JSON ({exc})") from None
+        # Listed by the report as read here (a signed import's is re-derived from its bytes); the
+        # report kept is the one recorded (as signed, so the signature still covers it).
+        fields = summary_fields(run.report)
+        agent = agent_of(run.report)
+        recorded_at = stamp(self._clock())
+        return self._transaction(
+            lambda conn: self._insert(conn, encoded, agent, fields, recorded_at, once=once),
+            what=f"could not save the run to {self.location}",
+        )
+
+    def _insert(
+        self,
+        conn: Conn,
+        encoded: EncodedRun,
+        agent: str,
+        fields: Mapping[str, Any],
+        recorded_at: str,
+        *,
+        once: bool = False,
+        run_id: int | None = None,
+    ) -> tuple[int, bool]:
+        """Record one encoded run inside the caller's transaction: (its id, True when new)."""
+        docs = self._put_documents(conn, [encoded.exchanges, encoded.report, encoded.keys])
+        skeleton_id, new_skeleton = docs[encoded.exchanges.digest]
+        if new_skeleton and encoded.bodies:
+            bodies = self._put_documents(conn, encoded.bodies)
+            self._link(conn, skeleton_id, sorted(child for child, _ in bodies.values()))
+        agent_id, last_run = conn.execute(_UPSERT_AGENT, (agent, fields["name"])).fetchone()
+        once_key = None
+        if once:
+            once_key = _once_key(agent, encoded)
+            found = _same_run(conn, agent_id, docs, encoded)
+            if found is not None:
+                return found, False
+        current = (fields["verdict"], fields["card_sha256"], fields["answers_sha256"])
+        previous = None
+        if last_run is not None:
+            previous = conn.execute(
+                "SELECT verdict, card_sha256, answers_sha256 FROM runs WHERE id = ?", (last_run,)
+            ).fetchone()
+        changed = 1 if changed_from(previous, current) else 0
+        values = [
+            agent_id,
+            recorded_at,
+            fields["verdict"],
+            fields["standing"],
+            fields["role"],
+            fields["runner"],
+            fields["card_sha256"],
+            fields["answers_sha256"],
+            docs[encoded.report.digest][0],
+            skeleton_id,
+            docs[encoded.keys.digest][0],
+            encoded.volatile,
+            encoded.attestation,
+            changed,
+            fields["signature"],
+            once_key,
+        ]
+        explicit = run_id is not None
+        sql = _INSERT_RUN.format(id_column=", id" if explicit else "", id_value=", ?" if explicit else "")
+        row = conn.execute(sql, values if run_id is None else [*values, run_id]).fetchone()
+        if row is None:  # another runner recorded this very transcript a moment ago
+            existing = conn.execute("SELECT id FROM runs WHERE imported_key = ?", (once_key,)).fetchone()
+            return int(existing[0]), False
+        new_id = int(row[0])
+        conn.execute(_COUNT_RUN, (new_id, changed, changed, recorded_at, agent_id))
+        return new_id, True
+
+    def _link(self, conn: Conn, parent: int, children: Sequence[int]) -> None:
+        for child in children:
+            conn.execute(
+                "INSERT INTO doc_links(parent, child) VALUES (?, ?) ON CONFLICT DO NOTHING", (parent, child)
+            )
+
+    def forget_run(self, run_id: int) -> None:
+        def work(conn: Conn) -> None:
+            row = conn.execute("SELECT agent_id FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise HistoryError(f"there is no run {run_id} in the history")
+            conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            _repair_agent(conn, int(row[0]), run_id)
+            _collect_garbage(conn)
+
+        self._transaction(work, what=f"could not forget run {run_id} in {self.location}", strict=True)
+
+    def forget_agent(self, agent: str) -> int:
+        def work(conn: Conn) -> int:
+            row = conn.execute("SELECT id FROM agents WHERE agent = ?", (agent,)).fetchone()
+            if row is None:
+                return 0
+            count = conn.execute("SELECT COUNT(*) FROM runs WHERE agent_id = ?", (row[0],)).fetchone()[0]
+            conn.execute("DELETE FROM runs WHERE agent_id = ?", (row[0],))
+            conn.execute("DELETE FROM agents WHERE id = ?", (row[0],))
+            _collect_garbage(conn)
+            return int(count)
+
+        return self._transaction(work, what=f"could not forget runs in {self.location}", strict=True)
+
+    # --- reading -------------------------------------------------------------------------------------
+
+    def query(self, q: RunQuery) -> Iterator[RunSummary]:
+        if q.limit is not None and q.limit <= 0:
+            return
+        agent_ids: list[int] | None = None
+        if q.agents is not None:
+            agent_ids = self._agent_ids(q.agents)
+            if not agent_ids:
+                return
+        where, params = _filters(q, agent_ids)
+        before = q.before
+        left = q.limit
+        while left is None or left > 0:
+            page = PAGE if left is None else min(PAGE, left)
+            terms = [*where, "r.id < ?"] if before is not None else where
+            sql = f"SELECT {_SUMMARY} {_FROM}"
+            if terms:
+                sql += " WHERE " + " AND ".join(terms)
+            sql += " ORDER BY r.id DESC LIMIT ?"
+            args = [*params, *([before] if before is not None else []), page]
+            with self._reading() as conn:
+                rows = conn.execute(sql, args).fetchall()
+            for row in rows:
+                yield _summary(row)
+            if len(rows) < page:
+                return
+            before = int(rows[-1][0])
+            if left is not None:
+                left -= len(rows)
+
+    def _agent_ids(self, agents: Sequence[str]) -> list[int]:
+        wanted = list(dict.fromkeys(agents))
+        found: list[int] = []
+        with self._reading() as conn:
+            for chunk in _chunks(wanted):
+                sql = f"SELECT id FROM agents WHERE agent IN ({_marks(len(chunk))})"
+                found += [int(row[0]) for row in conn.execute(sql, list(chunk))]
+        return sorted(found)
+
+    def summary(self, run_id: int) -> RunSummary:
+        with self._reading() as conn:
+            row = conn.execute(f"SELECT {_SUMMARY} {_FROM} WHERE r.id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise HistoryError(f"there is no run {run_id} in the history")
+        return _summary(row)
+
+    def signed(self, run_ids: Sequence[int]) -> set[int]:
+        wanted = [int(i) for i in run_ids]
+        found: set[int] = set()
+        with self._reading() as conn:
+            for chunk in _chunks(wanted):
+                sql = f"SELECT id FROM runs WHERE attestation IS NOT NULL AND id IN ({_marks(len(chunk))})"
+                found.update(int(row[0]) for row in conn.execute(sql, list(chunk)))
+        return found
+
+    def agents(self) -> list[AgentSummary]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                """SELECT a.agent, a.name, a.runs, a.last_run, r.recorded_at, r.verdict
+                   FROM agents a JOIN runs r ON r.id = a.last_run ORDER BY a.last_run DESC"""
+            ).fetchall()
+        return [AgentSummary(*row) for row in rows]
+
+    def fleet(self) -> list[FleetSummary]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                """SELECT a.agent, a.name, a.runs, a.last_run, r.recorded_at, r.verdict, r.standing,
+                          a.churn, a.last_change_at, r.card_sha256, r.answers_sha256, r.signature
+                   FROM agents a JOIN runs r ON r.id = a.last_run ORDER BY a.last_run DESC"""
+            ).fetchall()
+        return [FleetSummary(*row) for row in rows]
+
+    def match_agents(self, text: str) -> list[str]:
+        with self._reading() as conn:
+            if conn.execute("SELECT 1 FROM agents WHERE agent = ?", (text,)).fetchone():
+                return [text]
+            base = text.rstrip("/") + "/"
+            rows = conn.execute(
+                "SELECT agent FROM agents WHERE substr(agent, 1, ?) = ?", (len(base), base)
+            ).fetchall()
+            if rows:
+                return sorted(r[0] for r in rows)
+            named = conn.execute("SELECT agent, name FROM agents").fetchall()
+        named.sort()
+        wanted = text.strip().casefold()
+        for same in (
+            lambda name: name == text,
+            lambda name: name.casefold() == wanted,
+            lambda name: name.casefold().endswith(f"({wanted})"),
+        ):
+            found = [agent for agent, name in named if isinstance(name, str) and wanted and same(name)]
+            if found:
+                return found
+        return []
+
+    def load(self, run_id: int) -> Run:
+        with self._snapshot() as conn:
+            row = conn.execute(
+                "SELECT report_doc, exchanges_doc, keys_doc, volatile, attestation FROM runs WHERE id = ?",
+                (run_id,),
+            ).fetchone()
+            if row is None:
+                raise HistoryError(f"there is no run {run_id} in the history")
+            report_id, skeleton_id, keys_id, volatile_blob, attestation_blob = row
+            try:
+                documents = _Documents(conn)
+                run = decode_run(
+                    documents.get(report_id),
+                    documents.get(skeleton_id),
+                    documents.get(keys_id),
+                    bytes(volatile_blob),
+                    {digest.hex(): raw for digest, raw in documents.children(skeleton_id)},
+                    None if attestation_blob is None else bytes(attestation_blob),
+                )
+            except (ValueError, KeyError) as exc:  # a document or its parts do not fit
+                raise HistoryError(
+                    f"run {run_id} in {self.location} is damaged and cannot be read ({exc})"
+                ) from None
+        return run
+
+    def mark(self) -> ChangeMark:
+        with self._reading() as conn:
+            last, runs = conn.execute(
+                "SELECT COALESCE(MAX(last_run), 0), COALESCE(SUM(runs), 0) FROM agents"
+            ).fetchone()
+            forgotten = conn.execute("SELECT value FROM counters WHERE name = 'forgotten'").fetchone()
+        return ChangeMark(int(last), int(runs), int(forgotten[0]) if forgotten else 0)
+
+    def stats(self) -> dict[str, int]:
+        with self._reading() as conn:
+            runs = conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+            docs, stored, original = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(length(body)), 0), COALESCE(SUM(size), 0) FROM documents"
+            ).fetchone()
+            size = self._file_bytes(conn)
+        return {
+            "runs": int(runs),
+            "documents": int(docs),
+            "document_bytes": int(stored),
+            "original_bytes": int(original),
+            "file_bytes": int(size),
+        }
+
+    # --- copying -------------------------------------------------------------------------------------
+
+    def last_run_id(self) -> int:
+        with self._reading() as conn:
+            return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM runs").fetchone()[0])
+
+    def stored_runs(self, after: int, upto: int, limit: int) -> list[StoredRun]:
+        out: list[StoredRun] = []
+        with self._snapshot() as conn:
+            rows = conn.execute(
+                f"SELECT {_STORED} {_FROM} WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?",
+                (after, upto, limit),
+            ).fetchall()
+            documents = _Documents(conn)
+            try:
+                for row in rows:
+                    report_id, skeleton_id, keys_id, volatile, attestation = row[11:]
+                    encoded = EncodedRun(
+                        report=documents.doc(report_id),
+                        exchanges=documents.doc(skeleton_id),
+                        bodies=[Doc(digest, raw) for digest, raw in documents.children(skeleton_id)],
+                        keys=documents.doc(keys_id),
+                        volatile=bytes(volatile),
+                        attestation=None if attestation is None else bytes(attestation),
+                    )
+                    out.append(StoredRun(*row[:11], encoded=encoded))
+            except (ValueError, KeyError) as exc:
+                raise HistoryError(
+                    f"{self.location} holds a damaged run and cannot be copied ({exc})"
+                ) from None
+        return out
+
+    def put_stored(self, runs: Sequence[StoredRun]) -> None:
+        def work(conn: Conn) -> None:
+            for run in runs:
+                fields = {
+                    "verdict": run.verdict,
+                    "standing": run.standing,
+                    "role": run.role,
+                    "runner": run.runner,
+                    "card_sha256": run.card_sha256,
+                    "answers_sha256": run.answers_sha256,
+                    "signature": run.signature,
+                    "name": run.name,
+                }
+                self._insert(conn, run.encoded, run.agent, fields, run.recorded_at, run_id=run.id)
+            self._after_explicit_ids(conn)
+
+        if runs:
+            self._transaction(work, what=f"could not copy runs into {self.location}")
+
+    def fingerprints(self, after: int, upto: int, limit: int) -> list[tuple[int, str]]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                """SELECT r.id, a.agent, r.recorded_at, rd.sha256, xd.sha256, kd.sha256, r.volatile,
+                          r.attestation
+                   FROM runs r JOIN agents a ON a.id = r.agent_id
+                     JOIN documents rd ON rd.id = r.report_doc JOIN documents xd ON xd.id = r.exchanges_doc
+                     JOIN documents kd ON kd.id = r.keys_doc
+                   WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?""",
+                (after, upto, limit),
+            ).fetchall()
+        return [
+            (
+                int(row[0]),
+                run_fingerprint(
+                    row[1], row[2], bytes(row[3]), bytes(row[4]), bytes(row[5]), bytes(row[6]),
+                    None if row[7] is None else bytes(row[7]),
+                ),
+            )
+            for row in rows
+        ]
+
+
+def _once_key(agent: str, encoded: EncodedRun) -> bytes:
+    """What a run recorded once is unique by (`_same_run`): its agent, exchanges, keys, volatile
+    values and envelope, so two runners importing one transcript at once store it once."""
+    e = encoded
+    return bytes.fromhex(run_fingerprint(agent, "", b"", e.exchanges.digest, e.keys.digest, e.volatile,
+                                         e.attestation))
+
+
+class _Documents:
+    """Documents read inside one snapshot, each decoded (and checked against its digest) once."""
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+        self._cache: dict[int, tuple[bytes, bytes]] = {}
+
+    def doc(self, doc_id: int) -> Doc:
+        if doc_id not in self._cache:
+            row = self._conn.execute(
+                "SELECT sha256, size, encoding, body FROM documents WHERE id = ?", (doc_id,)
+            ).fetchone()
+            if row is None:
+                raise KeyError(f"document {doc_id} is missing")
+            digest = bytes(row[0])
+            self._cache[doc_id] = (digest, decode_document(digest, row[1], row[2], bytes(row[3])))
+        digest, raw = self._cache[doc_id]
+        return Doc(digest, raw)
+
+    def get(self, doc_id: int) -> bytes:
+        return self.doc(doc_id).raw
+
+    def children(self, parent: int) -> list[tuple[bytes, bytes]]:
+        rows = self._conn.execute(
+            """SELECT d.sha256, d.size, d.encoding, d.body FROM doc_links l
+               JOIN documents d ON d.id = l.child WHERE l.parent = ? ORDER BY d.sha256""",
+            (parent,),
+        ).fetchall()
+        out = []
+        for digest, size, encoding, body in rows:
+            digest = bytes(digest)
+            out.append((digest, decode_document(digest, size, encoding, bytes(body))))
+        return out
+
+
+def _filters(q: RunQuery, agent_ids: list[int] | None) -> tuple[list[str], list[Any]]:
+    """The WHERE terms and their parameters of a query (the keyset term is added per page)."""
+    terms: list[str] = []
+    params: list[Any] = []
+    if agent_ids is not None:
+        if len(agent_ids) == 1:
+            terms.append("r.agent_id = ?")
+        else:
+            terms.append(f"r.agent_id IN ({_marks(len(agent_ids))})")
+        params += agent_ids
+    if q.verdicts:
+        verdicts = list(dict.fromkeys(q.verdicts))
+        terms.append("r.verdict = ?" if len(verdicts) == 1 else f"r.verdict IN ({_marks(len(verdicts))})")
+        params += verdicts
+    if q.changed:
+        terms.append("r.changed = 1")  # literally so: the partial index `runs_changed` matches it
+    if q.since is not None:
+        terms.append("r.recorded_at >= ?")
+        params.append(stamp(q.since))
+    if q.until is not None:
+        terms.append("r.recorded_at < ?")
+        params.append(stamp(q.until))
+    return terms, params
+
+
+def _same_run(
+    conn: Conn, agent_id: int, docs: Mapping[bytes, tuple[int, bool]], encoded: EncodedRun
+) -> int | None:
+    """The id of a stored copy of this run (`record_once`): the same agent, exchanges and keys
+    documents and volatile values, and for a signed run the same envelope; or None.
+
+    The report is not compared: what a reader may change in it, the standing and
+    `run_attestation`, says nothing about which run it is, and `history import` has checked the
+    rest against the exchanges. So a signed transcript imported after a copy stripped of its
+    signature is recorded (as a new run), and its signature is kept."""
+    rows = conn.execute(
+        """SELECT id, attestation FROM runs WHERE agent_id = ? AND exchanges_doc = ? AND keys_doc = ?
+             AND volatile = ? ORDER BY id""",
+        (agent_id, docs[encoded.exchanges.digest][0], docs[encoded.keys.digest][0], encoded.volatile),
+    ).fetchall()
+    for run_id, attestation in rows:
+        if encoded.attestation is None or (attestation is not None and bytes(attestation) == encoded.attestation):
+            return int(run_id)
+    return None
+
+
+def _repair_agent(conn: Conn, agent_id: int, gone: int) -> None:
+    """After run `gone` of an agent was deleted: its successor's `changed` against its new
+    predecessor, the agent's counters again, and the agent itself gone with its last run."""
+    after = conn.execute(
+        "SELECT id, verdict, card_sha256, answers_sha256 FROM runs WHERE agent_id = ? AND id > ? "
+        "ORDER BY id LIMIT 1",
+        (agent_id, gone),
+    ).fetchone()
+    if after is not None:
+        before = conn.execute(
+            "SELECT verdict, card_sha256, answers_sha256 FROM runs WHERE agent_id = ? AND id < ? "
+            "ORDER BY id DESC LIMIT 1",
+            (agent_id, gone),
+        ).fetchone()
+        changed = 1 if changed_from(before, after[1:]) else 0
+        conn.execute("UPDATE runs SET changed = ? WHERE id = ?", (changed, after[0]))
+    conn.execute(_REFRESH_AGENT, (agent_id,) * 5)
+    conn.execute("DELETE FROM agents WHERE id = ? AND runs = 0", (agent_id,))
+
+
+def _collect_garbage(conn: Conn) -> None:
+    """Documents no remaining run reaches are deleted, and the forget is counted (`mark`)."""
+    conn.execute("DELETE FROM doc_links WHERE parent NOT IN (SELECT exchanges_doc FROM runs)")
+    conn.execute(
+        """DELETE FROM documents WHERE id NOT IN (SELECT report_doc FROM runs)
+             AND id NOT IN (SELECT exchanges_doc FROM runs)
+             AND id NOT IN (SELECT keys_doc FROM runs)
+             AND id NOT IN (SELECT child FROM doc_links)"""
+    )
+    conn.execute("UPDATE counters SET value = value + 1 WHERE name = 'forgotten'")
