@@ -87,6 +87,6 @@ def test_a_stripped_copy_imported_after_the_signed_transcript_is_already_recorde
     assert out.splitlines()[0].startswith("imported as run 1")
     assert out.splitlines()[1].startswith("already recorded as run 1")
     code, out, _ = _run(capsys, "history", "--json", *reader)
-    assert [run["id"] for run in json.loads(out)] == [1]
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [1]  # NDJSON: one run per line
     code, out, _ = _run(capsys, "show", "1", "--json", "--trust-runner", str(signed["trust"]), *reader)
     assert json.loads(out)["standing"] == "evidence"

@@ -555,7 +555,8 @@ def _same_run(
         (agent_id, docs[encoded.exchanges.digest][0], docs[encoded.keys.digest][0], encoded.volatile),
     ).fetchall()
     for run_id, attestation in rows:
-        if encoded.attestation is None or (attestation is not None and bytes(attestation) == encoded.attestation):
+        stored = None if attestation is None else bytes(attestation)
+        if encoded.attestation is None or stored == encoded.attestation:
             return int(run_id)
     return None
 
