@@ -133,6 +133,20 @@ def _stdout_gone() -> int:
     return EXIT_STDOUT_GONE
 
 
+def _history_problem(args: argparse.Namespace) -> str | None:
+    """Why the history the command would use cannot be (a usage error, said before anything
+    runs), or None. Only for commands that read or write history (`--history`)."""
+    if not hasattr(args, "history"):
+        return None
+    from explorer.commands.common import UsageError, choose_history_of
+
+    try:
+        choose_history_of(args)
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help", "--version")):
@@ -140,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_list)
         if getattr(args, "_run", None) is None:
             parser.print_help()
+            return 2
+        problem = _history_problem(args)
+        if problem is not None:
+            print(f"interview-explorer {args_list[0]}: {problem}", file=sys.stderr)
             return 2
         try:
             return int(args._run(args))
@@ -152,6 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"interview-explorer: {mistyped}", file=sys.stderr)
         return 2
     args = _tui_parser().parse_args(args_list)
+    problem = _history_problem(args)
+    if problem is not None:
+        print(f"interview-explorer: {problem}", file=sys.stderr)
+        return 2
     from explorer.tui.launch import run_tui  # with _demo_tui_launcher, the only imports of the TUI
 
     return run_tui(args)

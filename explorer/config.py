@@ -11,6 +11,7 @@ dir, or `config.toml` inside an explicit home:
     watch_every = 60                   # seconds between replays when the TUI watches an agent
     sign_key = "~/.config/interview-explorer/runner-key.pem"   # sign independent/platform runs
     trusted_runners = ["~/keys/ci-runner.jwks"]                 # runner keys whose results are evidence
+    history = "postgresql://runner@db.example:5432/evidence"    # where runs are recorded (a URL or path)
 
     [agents.stonework]
     url = "https://stonework.example"
@@ -75,6 +76,7 @@ class Config:
     watch_every: float | None = None
     sign_key: str | None = None  # the runner's private key file (explorer.runner_keys)
     trusted_runners: tuple[str, ...] = ()  # JWKS files or URLs of runner keys read as evidence
+    history: str | None = None  # the history URL (explorer.history_url), unless --history or the env
     path: Path | None = None
     ignored: tuple[str, ...] = ()  # settings this explorer does not know (typos, or a newer version's)
 
@@ -133,7 +135,7 @@ def load_config(explicit_home: str | os.PathLike[str] | None = None) -> Config:
 
 
 KNOWN_SETTINGS = frozenset(
-    {"watch_every", "agents", "keymap", "sign_key", "trusted_runners"}
+    {"watch_every", "agents", "keymap", "sign_key", "trusted_runners", "history"}
 ) | settings.config_keys("global")
 KNOWN_AGENT_SETTINGS = frozenset({"url"}) | settings.config_keys("agent")
 
@@ -174,6 +176,9 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
     sign_key = data.get("sign_key")
     if sign_key is not None and (not isinstance(sign_key, str) or not sign_key):
         raise ConfigError(f"{path}: sign_key must be the path of a key file (see keygen)")
+    history = data.get("history")
+    if history is not None and (not isinstance(history, str) or not history.strip()):
+        raise ConfigError(f"{path}: history must be a history URL or path (sqlite:///PATH, postgresql://...)")
     watch_every = data.get("watch_every")
     if watch_every is not None and (
         isinstance(watch_every, bool)
@@ -188,6 +193,7 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
         watch_every=float(watch_every) if watch_every is not None else None,
         sign_key=sign_key,
         trusted_runners=_strs(data.get("trusted_runners"), "trusted_runners", path),
+        history=history,
         path=path,
         ignored=tuple(ignored),
     )

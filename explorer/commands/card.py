@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help="card file, card URL, base URL, or a config agent name")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_setting_arguments(parser, COMMAND)
-    add_home_argument(parser, "config lives")
+    add_home_argument(parser, "config lives", history=False)
 
 
 def _sources(args: argparse.Namespace) -> tuple[str, list[str], float]:

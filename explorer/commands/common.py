@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from explorer.config import Config
     from explorer.core.run import Run
     from explorer.procedure import Options
-    from explorer.store.history import History, RunSummary
+    from explorer.store.base import HistoryStore, RunSummary
 
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
@@ -156,13 +156,44 @@ def run_id_argument(text: str) -> int:
     return value
 
 
-def add_home_argument(parser: argparse.ArgumentParser, what: str = "history and config live") -> None:
+def add_home_argument(
+    parser: argparse.ArgumentParser, what: str = "history and config live", *, history: bool = True
+) -> None:
+    """`--home DIR`, and (for every command that reads or writes history) `--history URL`."""
     parser.add_argument(
         "--home",
         metavar="DIR",
         default=None,
         help=f"where {what} (default: INTERVIEW_EXPLORER_HOME or the user data dir)",
     )
+    if history:
+        add_history_argument(parser)
+
+
+def add_history_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--history",
+        metavar="URL",
+        default=None,
+        help="the history to use: sqlite:///PATH or a path, or postgresql://USER@HOST:PORT/DB (the "
+        "postgres extra; a password only as env:VAR / file:PATH or libpq's PGPASSWORD) (default: "
+        "INTERVIEW_EXPLORER_HISTORY, the config's history, else the file in the home)",
+    )
+
+
+def choose_history_of(args: argparse.Namespace) -> Any:
+    """The history the command line, the environment or the config names (`explorer.history_url`),
+    kept on `args` so it is read once; UsageError when it cannot be used."""
+    chosen = getattr(args, "history_choice", None)
+    if chosen is None:
+        from explorer.history_url import HistoryChoiceError, choose_history
+
+        try:
+            chosen = choose_history(getattr(args, "history", None), getattr(args, "home", None))
+        except HistoryChoiceError as exc:
+            raise UsageError(str(exc)) from None
+        args.history_choice = chosen
+    return chosen
 
 
 def add_setting_arguments(
@@ -290,14 +321,14 @@ def cached_key_loader(loader: KeyLoader) -> KeyLoader:
     return load
 
 
-def open_history(args: argparse.Namespace) -> History:
-    """The history named by `--home` (or the default one); HistoryError when it cannot be used."""
-    from explorer.store.history import History
+def open_history(args: argparse.Namespace) -> HistoryStore:
+    """The history `--history`, INTERVIEW_EXPLORER_HISTORY or the config names, else the one in
+    `--home` (or the default home); HistoryError when it cannot be used, UsageError when its URL
+    cannot be (`cli.main` checks that before any command runs)."""
+    return choose_history_of(args).open(getattr(args, "home", None))
 
-    return History.open(getattr(args, "home", None))
 
-
-def agents_named(history: History, text: str, config: Config | None) -> list[str]:
+def agents_named(history: HistoryStore, text: str, config: Config | None) -> list[str]:
     """The recorded agents `text` names, as `verify` reads a target: a configured agent's name
     stands for its URL; otherwise a card URL, a base URL, a card name, or a reference agent's name
     (`History.match_agents`)."""

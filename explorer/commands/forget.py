@@ -1,8 +1,9 @@
 """`interview-explorer forget RUN|AGENT`: delete a recorded run, or every run of an agent.
 
 A number is a run id; anything else names an agent (its card URL, a base URL with exactly one
-agent under it, or its card name). Documents no remaining run uses are deleted with it, and
-SQLite's secure delete overwrites the freed pages, so forgotten data does not linger in the file.
+agent under it, or its card name). Documents no remaining run uses are deleted with it. In the
+SQLite file, secure delete overwrites the freed pages, so forgotten data does not linger there;
+PostgreSQL keeps deleted rows in its files until VACUUM, which the command says, with what to run.
 
 Exit status: 0 forgotten, 2 usage error (an AGENT that names several agents), 6 no such run
 or agent, or an unreadable history.
@@ -11,6 +12,7 @@ or agent, or an unreadable history.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from explorer.commands.common import (
     EXIT_OK,
@@ -22,7 +24,11 @@ from explorer.commands.common import (
     config_of,
     error,
     open_history,
+    say,
 )
+
+if TYPE_CHECKING:
+    from explorer.store.base import HistoryStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
             if what.isdigit():
                 history.forget_run(int(what))
                 print(f"forgot run {int(what)}")
+                _note(history)
                 return EXIT_OK
             agents = agents_named(history, what, config)
             if not agents:
@@ -60,7 +67,14 @@ def run(args: argparse.Namespace) -> int:
                     EXIT_USAGE,
                 )
             count = history.forget_agent(agents[0])
+            print(f"forgot {count} run{'s' if count != 1 else ''} of {safe_text(agents[0], limit=200)}")
+            _note(history)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
-    print(f"forgot {count} run{'s' if count != 1 else ''} of {safe_text(agents[0], limit=200)}")
     return EXIT_OK
+
+
+def _note(history: HistoryStore) -> None:
+    """Where the forgotten data still is, when the store keeps it for a while (PostgreSQL)."""
+    if history.forget_note:
+        say(f"note: {history.forget_note}", "forget")

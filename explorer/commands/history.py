@@ -1,6 +1,7 @@
 """`interview-explorer history [AGENT...]`: recorded runs, newest first, at any depth.
 
-`history import FILE...` merges transcripts made elsewhere (`explorer.commands.history_import`).
+`history import FILE...` merges transcripts made elsewhere (`explorer.commands.history_import`);
+`history copy --to URL` / `--from URL` moves a whole history (`explorer.commands.history_copy`).
 
 One line per run: id, time, verdict, standing, the card and answers digests (first 12 hex
 digits) and the agent. The standing is the one each run earns here: a signed run is evidence only
@@ -61,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="AGENT",
         help="only these agents (card URL, base URL, card name, configured agent or reference agent "
         "name); or `import FILE...` to record JSON transcripts made elsewhere (re-verified offline "
-        "first; a directory means its *.json)",
+        "first; a directory means its *.json); or `copy --to URL` / `copy --from URL` to copy a "
+        "whole history between stores (resumable, proved at the end)",
     )
     parser.add_argument("--since", metavar="WHEN", help=f"runs recorded at or after WHEN ({WHEN_HELP})")
     parser.add_argument(
@@ -95,6 +97,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help=f"at most N runs (default {TEXT_LIMIT} as text; every matching run with --json)",
+    )
+    parser.add_argument("--to", dest="copy_to", metavar="URL", help="with `copy`: the history to copy into")
+    parser.add_argument(
+        "--from", dest="copy_from", metavar="URL", help="with `copy`: the history to copy from"
     )
     add_trust_runner_argument(parser)
     add_home_argument(parser)
@@ -132,6 +138,12 @@ def run(args: argparse.Namespace) -> int:
         from explorer.commands.history_import import run_import
 
         return run_import(args, args.agent[1:])
+    if args.agent and args.agent[0] == "copy":
+        from explorer.commands.history_copy import run_copy
+
+        return run_copy(args, args.agent[1:])
+    if args.copy_to or args.copy_from:
+        return error("--to and --from go with `history copy`", EXIT_USAGE)
     if args.limit is not None and args.limit <= 0:
         return error("--limit must be a positive number", EXIT_USAGE)
     limit = args.limit if args.limit is not None or args.json else TEXT_LIMIT

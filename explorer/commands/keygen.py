@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where to write the private key (default: runner-key.pem beside the config file)",
     )
     parser.add_argument("--force", action="store_true", help="replace an existing key file")
-    add_home_argument(parser, "the default key file and config live")
+    add_home_argument(parser, "the default key file and config live", history=False)
 
 
 def run(args: argparse.Namespace) -> int:

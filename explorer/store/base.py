@@ -348,6 +348,14 @@ class HistoryStore(ABC):
         """The largest run id (0 for an empty history)."""
 
     @abstractmethod
+    def id_high_water(self) -> int:
+        """The largest run id ever given, forgotten runs included (no new run gets it again)."""
+
+    @abstractmethod
+    def keep_ids_above(self, high_water: int) -> None:
+        """Never give a new run an id up to `high_water` (a copy keeps its source's promise)."""
+
+    @abstractmethod
     def stored_runs(self, after: int, upto: int, limit: int) -> list[StoredRun]:
         """Up to `limit` runs with `after < id <= upto`, oldest first, as stored."""
 

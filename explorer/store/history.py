@@ -151,6 +151,16 @@ class SqliteHistory(SqlHistory):
                 if self._conn.in_transaction:
                     self._conn.execute("COMMIT")
 
+    def _sequence(self, conn: Conn) -> int:
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _raise_sequence(self, conn: Conn, high_water: int) -> None:
+        if conn.execute("SELECT 1 FROM sqlite_sequence WHERE name = 'runs'").fetchone() is None:
+            conn.execute("INSERT INTO sqlite_sequence(name, seq) VALUES ('runs', ?)", (high_water,))
+        else:
+            conn.execute("UPDATE sqlite_sequence SET seq = MAX(seq, ?) WHERE name = 'runs'", (high_water,))
+
     def _file_bytes(self, conn: Conn) -> int:
         return int(
             conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]

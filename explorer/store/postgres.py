@@ -228,12 +228,19 @@ class PostgresHistory(SqlHistory):
         )
 
     def _after_explicit_ids(self, conn: Conn) -> None:
-        conn.execute(
-            """SELECT setval(pg_get_serial_sequence('runs', 'id'),
-                   GREATEST((SELECT COALESCE(MAX(id), 1) FROM runs),
-                            (SELECT COALESCE(MAX(last_value), 1) FROM pg_sequences
-                              WHERE schemaname = current_schema() AND sequencename = 'runs_id_seq')))"""
-        )
+        top = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM runs").fetchone()[0])
+        self._raise_sequence(conn, top)
+
+    def _sequence(self, conn: Conn) -> int:
+        row = conn.execute(
+            """SELECT last_value FROM pg_sequences
+               WHERE schemaname = current_schema() AND sequencename = 'runs_id_seq'"""
+        ).fetchone()
+        return 0 if row is None or row[0] is None else int(row[0])
+
+    def _raise_sequence(self, conn: Conn, high_water: int) -> None:
+        if high_water > self._sequence(conn):
+            conn.execute("SELECT setval(pg_get_serial_sequence('runs', 'id'), ?)", (high_water,))
 
     def _file_bytes(self, conn: Conn) -> int:
         return int(

@@ -403,6 +403,23 @@ class SqlHistory(HistoryStore):
         with self._reading() as conn:
             return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM runs").fetchone()[0])
 
+    def id_high_water(self) -> int:
+        with self._reading() as conn:
+            top = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM runs").fetchone()[0])
+            return max(self._sequence(conn), top)
+
+    def keep_ids_above(self, high_water: int) -> None:
+        self._transaction(
+            lambda conn: self._raise_sequence(conn, high_water), what=f"could not update {self.location}"
+        )
+
+    def _sequence(self, conn: Conn) -> int:
+        """The largest id the backend's run id sequence has given."""
+        raise NotImplementedError
+
+    def _raise_sequence(self, conn: Conn, high_water: int) -> None:
+        raise NotImplementedError
+
     def stored_runs(self, after: int, upto: int, limit: int) -> list[StoredRun]:
         out: list[StoredRun] = []
         with self._snapshot() as conn:

@@ -82,6 +82,7 @@ class AppContext:
     exit_when_ready: bool = False  # the startup benchmark: quit once the first interview is painted
     warnings: list[str] = field(default_factory=list)
     record_error: str | None = None  # why the latest run could not be recorded
+    history_choice: Any = None  # explorer.history_url.HistoryChoice; None: the home's SQLite file
     _history: Any = None
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
     _trusted: Any = None  # thumbprint -> key of the runner keys trusted here (loaded on first use)
@@ -288,10 +289,11 @@ class AppContext:
     def history(self) -> Any:
         """The History store, opened on first use; raises ExplorerError with the reason."""
         if self._history is None:
-            from explorer.store.history import History
+            from explorer.history_url import HistoryChoice
 
+            choice = self.history_choice or HistoryChoice(None)
             try:
-                self._history = History.open(self.home, clock=self.clock)
+                self._history = choice.open(self.home, clock=self.clock)
             except Exception as exc:  # a broken database must read as a message, not a crash
                 raise ExplorerError(f"cannot open history: {exc}") from None
         return self._history

@@ -47,11 +47,25 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
         keymap=dict(config.keymap),
         demo=tuple(demo),
         watch_interval=getattr(args, "watch_every", None) or config.watch_every or DEFAULT_WATCH_EVERY,
+        history_choice=_history_choice(args),
     )
     note = config.ignored_note()
     if note:
         context.warnings.append(note)  # a toast on the first screen
     return context
+
+
+def _history_choice(args: argparse.Namespace) -> Any:
+    """The history `--history`, the environment or the config names (`explorer.history_url`)."""
+    chosen = getattr(args, "history_choice", None)
+    if chosen is not None:
+        return chosen
+    from explorer.history_url import HistoryChoiceError, choose_history
+
+    try:
+        return choose_history(getattr(args, "history", None), getattr(args, "home", None))
+    except HistoryChoiceError as exc:
+        raise LaunchError(str(exc)) from None
 
 
 def build_app(
