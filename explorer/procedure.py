@@ -140,6 +140,17 @@ PROBES: tuple[_Call, ...] = (
 )
 
 
+def probes_for(card: Card) -> list[_Call]:
+    """The probes of one attempt: the closure probes and the unactivated calls, and the
+    valid-selector probe (`interview/usage` with the first declared skill id in card order, which
+    must be answered, not refused) when the card declares a skill."""
+    calls = list(PROBES)
+    if card.skill_ids:
+        valid = _Call("probe:valid_selector", "usage", "interview/usage", {"skill": card.skill_ids[0]}, True)
+        calls.insert(2, valid)
+    return calls
+
+
 def default_runner() -> str:
     try:
         return getpass.getuser()
@@ -294,7 +305,7 @@ class _Attempt:
             return "unreachable"
         if auth is not None and not auth.valid_now() and not await auth.ensure():
             return "unreachable"
-        rest = await self._round(url, family, _calls(2) + list(PROBES), first_id=len(first) + 1)
+        rest = await self._round(url, family, _calls(2) + probes_for(card), first_id=len(first) + 1)
         if all(_failed_at_transport(ex) for ex in rest[: len(QUESTIONS)]):
             self.tell("ask", "every call of the second round failed; stopping")
             return "unreachable"

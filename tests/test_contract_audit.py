@@ -34,7 +34,10 @@ INTERVIEW = "https://agentsow.com/extensions/a2a-interview/v1"
 VERDICTS = ("conformant", "nonconformant", "churn", "not_offered", "unreachable")
 EXIT = {"conformant": 0, "nonconformant": 1, "unreachable": 3, "not_offered": 4, "churn": 5}
 QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
-PROBES = ("undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params")
+PROBES = (
+    "undefined_method", "unmatched_selector", "valid_selector",
+    "unactivated_call", "unactivated_call_no_params",
+)
 SEVERITY = {
     "card_unreachable": "error", "card_malformed": "error", "card_unsigned": "warning",
     "card_signature_invalid": "error", "card_signature_unverifiable": "warning",
@@ -49,6 +52,7 @@ SEVERITY = {
     "terms_fabricated": "error", "terms_declared_wrong": "error",
     "refusals_boundary_mismatch": "error", "nondeterministic_answer": "error",
     "closure_method_not_refused": "error", "closure_selector_not_refused": "error",
+    "selector_refused": "error",
     "refusal_shape_invalid": "error", "refusal_skills_mismatch": "error", "refusal_as_error": "warning",
     "http_status": "error", "timeout": "error", "body_too_large": "error", "rate_limited": "warning",
     "card_changed": "info", "churn": "info", "auth_required": "error", "auth_failed": "error",
@@ -220,7 +224,8 @@ def contract_problems(report: Mapping[str, Any]) -> list[str]:
                 p.append(f"questions.{name} mismatch {item['member']} without both canonical strings")
     if report["verdict"] in ("conformant", "nonconformant", "churn"):
         names = [probe.get("name") for probe in report["probes"]]
-        if names != list(PROBES):
+        # The valid-selector probe is sent only when the card declares a skill.
+        if names not in (list(PROBES), [name for name in PROBES if name != "valid_selector"]):
             p.append(f"probes {names}")
         for probe in report["probes"]:
             if "request" not in probe or "response" not in probe:

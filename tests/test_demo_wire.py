@@ -30,8 +30,9 @@ from explorer.demo.variants import VARIANTS
 pytestmark = pytest.mark.slow  # the whole reference fleet over HTTP
 
 QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
-# The guarded agents answer only with credentials (tests/test_auth.py covers them on the wire).
-OPEN = {n: v for n, v in VARIANTS.items() if v.guard is None}
+# The guarded agents answer only with credentials (tests/test_auth.py covers them on the wire);
+# the down and throttled agents answer no call at all (tested on their own below).
+OPEN = {n: v for n, v in VARIANTS.items() if v.guard is None and v.outage is None}
 DECLARING = [n for n, v in OPEN.items() if v.interview]
 HONEST = [n for n, v in OPEN.items()
           if v.interview and not v.faults and v.closure == "standard" and not v.churn]
@@ -379,6 +380,27 @@ def test_the_closure_refuses_mechanically(fleet: Fleet, client: httpx.Client, na
     for response in probes:
         assert response.status_code == 200
         assert response.json()["result"] == refusal_for(card)
+
+
+def test_selector_refusing_refuses_even_a_declared_skill_id(fleet: Fleet, client: httpx.Client) -> None:
+    agent = fleet.agents["selector-refusing"]
+    card = card_of(client, agent)
+    for skill in skill_ids(card):
+        response = ask(client, agent, "interview/usage", {"skill": skill})
+        assert response.json()["result"] == refusal_for(card)
+    assert ask(client, agent, "interview/usage").json()["result"]["question"] == "usage"
+
+
+@pytest.mark.parametrize(("name", "status", "retry_after"), [("down", 503, "3600"), ("throttled", 429, "1")])
+def test_an_agent_that_is_down_serves_its_card_and_answers_no_call(
+    fleet: Fleet, client: httpx.Client, name: str, status: int, retry_after: str
+) -> None:
+    agent = fleet.agents[name]
+    card_of(client, agent)
+    for activate in (True, False):
+        response = ask(client, agent, "interview/identity", {}, activate=activate)
+        assert (response.status_code, response.headers["retry-after"]) == (status, retry_after)
+        assert response.json()["error"]["code"] == -32000
 
 
 def test_leaky_answers_what_it_should_refuse(fleet: Fleet, client: httpx.Client) -> None:

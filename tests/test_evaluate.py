@@ -157,8 +157,10 @@ def attempt(
     probes: dict[str, bytes] | None = None,
     override: Callable[[list[Exchange]], list[Exchange]] | None = None,
     headers: tuple = ECHO,
+    leave_out: tuple[str, ...] = (),
 ) -> list[Exchange]:
-    """Every exchange of one attempt against an agent; the defaults are a conformant agent."""
+    """Every exchange of one attempt against an agent; the defaults are a conformant agent.
+    `leave_out` names probes that were not sent."""
     doc = CARD if card is None else card
     body = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
     out = [Exchange(purpose="card", attempt=n, method="GET", url=CARD_URL, status=200, response_body=body)]
@@ -177,6 +179,7 @@ def attempt(
     probe_bodies = {
         "undefined_method": rpc_result(refusal(), 11),
         "unmatched_selector": rpc_result(refusal(), 12),
+        "valid_selector": rpc_result(honest_answers(doc)["usage"] if isinstance(doc, dict) else {}, 15),
         "unactivated_call": rpc_error(-32601, "Method not found", 13),
         "unactivated_call_no_params": rpc_error(-32601, "Method not found", 14),
     }
@@ -184,6 +187,9 @@ def attempt(
     out.append(call("probe:undefined_method", n, 11, UNDEFINED_METHOD, probe_bodies["undefined_method"]))
     out.append(call("probe:unmatched_selector", n, 12, "interview/usage", probe_bodies["unmatched_selector"],
                     params={"skill": UNMATCHED_SELECTOR}))
+    if "valid_selector" not in (leave_out or ()):
+        out.append(call("probe:valid_selector", n, 15, "interview/usage", probe_bodies["valid_selector"],
+                        params={"skill": SKILLS[0]}))
     out.append(call("probe:unactivated_call", n, 13, "interview/identity", probe_bodies["unactivated_call"],
                     activated=False, headers=()))
     out.append(call("probe:unactivated_call_no_params", n, 14, "interview/identity",
@@ -237,13 +243,16 @@ def test_conformant_agent_gives_the_full_report() -> None:
     terms = report["questions"]["terms"]["projections"]
     assert {p["document"] for p in terms} == {"proposal"} and all(p["signed"] for p in terms)
     assert [(p["name"], p["outcome"]) for p in report["probes"]] == [
-        ("undefined_method", "refused"), ("unmatched_selector", "refused"),
+        ("undefined_method", "refused"), ("unmatched_selector", "refused"), ("valid_selector", "answered"),
         ("unactivated_call", "method_not_found"), ("unactivated_call_no_params", "method_not_found")]
     assert report["probes"][1]["request"] == {
         "method": "interview/usage", "params": {"skill": UNMATCHED_SELECTOR}, "activated": True}
     assert report["probes"][2]["request"] == {
+        "method": "interview/usage", "params": {"skill": SKILLS[0]}, "activated": True}
+    assert {p["status"] for p in report["probes"][2]["projections"]} == {"match"}
+    assert report["probes"][3]["request"] == {
         "method": "interview/identity", "params": {}, "activated": False}
-    assert report["probes"][3]["request"] == {"method": "interview/identity", "activated": False}
+    assert report["probes"][4]["request"] == {"method": "interview/identity", "activated": False}
     expected = hashlib.sha256(canonicalize(honest_answers(CARD))).hexdigest()
     assert report["answers_sha256"] == expected
     assert report["card"]["sha256"] == hashlib.sha256(canonicalize(CARD)).hexdigest()
@@ -696,7 +705,7 @@ def test_probes_that_are_not_refused() -> None:
         ("unactivated_call_answered", "unactivated_call"),
     ]
     assert [p["outcome"] for p in report["probes"]] == [
-        "method_not_found", "answered", "answered", "method_not_found"]
+        "method_not_found", "answered", "answered", "answered", "method_not_found"]
     assert "-32601" in report["findings"][0]["detail"]
 
 
@@ -709,7 +718,43 @@ def test_an_unactivated_call_without_params_must_be_refused_too() -> None:
     assert [(f["code"], f.get("probe")) for f in report["findings"]] == [
         ("unactivated_call_answered", "unactivated_call_no_params")]
     assert "with no params" in report["findings"][0]["detail"]
-    assert [p["outcome"] for p in report["probes"]][2:] == ["method_not_found", "answered"]
+    assert [p["outcome"] for p in report["probes"]][3:] == ["method_not_found", "answered"]
+
+
+def test_a_valid_selector_must_be_answered_not_refused() -> None:
+    """Only a selector that matches no declared id is refused (the interview extension, section 4
+    rule 3); a refusal of a declared id, in a result or inside an error, is selector_refused."""
+    for body in (rpc_result(refusal(), 15), rpc_error(-32000, "out_of_scope", 15, data=refusal())):
+        report = report_of(attempt(probes={"valid_selector": body}))
+        assert report["verdict"] == "nonconformant"
+        found = [(f["code"], f.get("probe")) for f in report["findings"]]
+        assert found == [("selector_refused", "valid_selector")]
+        assert repr(SKILLS[0]) in report["findings"][0]["detail"]
+        assert report["probes"][2]["outcome"] == "refused"
+
+
+def test_a_valid_selector_answer_is_diffed_like_any_other() -> None:
+    usage = honest_answers(CARD)["usage"]
+    drifted = {**usage, "projections": [*usage["projections"][:-1], cp("/defaultInputModes", ["text/html"])]}
+    report = report_of(attempt(probes={"valid_selector": rpc_result({**drifted, "note": "hi"}, 15)}))
+    assert report["verdict"] == "nonconformant"
+    assert [(f["code"], f.get("probe"), f.get("member")) for f in report["findings"]] == [
+        ("projection_mismatch", "valid_selector", "/defaultInputModes"),
+        ("answer_extra_member", "valid_selector", "/note")]
+    assert all("question" not in f for f in report["findings"])
+    assert [p["status"] for p in report["probes"][2]["projections"]] == ["match", "mismatch"]
+
+
+def test_a_valid_selector_probe_needs_a_skill_and_a_real_answer() -> None:
+    # Not sent (a card without skills): nothing is judged and the probe is not listed.
+    report = report_of(attempt(leave_out=("valid_selector",)))
+    assert report["verdict"] == "conformant"
+    assert "valid_selector" not in [p["name"] for p in report["probes"]]
+    # An error instead of an answer, or an HTTP error status, is not an answer either.
+    report = report_of(attempt(probes={"valid_selector": rpc_error(-32602, "Invalid params", 15)}))
+    assert [(f["code"], f.get("probe")) for f in report["findings"]] == [("method_error", "valid_selector")]
+    report = report_of(attempt(override=replace_ex("probe:valid_selector", status=404)))
+    assert [(f["code"], f.get("probe")) for f in report["findings"]] == [("http_status", "valid_selector")]
 
 
 def test_probe_refusals_are_checked() -> None:

@@ -146,7 +146,7 @@ def test_a_js_sdk_agent_is_conformant(agent: JsAgent, tmp_path: Path) -> None:
         statuses = {p["status"] for p in question.get("projections", [])}
         assert statuses <= {"match"}, (name, question)
     assert {p["name"]: p["outcome"] for p in report["probes"]} == {
-        "undefined_method": "refused", "unmatched_selector": "refused",
+        "undefined_method": "refused", "unmatched_selector": "refused", "valid_selector": "answered",
         "unactivated_call": "method_not_found", "unactivated_call_no_params": "method_not_found",
     }
     errors = [f for f in report["findings"] if f["severity"] == "error"]

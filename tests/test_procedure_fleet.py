@@ -73,7 +73,8 @@ async def test_a_steady_run_records_every_exchange_in_order(fleet: Any) -> None:
     assert purposes.count("proposal") == 2
     for q in QUESTIONS:
         assert purposes.count(f"ask:{q}#1") == 1 and purposes.count(f"ask:{q}#2") == 1
-    for probe in ("undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params"):
+    for probe in ("undefined_method", "unmatched_selector", "valid_selector", "unactivated_call",
+                  "unactivated_call_no_params"):
         assert f"probe:{probe}" in purposes
     assert {e.attempt for e in run.exchanges} == {1}
     assert run.report["attempts"] == 1
@@ -102,6 +103,28 @@ async def test_activation_headers_and_bodies(fleet: Any) -> None:
     assert selector["method"] == "interview/usage" and selector["params"] == {
         "skill": "interview-explorer/no-such-skill"
     }
+
+
+async def test_the_valid_selector_probe_sends_the_first_declared_skill_and_diffs_the_answer(
+    fleet: Any,
+) -> None:
+    run = await run_interview(fleet.agents["steady"].base_url, _options())
+    card = json.loads(next(e for e in run.exchanges if e.purpose == "card").response_body)
+    probes = [e for e in run.exchanges if e.purpose == "probe:valid_selector"]
+    (sent,) = [json.loads(e.request_body or b"") for e in probes]
+    assert sent["method"] == "interview/usage" and sent["params"] == {"skill": card["skills"][0]["id"]}
+    (probe,) = [p for p in run.report["probes"] if p["name"] == "valid_selector"]
+    assert probe["outcome"] == "answered" and probe["request"]["activated"] is True
+    # The answer is narrowed to that skill and every projection of it is diffed against the card.
+    members = [p["member"] for p in probe["projections"]]
+    assert "/skills/0/inputModes" in members and "/skills/1/inputModes" not in members
+    assert {p["status"] for p in probe["projections"]} == {"match"}
+
+    refusing = await run_interview(fleet.agents["selector-refusing"].base_url, _options())
+    (probe,) = [p for p in refusing.report["probes"] if p["name"] == "valid_selector"]
+    assert probe["outcome"] == "refused"
+    found = [(f["code"], f.get("probe")) for f in refusing.report["findings"] if f["severity"] == "error"]
+    assert found == [("selector_refused", "valid_selector")]
 
 
 async def test_an_agent_that_gates_only_calls_with_params_is_caught_by_the_bare_probe(fleet: Any) -> None:

@@ -200,14 +200,14 @@ def test_junit_has_a_suite_per_agent_with_failures_by_code(
     assert root.tag == "testsuites"
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == set(urls)
-    assert int(root.get("tests") or 0) == 10 * len(urls)  # card, 5 questions, 4 probes
+    assert int(root.get("tests") or 0) == 11 * len(urls)  # card, 5 questions, 5 probes
     steady, drifting = suites[urls[0]], suites[urls[1]]
     assert steady.get("failures") == "0" and steady.get("skipped") == "0"
     usage = next(c for c in drifting.iter("testcase") if c.get("name") == "usage")
     failure = usage.find("failure")
     assert failure is not None and failure.get("type") == "projection_mismatch"
     assert (failure.get("message") or "").startswith("projection_mismatch at /")
-    assert suites[urls[2]].get("skipped") == "10"  # not_offered: a skipped suite
+    assert suites[urls[2]].get("skipped") == "11"  # not_offered: a skipped suite
     card = next(c for c in suites[dead].iter("testcase") if c.get("name") == "card")
     assert card.find("failure").get("type") == "card_unreachable"  # type: ignore[union-attr]
     assert int(root.get("failures") or 0) == sum(int(s.get("failures") or 0) for s in suites.values())

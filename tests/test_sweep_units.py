@@ -111,6 +111,7 @@ def test_junit_one_testcase_per_question_and_probe_and_failures_by_code_and_memb
         "refusals",
         "probe:undefined_method",
         "probe:unmatched_selector",
+        "probe:valid_selector",
         "probe:unactivated_call",
         "probe:unactivated_call_no_params",
     ]
@@ -127,14 +128,14 @@ def test_junit_not_offered_is_a_skipped_suite_and_unreachable_skips_what_was_not
     silent = _suite(
         _report("not_offered", [{"code": "interview_not_declared", "severity": "info", "detail": ""}])
     )
-    assert silent.get("skipped") == "10" and silent.get("failures") == "0"
+    assert silent.get("skipped") == "11" and silent.get("failures") == "0"
     assert all(case.find("skipped") is not None for case in silent.iter("testcase"))
     gone = _suite(
         _report("unreachable", [{"code": "card_unreachable", "severity": "error", "detail": "refused"}])
     )
     cases = {case.get("name"): case for case in gone.iter("testcase")}
     assert cases["card"].find("failure").get("type") == "card_unreachable"  # type: ignore[union-attr]
-    assert gone.get("skipped") == "9"
+    assert gone.get("skipped") == "10"
 
 
 def test_junit_escapes_what_an_agent_sends() -> None:

@@ -32,7 +32,7 @@ Reading of the texts where they are silent:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -281,7 +281,7 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     context = _DiffContext(doc, tuple(sig.get("unsigned_members") or ()), signed, proposals, committed,
                            terms_declared, card.skill_ids)
     _questions(a, exs, context)
-    _probes(a, exs, card.skill_ids, doc)
+    _probes(a, exs, doc, context)
     if all_down(_final_calls(exs)):
         a.reachable = False  # an agent that is down is not an agent that lies (explorer.core.outage)
     return a
@@ -702,7 +702,8 @@ def _probe_outcome(out: RpcOutcome) -> tuple[str, Any]:
     return "error", None
 
 
-def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...], doc: Mapping[str, Any]) -> None:
+def _probes(a: _Attempt, exs: Sequence[Exchange], doc: Mapping[str, Any], ctx: _DiffContext) -> None:
+    skill_ids = ctx.skill_ids
     for name in PROBES:
         ex, _ = _last(exs, f"probe:{name}")
         if ex is None:
@@ -730,6 +731,9 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...], do
         entry["outcome"] = outcome
         status = f" (HTTP {ex.status})" if not ex.usable else ""
         got = _describe(out, outcome) + status
+        if name == "valid_selector":
+            _valid_selector(a, ex, entry, out, got, ctx)
+            continue
         if name in UNACTIVATED_PROBES:
             if outcome != "method_not_found":
                 how = "with no params" if name == "unactivated_call_no_params" else "with params {}"
@@ -748,6 +752,41 @@ def _probes(a: _Attempt, exs: Sequence[Exchange], skill_ids: tuple[str, ...], do
         if reason == "not_declared":
             a.add(_CLOSURE_CODES[name], "refused with reason not_declared; the closure's reason is "
                   "out_of_scope (interview extension 4.3 and 6.1)", probe=name)
+
+
+def _valid_selector(
+    a: _Attempt, ex: Exchange, entry: dict[str, Any], out: RpcOutcome, got: str, ctx: _DiffContext
+) -> None:
+    """A selector equal to a declared skill id must be answered (only a selector matching no id
+    is refused, section 4 rule 3), and the answer is diffed like any other (section 7)."""
+    name = "valid_selector"
+    selector = (entry["request"].get("params") or {}).get("skill") if isinstance(
+        entry["request"].get("params"), dict) else None
+    shown = _show(repr(selector), 120)
+    if entry["outcome"] == "refused":
+        a.add("selector_refused", f"interview/usage with the selector {shown}, a declared skill id, got "
+              f"{got}; only a selector that matches no declared id is refused (interview extension 4.3)",
+              probe=name)
+        return
+    if not ex.usable:
+        _report_transport(a, ex, probe=name)  # an HTTP error status: no answer to diff
+        return
+    if out.kind == "malformed":
+        a.add("answer_malformed", f"the JSON-RPC response is malformed: {_show(out.problem, 300)}",
+              probe=name)
+        return
+    if out.kind == "error":
+        a.add("method_error", f"interview/usage with the selector {shown} answered a JSON-RPC error "
+              f"{out.code}: {_show(out.message, 200)}", probe=name)
+        return
+    found = check_answer("usage", out.result)
+    projections, diffed = diff_question(
+        "usage", out.result, card_doc=ctx.card_doc, unsigned_members=ctx.unsigned_members,
+        card_signed=ctx.card_signed, proposals=ctx.proposals, committed=ctx.committed,
+        terms_declared=ctx.terms_declared, skill_ids=ctx.skill_ids,
+    )
+    entry["projections"] = [p.to_json() for p in projections]
+    a.findings.extend(replace(f, question=None, probe=name) for f in (*found, *diffed))
 
 
 def _describe(out: RpcOutcome, outcome: str) -> str:

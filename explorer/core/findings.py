@@ -50,6 +50,7 @@ CODES: dict[str, Severity] = {
     "nondeterministic_answer": "error",
     "closure_method_not_refused": "error",
     "closure_selector_not_refused": "error",
+    "selector_refused": "error",
     "refusal_shape_invalid": "error",
     "refusal_skills_mismatch": "error",
     "refusal_as_error": "warning",
@@ -81,6 +82,7 @@ CODES: dict[str, Severity] = {
 PROBES: tuple[str, ...] = (
     "undefined_method",
     "unmatched_selector",
+    "valid_selector",
     "unactivated_call",
     "unactivated_call_no_params",
 )
@@ -88,6 +90,14 @@ PROBES: tuple[str, ...] = (
 # section 3 rule 2). JSON-RPC 2.0 lets a request omit `params`, so the unactivated call is sent
 # with `params: {}` and without.
 UNACTIVATED_PROBES: frozenset[str] = frozenset({"unactivated_call", "unactivated_call_no_params"})
+# What each probe must draw (the report's `outcome`): the closure probes the standard refusal, the
+# unactivated calls -32601, and a selector equal to a declared skill id an answer (section 4 rule 3
+# refuses only a selector that matches no id).
+EXPECTED_OUTCOME: dict[str, str] = {
+    name: "method_not_found" if name in UNACTIVATED_PROBES else "answered" if name == "valid_selector"
+    else "refused"
+    for name in PROBES
+}
 
 @dataclass(frozen=True)
 class Finding:

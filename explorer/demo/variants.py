@@ -171,6 +171,9 @@ _TABLE: tuple[Variant, ...] = (
        "Retry-After an hour): the questions cannot be put", "unreachable", ("http_status",), outage="down"),
     _v("throttled", "serves its card, but answers every interview call HTTP 429 with Retry-After: 1, "
        "the retry too", "unreachable", ("http_status", "rate_limited"), outage="throttled"),
+    _v("selector-refusing", "refuses every skill selector, even one equal to a declared skill id "
+       "(only a selector matching no id may be refused)", "nonconformant", ("selector_refused",),
+       selectors="refused"),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in _TABLE}

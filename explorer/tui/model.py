@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from explorer.core import view
+from explorer.core.findings import EXPECTED_OUTCOME
 from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
-from explorer.core.findings import UNACTIVATED_PROBES
 from explorer.core.text import safe_text
 
 # Symbol + word for each state, so nothing is told by colour alone: defined once, in the core's
@@ -290,7 +290,7 @@ def probe_text(probe: Mapping[str, Any]) -> tuple[str, bool]:
     """A probe's outcome in words; a correct refusal is a good answer (interview extension 9.3)."""
     name = _str(probe.get("name"), "probe")
     outcome = _str(probe.get("outcome"), "unknown")
-    expected = "method_not_found" if name in UNACTIVATED_PROBES else "refused"
+    expected = EXPECTED_OUTCOME.get(name, "refused")
     ok = outcome == expected
     mark = "✓" if ok else "✗"
     words = {
