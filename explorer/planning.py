@@ -103,6 +103,29 @@ def plan(
     return resolve_target(target, config), Options(**found)
 
 
+def unbound_credentials(given: Mapping[str, Any], targets: int) -> str | None:
+    """Why credentials typed once cannot serve `targets` agents, or None.
+
+    A credential given on the command line (or at the TUI's launch) for a run of many agents is
+    bound to none of them: sent to every card that asks, one listed agent could collect what was
+    meant for another (a bearer, or an OAuth client secret at a token URL of its own). So with
+    more than one target every credential must be bound to its agent in the config file, where
+    the person wrote down which agent gets which (docs/CONTRACT.md, authentication). The message
+    says how, and never repeats a value."""
+    if targets <= 1:
+        return None
+    flags = [s.flag for s in settings.SETTINGS if s.name in settings.BOUND and s.name in given and s.flag]
+    if not flags:
+        return None
+    return (
+        f"{', '.join(flags)} would go to every one of the {targets} targets; in a run of many agents a "
+        "credential goes only to the agent it is bound to. Bind it in the config file, one entry per agent "
+        '(for example [agents.NAME] with url = "URL", bearer = "env:VAR", api_key = "env:VAR", '
+        'oauth2_client_id = "ID", oauth2_client_secret = "env:VAR", headers = { Name = "env:VAR" }), and '
+        "list the agent by its name or URL"
+    )
+
+
 def recorded_settings(run: Run) -> tuple[str, dict[str, Any]]:
     """The target a recorded run asked and the settings a replay keeps from it: the same role
     and runner (a claim stays a claim), the keys the user trusted then (stored with the run),

@@ -20,7 +20,9 @@ Secrets (the user's headers) go only to the card's origin (for a card read from 
 JSON-RPC endpoint's origin); a jku, proposal or OpenClasp host elsewhere never sees them.
 Credentials for the card's security schemes (`Options.secrets`, see `explorer.net.auth`) are
 chosen once the card is read, which is itself fetched without them, and go only to the JSON-RPC
-interface's origin. When every question of the first round is refused with 401 or 403 the run
+interface's origin; the client secret goes to a token URL the card names only when the card
+earns it (`explorer.core.token_trust`, with the user's keys and the `jku` sets this attempt
+fetched). When every question of the first round is refused with 401 or 403 the run
 stops there: the questions could not be put (verdict `unreachable`, finding `auth_required`).
 """
 
@@ -41,10 +43,11 @@ from explorer.core.findings import QUESTIONS
 from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.outage import all_down
 from explorer.core.run import Exchange, Run
-from explorer.core.security import read_security
+from explorer.core.security import Scheme, read_security
 from explorer.core.signatures import jku_urls
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
+from explorer.core.token_trust import Vouch, fetched_key_sets, vouch_for
 from explorer.core.verdict import ROLES
 from explorer.net.auth import SHARED_TOKENS, AuthSession, Secrets, TokenCache
 from explorer.net.discovery import discover_card, is_url
@@ -226,12 +229,21 @@ def _endpoint(card: Card, card_ex: Exchange) -> tuple[str, str] | None:
 
 
 class _Attempt:
-    def __init__(self, fetcher: Fetcher, target: str, options: Options, attempt: int, tell: _Teller) -> None:
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        target: str,
+        options: Options,
+        attempt: int,
+        tell: _Teller,
+        keys: Mapping[str, Any] | None = None,
+    ) -> None:
         self.fetcher = fetcher
         self.target = target
         self.options = options
         self.attempt = attempt
         self.tell = tell
+        self.keys = keys  # the user's trusted keys: what may vouch for a token URL the card names
 
     async def run(self) -> Stop:
         card_ex, via = await discover_card(
@@ -329,7 +341,15 @@ class _Attempt:
             attempt=self.attempt,
             say=lambda message: self.tell("auth", message),
         )
-        return session if await session.start(security, card_url, endpoint) else False
+        # The key sets the card's jku served (this attempt's, fetched before any credential) only
+        # let the check see a signature fail as the report will; they never vouch for anything.
+        mine = [e for e in self.fetcher.exchanges if e.attempt == self.attempt]
+        jku = fetched_key_sets(mine)
+
+        def vouch(scheme: Scheme) -> Vouch:
+            return vouch_for(doc, scheme, self.keys, jku)
+
+        return session if await session.start(security, card_url, endpoint, vouch) else False
 
     async def _round(
         self, url: str, family: str, calls: Sequence[_Call], first_id: int = 1
@@ -497,7 +517,7 @@ async def run_interview(
         attempt = 1
         while True:
             tell.attempt = attempt
-            stop = await _Attempt(fetcher, target, options, attempt, tell).run()
+            stop = await _Attempt(fetcher, target, options, attempt, tell, keys).run()
             if stop != "asked" or attempt > options.reruns:
                 report = None
                 break

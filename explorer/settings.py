@@ -353,6 +353,9 @@ BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 # Which settings each surface offers on its command line.
 WHO = ("role", "runner")
 AUTH = ("bearer", "api_key", "oauth2_client_id", "oauth2_client_secret", "oauth2_scopes", "oauth2_token_url")
+# The settings that carry a credential: typed once for a run of many agents, they would reach
+# every agent; they must be bound to one in its config entry (`planning.unbound_credentials`).
+BOUND = frozenset({"headers", *AUTH})
 LIVE = ("headers", "keys", "allow_jku", "timeout", "openclasp_base", *AUTH)  # asking an agent live
 GROUPS: dict[str, tuple[str, ...]] = {
     "verify": (*WHO, *LIVE, "reruns", "public_only"),

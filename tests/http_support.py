@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 
 @contextmanager
@@ -32,3 +33,23 @@ def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServ
 def base_url(server: ThreadingHTTPServer) -> str:
     """`http://127.0.0.1:PORT` of a server started by `serving`."""
     return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+class Spy(BaseHTTPRequestHandler):
+    """A host that must never hear a secret: records every request in `seen` (path, headers,
+    body) and answers 404. Reset `seen` before each use."""
+
+    seen: ClassVar[list[tuple[str, dict[str, str], bytes]]] = []
+
+    def _record(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        type(self).seen.append((self.path, dict(self.headers.items()), body))
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = _record
+
+    def log_message(self, *args: Any) -> None:
+        pass

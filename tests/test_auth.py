@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from explorer.demo.fleet import Fleet, RunningAgent
 from explorer.demo.ratelimit import RateLimit
 from explorer.net.auth import TokenCache
 from explorer.procedure import Options, run_interview
+from tests.http_support import Spy as _Spy
 
 GUARDED = ("guarded-bearer", "guarded-apikey", "guarded-oauth2")
 
@@ -284,23 +285,6 @@ async def test_one_token_per_run_reused_across_runs_and_renewed_after_expiry(gua
 # --- nothing secret leaves for other hosts or lands anywhere -----------------------------------------
 
 
-class _Spy(BaseHTTPRequestHandler):
-    seen: list[tuple[str, dict[str, str], bytes]] = []
-
-    def _record(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
-        type(self).seen.append((self.path, dict(self.headers.items()), body))
-        self.send_response(404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    do_GET = do_POST = _record
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def spy() -> Iterator[str]:
     _Spy.seen = []
@@ -403,9 +387,14 @@ def test_a_long_sweep_renews_the_token_when_it_expires(
         try:
             targets = tmp_path / "targets.txt"
             targets.write_text("\n".join([agent.card_url] * 64) + "\n", encoding="utf-8")
-            options = [f"--{k.replace('_', '-')}={v}" for k, v in agent.credentials.to_config().items()]
+            # In a sweep a credential is bound to its agent by a config entry (matched by URL).
+            home = Path(os.environ["INTERVIEW_EXPLORER_HOME"])
+            entry = "\n".join(f"{k} = {json.dumps(v)}" for k, v in agent.credentials.to_config().items())
+            (home / "config.toml").write_text(
+                f'[agents.locked]\nurl = "{agent.card_url}"\n{entry}\n', encoding="utf-8"
+            )
             began = time.monotonic()
-            code = main(["verify", "--from", str(targets), "--jobs", "1", "--json", "--no-history", *options])
+            code = main(["verify", "--from", str(targets), "--jobs", "1", "--json", "--no-history"])
             elapsed = time.monotonic() - began
         finally:
             os.environ.clear()
@@ -512,13 +501,10 @@ async def test_concurrent_interviews_of_one_agent_fetch_one_token(guarded: Fleet
 async def test_a_client_secret_is_never_sent_to_a_plain_http_token_url_elsewhere(
     guarded: Fleet, tmp_path: Path
 ) -> None:
+    """Even a token URL the user pinned: plain HTTP carries the secret in clear, so only loopback."""
     agent = guarded.agents["guarded-oauth2"]
-    card = httpx.get(agent.card_url, timeout=5).json()
-    flows = card["securitySchemes"]["oauth2"]["oauth2SecurityScheme"]["flows"]
-    flows["clientCredentials"]["tokenUrl"] = "http://auth.example.invalid/token"
-    path = tmp_path / "card.json"
-    path.write_text(json.dumps(card), encoding="utf-8")
-    run = await run_interview(str(path), _options(agent))
+    options = replace(_options(agent), oauth2_token_url="http://auth.example.invalid/token")
+    run = await run_interview(agent.card_url, options)
     tries = [e for e in run.exchanges if e.purpose == "auth:token"]
     assert len(tries) == 1 and tries[0].status is None  # recorded as refused, never sent
     assert tries[0].url == "http://auth.example.invalid/token"
@@ -535,11 +521,12 @@ async def test_an_openid_connect_scheme_takes_its_token_endpoint_from_discovery(
     discovery = f"{agent.base_url}/.well-known/openid-configuration"
     card["securitySchemes"] = {"oidc": {"openIdConnectSecurityScheme": {"openIdConnectUrl": discovery}}}
     card["securityRequirements"] = [{"schemes": {"oidc": {"list": ["interview:read"]}}}]
+    card.pop("signatures")  # unsigned, so discovery on the agent's own origin is what may choose
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card), encoding="utf-8")
     run = await run_interview(str(path), _options(agent))
-    assert run.report["verdict"] == "nonconformant"  # asked: the edited card no longer matches its signature
-    assert "auth_required" not in _codes(run.report) and "auth_failed" not in _codes(run.report)
+    assert any(e.purpose == "ask:identity#1" and e.status == 200 for e in run.exchanges)
+    assert not {"auth_required", "auth_failed", "auth_token_url_untrusted"} & _codes(run.report)
     found = [e for e in run.exchanges if e.purpose == "auth:discovery"]
     assert found and {e.url for e in found} == {discovery}  # once per attempt
     assert not any("Authorization" in dict(e.request_headers) for e in found)

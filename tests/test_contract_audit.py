@@ -302,32 +302,38 @@ def test_a_list_of_one_target_keeps_the_single_target_exit_statuses(
 # --- one target: the report, the exit statuses ------------------------------------------------------
 
 
-def _credentials(served: Served) -> tuple[list[str], dict[str, str]]:
-    """The guarded agents' demo credentials as options, their secrets in the environment (never
-    literal); the oauth2 client id is the one the demo's own usage line gives."""
+def _bind_credentials(served: Served, home: Path) -> dict[str, str]:
+    """The guarded agents' demo credentials bound to each agent in the config file, as a sweep
+    requires (a credential given on the command line for many agents is a usage error); their
+    secrets in the returned environment."""
     from explorer.demo.guard import CLIENT_ID
 
+    setting = {
+        "INTERVIEW_EXPLORER_DEMO_BEARER": 'bearer = "env:INTERVIEW_EXPLORER_DEMO_BEARER"',
+        "INTERVIEW_EXPLORER_DEMO_API_KEY": 'api_key = "env:INTERVIEW_EXPLORER_DEMO_API_KEY"',
+        "INTERVIEW_EXPLORER_DEMO_OAUTH2_SECRET": f'oauth2_client_id = "{CLIENT_ID}"\n'
+        'oauth2_client_secret = "env:INTERVIEW_EXPLORER_DEMO_OAUTH2_SECRET"',
+    }
     env: dict[str, str] = {}
+    entries: list[str] = []
     for agent in served.agents.values():
         env.update(agent.env)
-    options = [
-        "--bearer", "env:INTERVIEW_EXPLORER_DEMO_BEARER",
-        "--api-key", "env:INTERVIEW_EXPLORER_DEMO_API_KEY",
-        "--oauth2-client-id", CLIENT_ID,
-        "--oauth2-client-secret", "env:INTERVIEW_EXPLORER_DEMO_OAUTH2_SECRET",
-    ]  # fmt: skip
-    return options, env
+        for var in agent.env:
+            entries.append(f'[agents."{agent.name}"]\nurl = "{agent.url}"\n{setting[var]}\n')
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("\n".join(entries), encoding="utf-8")
+    return env
 
 
 def test_every_reference_agent_gets_its_printed_verdict_in_a_contract_shaped_report(
     served: Served, home: Path
 ) -> None:
-    """One sweep over every agent `demo --serve` printed, with its key file and every credential
-    at once (each card's security scheme picks its own): NDJSON, one complete report per line,
-    each with its target and the verdict the serve line promised; one summary line on stderr."""
-    options, env = _credentials(served)
+    """One sweep over every agent `demo --serve` printed, with its key file and each guarded
+    agent's credential bound to it in the config: NDJSON, one complete report per line, each with
+    its target and the verdict the serve line promised; one summary line on stderr."""
+    env = _bind_credentials(served, home)
     listed = "\n".join(agent.url for agent in served.agents.values())
-    result = cli("verify", "--from", "-", "--json", "--no-history", "--keys", str(served.keys), *options,
+    result = cli("verify", "--from", "-", "--json", "--no-history", "--keys", str(served.keys),
                  home=home, env=env, stdin=listed)  # fmt: skip
     reports = {line["target"]: line for line in result.lines()}
     assert sorted(reports) == sorted(agent.url for agent in served.agents.values())
@@ -1276,8 +1282,12 @@ class _BadTokenUrl(_Mini):
 
 
 @pytest.mark.parametrize("kind", ["oauth2", "openIdConnect"])
-def test_a_malformed_token_url_in_the_card_is_auth_failed_not_a_traceback(kind: str, home: Path) -> None:
+@pytest.mark.parametrize("pinned", [False, True], ids=["card's", "pinned"])
+def test_a_malformed_token_url_is_refused_not_a_traceback(kind: str, pinned: bool, home: Path) -> None:
+    """The card's malformed URL is on no origin of the agent's and nothing vouches for it:
+    `auth_token_url_untrusted`; a malformed URL the user pinned is `auth_failed`."""
     handler = type("BadTokenUrl", (_BadTokenUrl,), {"kind": kind})
+    pin = ["--oauth2-token-url", "http://[::1/token"] if pinned else []
     with serving(handler) as server:
         result = cli(
             "verify",
@@ -1288,12 +1298,13 @@ def test_a_malformed_token_url_in_the_card_is_auth_failed_not_a_traceback(kind: 
             "me",
             "--oauth2-client-secret",
             "env:AUDIT_SECRET",
+            *pin,
             home=home,
             env={"AUDIT_SECRET": "s-2n4"},
         )
     report = result.report()
     assert result.status == 3 and report["verdict"] == "unreachable" and "Traceback" not in result.err
-    assert "auth_failed" in codes(report)
+    assert ("auth_failed" if pinned else "auth_token_url_untrusted") in codes(report)
 
 
 def test_a_list_saved_with_a_byte_order_mark_and_crlf_reads_every_target(tmp_path: Path, home: Path) -> None:

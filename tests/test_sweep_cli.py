@@ -46,20 +46,22 @@ def _lines(out: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines()]
 
 
-def _demo_auth(fleet: Fleet, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The guarded agents' demo credentials as options (secrets in the environment): one sweep
-    carries them all, and each card's security schemes decide which one goes to which agent."""
-    options: list[str] = []
+def _bind_demo_credentials(fleet: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guarded agents' demo credentials bound to each agent in the config file (secrets in
+    the environment), as a sweep requires: a credential reaches only the agent it is bound to."""
+    entries: list[str] = []
     for agent in fleet.agents.values():
         for name, value in agent.env.items():
             monkeypatch.setenv(name, value)
         if agent.credentials is not None:
-            options += [f"--{k.replace('_', '-')}={v}" for k, v in agent.credentials.to_config().items()]
-    return options
+            entries.append(f'[agents."{agent.name}"]\nurl = "{agent.card_url}"')
+            entries += [f"{k} = {json.dumps(v)}" for k, v in agent.credentials.to_config().items()]
+    home = Path(os.environ["INTERVIEW_EXPLORER_HOME"])
+    (home / "config.toml").write_text("\n".join(entries) + "\n", encoding="utf-8")
 
 
-def _alone(capsys: pytest.CaptureFixture[str], target: str, *auth: str) -> str:
-    code, out, _ = _run(capsys, "verify", target, "--json", "--allow-jku", "--no-history", *auth)
+def _alone(capsys: pytest.CaptureFixture[str], target: str) -> str:
+    code, out, _ = _run(capsys, "verify", target, "--json", "--allow-jku", "--no-history")
     report = json.loads(out)
     assert out.count("\n") == 1
     return str(report["verdict"])
@@ -82,17 +84,16 @@ def test_a_fleet_sweep_gives_every_agent_its_verdict_alone(
     capsys: pytest.CaptureFixture[str], fleet: Fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     urls = [a.card_url for a in fleet.agents.values()]
-    auth = _demo_auth(fleet, monkeypatch)
-    code, out, err = _run(
-        capsys, "verify", "--from", str(_list(tmp_path, urls)), "--json", "--allow-jku", "--jobs", "8", *auth
-    )
+    _bind_demo_credentials(fleet, monkeypatch)
+    listed = str(_list(tmp_path, urls))
+    code, out, err = _run(capsys, "verify", "--from", listed, "--json", "--allow-jku", "--jobs", "8")
     reports = _lines(out)
     assert sorted(r["target"] for r in reports) == sorted(urls)
     by_target = {r["target"]: r["verdict"] for r in reports}
     expected = {a.card_url: a.variant.expected_verdict for a in fleet.agents.values()}
     assert by_target == expected
     for agent in fleet.agents.values():
-        assert _alone(capsys, agent.card_url, *auth) == by_target[agent.card_url], agent.name
+        assert _alone(capsys, agent.card_url) == by_target[agent.card_url], agent.name
     assert code == 1  # some agent is nonconformant
     summary = [line for line in err.splitlines() if "swept" in line]
     assert len(summary) == 1 and f"swept {len(urls)}/{len(urls)} agents" in summary[0]

@@ -38,6 +38,7 @@ from explorer.commands.common import (
     load_trusted_keys,
     open_history,
     say,
+    typed_settings,
     verdict_exit,
 )
 from explorer.commands.evidence_options import sign_or_keep, signing_key
@@ -274,6 +275,7 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
     import asyncio
 
     from explorer.core.sweep import shard
+    from explorer.planning import unbound_credentials
     from explorer.sweep import Job, sweep
 
     try:
@@ -281,6 +283,9 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
         if not listed:
             raise UsageError("no targets: give them as arguments or one per line with --from FILE|-")
         _check_urls(listed)
+        unbound = unbound_credentials(typed_settings(args), len(listed))
+        if unbound is not None:
+            raise UsageError(unbound)
         positions = list(enumerate(listed))
         if args.shard is not None:
             positions = shard(positions, *args.shard)

@@ -130,7 +130,7 @@ def _jobs(args: argparse.Namespace) -> tuple[list[Job], dict[str, RunnerKey]]:
     from explorer.commands.common import cached_key_loader, load_trusted_keys, preload_keys
     from explorer.commands.evidence_options import signing_key
     from explorer.commands.verify_many import listed_targets
-    from explorer.planning import PlanError, plan
+    from explorer.planning import PlanError, plan, unbound_credentials
     from explorer.sweep import Job
 
     targets = listed_targets([args.target] if args.target else [], args.from_)
@@ -138,6 +138,9 @@ def _jobs(args: argparse.Namespace) -> tuple[list[Job], dict[str, RunnerKey]]:
         raise UsageError("no targets in the list: give one per line (blank lines and # comments skipped)")
     config = config_of(args)
     given = typed_settings(args)
+    unbound = unbound_credentials(given, len(targets))
+    if unbound is not None:
+        raise UsageError(unbound)
     load_keys = cached_key_loader(load_trusted_keys)  # a `--keys URL` is fetched once, not per run
     jobs = []
     signers: dict[str, RunnerKey] = {}

@@ -7,6 +7,9 @@
   never a secret (the exchange was recorded with the client secret and tokens redacted).
 - `auth_scheme_unsupported` (warning): the card declares only schemes the explorer cannot
   satisfy (an API key in a query or cookie, HTTP basic, OpenID Connect, mutual TLS, ...).
+- `auth_token_url_untrusted` (error): no token URL was pinned and the card's was not vouched for
+  (`core.token_trust`), so no client secret was sent. The procedure records the request it did
+  not make with an `error` that starts `untrusted: ` and says why; the finding quotes it.
 
 Kept apart from `evaluate` so the wording and the rules live in one small place; pure, like the
 rest of core.
@@ -25,6 +28,7 @@ from explorer.core.strict_json import parse as strict_parse
 from explorer.core.text import safe_text
 
 TOKEN_PURPOSE = "auth:token"
+UNTRUSTED = "untrusted: "  # how a token request refused for its URL's trust is recorded
 AUTH_STATUSES = (401, 403)
 
 
@@ -111,7 +115,12 @@ def token_problem(ex: Exchange) -> str | None:
 
 
 def token_findings(exchanges: Sequence[Exchange]) -> list[Finding]:
-    """`auth_failed` when the last token request of the attempt did not yield a token."""
+    """`auth_failed` when the last token request of the attempt did not yield a token;
+    `auth_token_url_untrusted` when it was not made because the card's token URL is not trusted."""
     tries = [e for e in exchanges if e.purpose == TOKEN_PURPOSE]
-    problem = token_problem(tries[-1]) if tries else None
+    last = tries[-1] if tries else None
+    if last is not None and last.status is None and (last.error or "").startswith(UNTRUSTED):
+        why = safe_text((last.error or "")[len(UNTRUSTED):], limit=900)
+        return [finding("auth_token_url_untrusted", why)]
+    problem = token_problem(last) if last is not None else None
     return [finding("auth_failed", problem)] if problem is not None else []

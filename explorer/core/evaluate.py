@@ -53,6 +53,7 @@ from explorer.core.sow import ProposalCheck, check_proposal
 from explorer.core.strict_json import StrictJsonError, describe_type
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.text import safe_text
+from explorer.core.token_trust import fetched_key_sets
 from explorer.core.verdict import ROLES, churn_finding, decide_verdict, standing
 
 UNMATCHED_SELECTOR = "interview-explorer/no-such-skill"
@@ -369,13 +370,7 @@ def _read_card(a: _Attempt, exs: Sequence[Exchange], card_ex: Exchange | None) -
 def _signature(
     a: _Attempt, exs: Sequence[Exchange], doc: dict[str, Any], keys: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    jku_keys: dict[str, Any] = {}
-    for ex in exs:
-        if ex.purpose == "jwks" and ex.problem() is None:
-            parsed = _parse(ex.response_body)
-            if isinstance(parsed, dict):
-                jku_keys[ex.url] = parsed
-    sig = verify_card(doc, keys or {}, jku_keys=jku_keys).to_json()
+    sig = verify_card(doc, keys or {}, jku_keys=fetched_key_sets(exs)).to_json()
     a.card["signature"] = sig
     status = sig.get("status")
     why = _signature_detail(sig)

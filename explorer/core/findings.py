@@ -64,6 +64,7 @@ CODES: dict[str, Severity] = {
     "auth_required": "error",
     "auth_failed": "error",
     "auth_scheme_unsupported": "warning",
+    "auth_token_url_untrusted": "error",
     "card_changed": "info",
     "churn": "info",
     # A transcript that presents evidence which cannot be checked (CONTRACT.md "Signed evidence").

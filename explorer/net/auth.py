@@ -17,6 +17,12 @@ recorded (as `auth:token`, with the client secret and the issued tokens replaced
 (RFC 6749 section 2.3.1); a server that answers `invalid_client` or 401 is asked again with the
 credentials in the body.
 
+A token URL (or OpenID Connect discovery URL) the card chose is a place the client secret would
+go, so `Judge` asks `core.token_trust` first: it passes only when a signature under a key the
+user trusts covers the scheme, or, with nothing vouching for the card, when it is on the
+interface's own origin; never while a card signature fails. A refusal is recorded as a token
+request not made (`auth_token_url_untrusted`), and a URL the user pinned is used as given.
+
 `Secrets`, the resolved credential values of one run, is declared here, beside what consumes it
 (`explorer.credentials` builds it from references; `procedure.Options.secrets` carries it).
 What counts as a usable token answer is core's rule (`core.auth_findings.token_problem`), the
@@ -40,11 +46,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from explorer.core.auth_findings import TOKEN_PURPOSE, oauth_error, token_problem
+from explorer.core.auth_findings import TOKEN_PURPOSE, UNTRUSTED, oauth_error, token_problem
 from explorer.core.run import REDACTED, Exchange
 from explorer.core.security import Scheme, Security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
+from explorer.core.token_trust import PIN_HINT, Vouch, card_url_refusal
 from explorer.net.http import Fetcher
 from explorer.net.origins import is_loopback_host, origin
 
@@ -103,6 +110,25 @@ class Choice:
     problem: str | None = None  # why a declared token request cannot be made (recorded as auth_failed)
     note: str = ""
     problem_url: str | None = None  # the token URL the refused request would have gone to
+    untrusted: bool = False  # the problem is the card's URL not being vouched for
+
+
+class Judge:
+    """Whether the card may choose a URL the client secret goes to (`core.token_trust`), for the
+    interview calls at `interface`; each scheme's signatures are checked once."""
+
+    def __init__(self, vouch: Callable[[Scheme], Vouch] | None, interface: str | None) -> None:
+        self._vouch = vouch
+        self._interface = interface
+        self._seen: dict[str, Vouch] = {}
+
+    def refusal(self, scheme: Scheme, url: str, what: str) -> str | None:
+        if scheme.name not in self._seen:
+            self._seen[scheme.name] = (
+                self._vouch(scheme) if self._vouch is not None
+                else Vouch("unvouched", "the card's signatures were not checked")
+            )
+        return card_url_refusal(self._seen[scheme.name], url, self._interface, what)
 
 
 def _lifetime_leeway(token: Mapping[str, Any]) -> int:
@@ -191,7 +217,7 @@ def _fits(scheme: Scheme | None, secrets: Secrets) -> bool:
     return secrets.oauth2  # oauth2 with a clientCredentials flow, or OpenID Connect
 
 
-def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
+def choose(security: Security, secrets: Secrets, card_url: str, judge: Judge | None = None) -> Choice:
     """What to send, given the card's declaration and the user's credentials.
 
     The first way in (a security requirement) whose every scheme the credentials satisfy wins.
@@ -199,14 +225,16 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
     either: the card says where each credential goes, and in a sweep one `--bearer` serves many
     agents, so a token given for the agents that declare bearer must not reach those that do
     not. A person who wants a header sent regardless says so with `--header` (`env:VAR` values).
+    A token URL the card chose is used only when `judge` passes it (none given: only one on the
+    interface's own origin, which then cannot be known, so none).
     """
+    judge = judge or Judge(None, None)
     for way in security.alternatives():
         schemes = [security.schemes.get(name) for name in way]
         if not way or not all(_fits(s, secrets) for s in schemes):
             continue
         headers: dict[str, str] = {}
-        token: TokenRequest | None = None
-        problem: str | None = None
+        token = _Token()
         for scheme, scopes in zip(schemes, way.values(), strict=True):
             assert scheme is not None
             if scheme.kind == "apiKey" and scheme.header and secrets.api_key:
@@ -214,10 +242,11 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
             elif scheme.kind == "bearer" and secrets.bearer:
                 headers["Authorization"] = f"Bearer {secrets.bearer}"
             elif scheme.kind in ("oauth2", "openIdConnect"):
-                token, problem, url = _token_request(scheme, secrets, scopes, card_url)
+                token = _token_request(scheme, secrets, scopes, card_url, judge)
         names = tuple(way)
         note = f"authenticating as the card's {', '.join(names)}"
-        return Choice(names, headers, token, problem, note, url if problem else None)
+        problem_url = token.url if token.problem else None
+        return Choice(names, headers, token.request, token.problem, note, problem_url, token.untrusted)
     if not security.declared:
         return Choice(
             note="the card declares no security scheme, so no credential is sent (to send a header "
@@ -230,25 +259,47 @@ def choose(security: Security, secrets: Secrets, card_url: str) -> Choice:
     )
 
 
+@dataclass(frozen=True)
+class _Token:
+    """The token request for one scheme, or why it cannot be made, and the URL concerned."""
+
+    request: TokenRequest | None = None
+    problem: str | None = None
+    url: str | None = None
+    untrusted: bool = False
+
+
 def _token_request(
-    scheme: Scheme | None, secrets: Secrets, scopes: tuple[str, ...], card_url: str
-) -> tuple[TokenRequest | None, str | None, str]:
-    """The token request, or why it cannot be made; and the token URL (the card's when none)."""
+    scheme: Scheme, secrets: Secrets, scopes: tuple[str, ...], card_url: str, judge: Judge
+) -> _Token:
+    """The token request, or why it cannot be made. A token URL the user pinned is used as given;
+    one the card chose (or its discovery document named) only when `judge` passes it."""
     assert secrets.client_id is not None and secrets.client_secret is not None
-    url = secrets.token_url or (scheme.token_url if scheme is not None else None)
-    if not url:
-        where = (
-            "the OpenID Connect discovery document names no usable token_endpoint"
-            if scheme is not None and scheme.kind == "openIdConnect"
-            else "the card's OAuth 2.0 client credentials flow names no tokenUrl"
-        )
-        return None, f"{where}; give one with --oauth2-token-url", card_url
-    url = _join(card_url, url) if _is_web(card_url) else url
+    oidc = scheme.kind == "openIdConnect"
+    if secrets.token_url:
+        url = secrets.token_url
+    else:
+        base = card_url if _is_web(card_url) else ""
+        discovery = _join(base, scheme.discovery_url) if oidc and scheme.discovery_url else None
+        refused = judge.refusal(scheme, discovery, "openIdConnectUrl") if discovery else None
+        if refused is not None:
+            return _Token(problem=f"{refused}; no secret was sent; {PIN_HINT}", url=discovery, untrusted=True)
+        if not scheme.token_url:
+            where = (
+                "the OpenID Connect discovery document names no usable token_endpoint"
+                if oidc
+                else "the card's OAuth 2.0 client credentials flow names no tokenUrl"
+            )
+            return _Token(problem=f"{where}; give one with --oauth2-token-url", url=card_url)
+        url = _join(discovery or base, scheme.token_url)
+        refused = judge.refusal(scheme, url, "OpenID Connect token endpoint" if oidc else "tokenUrl")
+        if refused is not None:
+            return _Token(problem=f"{refused}; no secret was sent; {PIN_HINT}", url=url, untrusted=True)
     refusal = token_url_refusal(url)
     if refusal is not None:
-        return None, refusal, url
+        return _Token(problem=refusal, url=url)
     wanted = secrets.scopes or scopes
-    return TokenRequest(url, secrets.client_id, secrets.client_secret, tuple(wanted)), None, url
+    return _Token(TokenRequest(url, secrets.client_id, secrets.client_secret, tuple(wanted)), url=url)
 
 
 # --- obtaining a token -------------------------------------------------------------------------
@@ -322,10 +373,14 @@ async def fetch_token(fetcher: Fetcher, request: TokenRequest, attempt: int = 1)
     return token
 
 
-def record_refusal(fetcher: Fetcher, url: str, problem: str, attempt: int) -> None:
-    """Record a token request that was not made, so the report (and an offline re-check) says why."""
+def record_refusal(
+    fetcher: Fetcher, url: str, problem: str, attempt: int, *, untrusted: bool = False
+) -> None:
+    """Record a token request that was not made, so the report (and an offline re-check) says why:
+    `auth_token_url_untrusted` when the card's URL was not vouched for, else `auth_failed`."""
+    error = f"{UNTRUSTED}{problem}" if untrusted else f"refused: {problem}"
     fetcher.exchanges.append(
-        Exchange(purpose=TOKEN_PURPOSE, attempt=attempt, method="POST", url=url, error=f"refused: {problem}")
+        Exchange(purpose=TOKEN_PURPOSE, attempt=attempt, method="POST", url=url, error=error)
     )
 
 
@@ -356,30 +411,43 @@ class AuthSession:
             return None
         return self.choice.token.key(origin(self.endpoint) if self.endpoint else None)
 
-    async def start(self, security: Security, card_url: str, endpoint: str) -> bool:
+    async def start(
+        self,
+        security: Security,
+        card_url: str,
+        endpoint: str,
+        vouch: Callable[[Scheme], Vouch] | None = None,
+    ) -> bool:
         """Choose and install the credentials for calls to `endpoint`; False when a token was
-        needed and could not be had (the questions cannot be put)."""
+        needed and could not be had (the questions cannot be put). `vouch` says what the card's
+        signatures, under the user's keys, say for a scheme (`core.token_trust.vouch_for`)."""
         self.fetcher.scrub(self.secrets.values())
         self.endpoint = endpoint
+        judge = Judge(vouch, endpoint)
         if self.secrets.oauth2 and not self.secrets.token_url:
-            security = await self._discover(security, card_url)
-        self.choice = choose(security, self.secrets, card_url)
+            security = await self._discover(security, card_url, judge)
+        self.choice = choose(security, self.secrets, card_url, judge)
         self.say(self.choice.note)
         if self.choice.problem is not None:
             where = self.choice.problem_url or card_url
-            record_refusal(self.fetcher, where, self.choice.problem, self.attempt)
+            untrusted = self.choice.untrusted
+            record_refusal(self.fetcher, where, self.choice.problem, self.attempt, untrusted=untrusted)
             self.say(f"no access token: {self.choice.problem}")
             return False
         return await self.ensure()
 
-    async def _discover(self, security: Security, card_url: str) -> Security:
+    async def _discover(self, security: Security, card_url: str, judge: Judge) -> Security:
         """The declaration with each OpenID Connect scheme's token endpoint filled in from its
-        discovery document (fetched without credentials, https or loopback http only)."""
+        discovery document (fetched without credentials, https or loopback http only, and only
+        when the card may choose it: `judge`)."""
         schemes = dict(security.schemes)
         for name, scheme in security.schemes.items():
             if scheme.kind != "openIdConnect" or not scheme.discovery_url:
                 continue
             url = _join(card_url, scheme.discovery_url) if _is_web(card_url) else scheme.discovery_url
+            if judge.refusal(scheme, url, "openIdConnectUrl") is not None:
+                self.say(f"OpenID Connect discovery {url[:300]} not fetched: nothing vouches for it")
+                continue
             if token_url_refusal(url) is not None:
                 self.say(f"OpenID Connect discovery {url[:300]} not fetched: not https (or loopback http)")
                 continue

@@ -184,8 +184,14 @@ class AppContext:
         starts once `stopped()`. Blocks on an event loop of its own: call it from a thread."""
         import asyncio
 
+        from explorer.planning import unbound_credentials
         from explorer.sweep import Job, sweep
 
+        unbound = unbound_credentials(self.settings, len(targets))
+        if unbound is not None:  # the launch's credentials are bound to no agent of the list
+            for given in targets:
+                on_error(given, unbound)
+            return
         jobs = []
         for position, given in enumerate(targets):
             try:
