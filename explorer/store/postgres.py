@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
 from explorer.store.base import HistoryError, utc_now
-from explorer.store.codec import Doc, pack_document
+from explorer.store.codec import Doc, EncodedRun, pack_document
 from explorer.store.sql import Conn, SqlHistory
 
 T = TypeVar("T")
@@ -162,24 +162,62 @@ class PostgresHistory(SqlHistory):
                     raw.execute("ROLLBACK")
 
     def _transaction(self, work: Callable[[Conn], T], *, what: str, strict: bool = False) -> T:
+        return self._retrying(lambda raw: self._once(raw, work, strict), what)
+
+    def _retrying(self, attempt: Callable[[Any], T], what: str) -> T:
+        """`attempt(connection)` until it succeeds, again after an error that a concurrent
+        runner's transaction caused; any other error is a HistoryError at once."""
         errors = self._psycopg.errors
         retry = (
             errors.SerializationFailure,
             errors.DeadlockDetected,
-            errors.ForeignKeyViolation,
+            errors.ForeignKeyViolation,  # a document or agent forgotten under this run: again
             errors.UniqueViolation,
+            errors.NotNullViolation,  # `_RECORD`: a document another runner committed meanwhile
         )
         pause = 0.005
-        for attempt in range(1, ATTEMPTS + 1):
+        for number in range(1, ATTEMPTS + 1):
             try:
                 with self._connection(what) as raw:
-                    return self._once(raw, work, strict)
+                    return attempt(raw)
             except _Retry as again:
-                if attempt == ATTEMPTS or not isinstance(again.cause, retry):
+                if number == ATTEMPTS or not isinstance(again.cause, retry):
                     raise HistoryError(f"{what}: {self._clean(again.cause)}") from None
             time.sleep(pause * (0.5 + random.random()))
             pause = min(pause * 2, 0.5)
         raise AssertionError("unreachable")
+
+    def _record_new(
+        self, encoded: EncodedRun, agent: str, fields: Mapping[str, Any], recorded_at: str
+    ) -> int:
+        """A run recorded by one statement (`_RECORD`), its own transaction: one round trip."""
+        every = (encoded.exchanges, encoded.report, encoded.keys, *encoded.bodies)
+        docs = sorted({d.digest: d for d in every}.values(), key=lambda d: d.digest)
+        packed = [pack_document(doc) for doc in docs]
+        params = {
+            "d_sha": [doc.digest for doc in docs],
+            "d_size": [len(doc.raw) for doc in docs],
+            "d_enc": [encoding for _, encoding in packed],
+            "d_body": [body for body, _ in packed],
+            "bodies": sorted({doc.digest for doc in encoded.bodies}),
+            "skeleton": encoded.exchanges.digest,
+            "report": encoded.report.digest,
+            "keys": encoded.keys.digest,
+            "agent": agent,
+            "recorded_at": recorded_at,
+            "volatile": encoded.volatile,
+            "attestation": encoded.attestation,
+            **{name: fields[name] for name in ("name", "verdict", "standing", "role", "runner", "card_sha256",
+                                                "answers_sha256", "signature")},
+        }
+
+        def attempt(raw: Any) -> int:
+            try:
+                return int(raw.execute(_RECORD, params).fetchone()[0])
+            except self._psycopg.Error as exc:
+                raise _Retry(exc) from None
+
+        return self._retrying(attempt, f"could not save the run to {self.location}")
 
     def _once(self, raw: Any, work: Callable[[Conn], T], strict: bool) -> T:
         raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if strict else "BEGIN")
@@ -249,6 +287,65 @@ class PostgresHistory(SqlHistory):
                         + pg_total_relation_size('runs') + pg_total_relation_size('agents')"""
             ).fetchone()[0]
         )
+
+
+# One run in one statement, so recording costs one round trip, whatever the network's latency.
+# Documents go in first (in digest order, `ON CONFLICT DO NOTHING`) and are looked up where they
+# already were; a new exchange list is linked to its bodies; the agent's row is upserted, which
+# locks it (two runs of one agent are recorded one after the other), counts the run and decides
+# `changed` against the agent's previous run from the values kept on that row; the run goes in
+# under the id the upsert drew. A document another runner committed after this statement's
+# snapshot is found by neither branch of `docs`: its id is then NULL, the NOT NULL constraint
+# fails the whole statement, and it runs again (`_retrying`), as it does when a link is missing.
+_CHANGED = """(a.last_verdict, a.last_card, a.last_answers)
+    IS DISTINCT FROM (EXCLUDED.last_verdict, EXCLUDED.last_card, EXCLUDED.last_answers)"""
+_RECORD = f"""
+WITH input(sha256, size, encoding, body) AS (
+    SELECT * FROM unnest(%(d_sha)b::bytea[], %(d_size)s::bigint[], %(d_enc)s::smallint[], %(d_body)b::bytea[])
+), new_docs AS (
+    INSERT INTO documents(sha256, size, encoding, body)
+    SELECT sha256, size, encoding, body FROM input ORDER BY sha256
+    ON CONFLICT (sha256) DO NOTHING
+    RETURNING id, sha256
+), docs AS (
+    SELECT id, sha256 FROM new_docs
+    UNION ALL
+    SELECT d.id, d.sha256 FROM documents d JOIN input i ON i.sha256 = d.sha256
+), links AS (
+    INSERT INTO doc_links(parent, child)
+    SELECT p.id, c.id FROM new_docs p JOIN docs c ON c.sha256 = ANY(%(bodies)b::bytea[])
+    WHERE p.sha256 = %(skeleton)b
+    ON CONFLICT DO NOTHING
+    RETURNING child
+), ag AS (
+    INSERT INTO agents AS a (agent, name, runs, last_run, churn, last_change_at, last_verdict, last_card,
+                             last_answers, last_changed)
+    VALUES (%(agent)s, %(name)s, 1, nextval(pg_get_serial_sequence('runs', 'id')), 0, NULL, %(verdict)s,
+            %(card_sha256)s, %(answers_sha256)s, 0)
+    ON CONFLICT (agent) DO UPDATE SET
+        name = COALESCE(EXCLUDED.name, a.name),
+        runs = a.runs + 1,
+        last_run = EXCLUDED.last_run,
+        churn = a.churn + CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
+        last_change_at = CASE WHEN {_CHANGED} THEN %(recorded_at)s ELSE a.last_change_at END,
+        last_changed = CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
+        last_verdict = EXCLUDED.last_verdict,
+        last_card = EXCLUDED.last_card,
+        last_answers = EXCLUDED.last_answers
+    RETURNING a.id, a.last_run, a.last_changed
+)
+INSERT INTO runs(id, agent_id, recorded_at, verdict, standing, role, runner, card_sha256, answers_sha256,
+                 report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature)
+SELECT ag.last_run, ag.id, %(recorded_at)s, %(verdict)s, %(standing)s, %(role)s, %(runner)s,
+       %(card_sha256)s, %(answers_sha256)s,
+       (SELECT id FROM docs WHERE sha256 = %(report)b LIMIT 1),
+       CASE WHEN NOT EXISTS (SELECT 1 FROM new_docs WHERE sha256 = %(skeleton)b)
+              OR (SELECT count(*) FROM links) = cardinality(%(bodies)b::bytea[])
+            THEN (SELECT id FROM docs WHERE sha256 = %(skeleton)b LIMIT 1) END,
+       (SELECT id FROM docs WHERE sha256 = %(keys)b LIMIT 1),
+       %(volatile)b, %(attestation)b, ag.last_changed, %(signature)s
+FROM ag
+RETURNING id"""
 
 
 class _Retry(Exception):

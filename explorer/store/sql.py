@@ -61,7 +61,7 @@ _STORED = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role
     r.volatile, r.attestation"""
 _UPSERT_AGENT = """INSERT INTO agents(agent, name) VALUES (?, ?)
     ON CONFLICT (agent) DO UPDATE SET name = COALESCE(excluded.name, agents.name)
-    RETURNING id, last_run"""
+    RETURNING id, last_run, last_verdict, last_card, last_answers"""
 _INSERT_RUN = """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
         answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature,
         imported_key{id_column})
@@ -69,7 +69,8 @@ _INSERT_RUN = """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role
     ON CONFLICT (imported_key) DO NOTHING
     RETURNING id"""
 _COUNT_RUN = """UPDATE agents SET runs = runs + 1, last_run = ?, churn = churn + ?,
-    last_change_at = CASE WHEN ? = 1 THEN ? ELSE last_change_at END
+    last_change_at = CASE WHEN ? = 1 THEN ? ELSE last_change_at END,
+    last_verdict = ?, last_card = ?, last_answers = ?, last_changed = ?
     WHERE id = ?"""
 _REFRESH_AGENT = """UPDATE agents SET
     runs = (SELECT COUNT(*) FROM runs WHERE agent_id = ?),
@@ -77,6 +78,9 @@ _REFRESH_AGENT = """UPDATE agents SET
     churn = (SELECT COUNT(*) FROM runs WHERE agent_id = ? AND changed = 1),
     last_change_at = (SELECT MAX(recorded_at) FROM runs WHERE agent_id = ? AND changed = 1)
     WHERE id = ?"""
+_LATEST_OF_AGENT = """UPDATE agents SET (last_verdict, last_card, last_answers, last_changed) =
+    (SELECT verdict, card_sha256, answers_sha256, changed FROM runs WHERE id = agents.last_run)
+    WHERE id = ? AND last_run IS NOT NULL"""
 
 
 class Cursor(Protocol):
@@ -159,8 +163,19 @@ class SqlHistory(HistoryStore):
         fields = summary_fields(run.report)
         agent = agent_of(run.report)
         recorded_at = stamp(self._clock())
+        if not once:
+            return self._record_new(encoded, agent, fields, recorded_at), True
         return self._transaction(
-            lambda conn: self._insert(conn, encoded, agent, fields, recorded_at, once=once),
+            lambda conn: self._insert(conn, encoded, agent, fields, recorded_at, once=True),
+            what=f"could not save the run to {self.location}",
+        )
+
+    def _record_new(
+        self, encoded: EncodedRun, agent: str, fields: Mapping[str, Any], recorded_at: str
+    ) -> int:
+        """Record a run in one transaction; its id. A backend may do it in fewer round trips."""
+        return self._transaction(
+            lambda conn: self._insert(conn, encoded, agent, fields, recorded_at)[0],
             what=f"could not save the run to {self.location}",
         )
 
@@ -181,7 +196,7 @@ class SqlHistory(HistoryStore):
         if new_skeleton and encoded.bodies:
             bodies = self._put_documents(conn, encoded.bodies)
             self._link(conn, skeleton_id, sorted(child for child, _ in bodies.values()))
-        agent_id, last_run = conn.execute(_UPSERT_AGENT, (agent, fields["name"])).fetchone()
+        agent_id, last_run, *latest = conn.execute(_UPSERT_AGENT, (agent, fields["name"])).fetchone()
         once_key = None
         if once:
             once_key = _once_key(agent, encoded)
@@ -189,12 +204,7 @@ class SqlHistory(HistoryStore):
             if found is not None:
                 return found, False
         current = (fields["verdict"], fields["card_sha256"], fields["answers_sha256"])
-        previous = None
-        if last_run is not None:
-            previous = conn.execute(
-                "SELECT verdict, card_sha256, answers_sha256 FROM runs WHERE id = ?", (last_run,)
-            ).fetchone()
-        changed = 1 if changed_from(previous, current) else 0
+        changed = 1 if changed_from(None if last_run is None else latest, current) else 0
         values = [
             agent_id,
             recorded_at,
@@ -220,7 +230,7 @@ class SqlHistory(HistoryStore):
             existing = conn.execute("SELECT id FROM runs WHERE imported_key = ?", (once_key,)).fetchone()
             return int(existing[0]), False
         new_id = int(row[0])
-        conn.execute(_COUNT_RUN, (new_id, changed, changed, recorded_at, agent_id))
+        conn.execute(_COUNT_RUN, (new_id, changed, changed, recorded_at, *current, changed, agent_id))
         return new_id, True
 
     def _link(self, conn: Conn, parent: int, children: Sequence[int]) -> None:
@@ -595,6 +605,7 @@ def _repair_agent(conn: Conn, agent_id: int, gone: int) -> None:
         changed = 1 if changed_from(before, after[1:]) else 0
         conn.execute("UPDATE runs SET changed = ? WHERE id = ?", (changed, after[0]))
     conn.execute(_REFRESH_AGENT, (agent_id,) * 5)
+    conn.execute(_LATEST_OF_AGENT, (agent_id,))
     conn.execute("DELETE FROM agents WHERE id = ? AND runs = 0", (agent_id,))
 
 
