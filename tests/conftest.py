@@ -142,6 +142,19 @@ def store_url(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -
 
 
 @pytest.fixture
+def fresh_store_url(store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """Another fresh, empty history of `store_kind` at each call (its URL)."""
+    count = iter(range(1, 1_000_000))
+
+    def fresh() -> str:
+        if store_kind == "sqlite":
+            return f"sqlite:///{tmp_path / f'fresh{next(count)}' / 'history.sqlite3'}"
+        return str(request.getfixturevalue("postgres_server").fresh_database())
+
+    return fresh
+
+
+@pytest.fixture
 def store_factory(store_url: str) -> Iterator[Any]:
     """Open the test's history (as many times as asked: each open is another connection, as
     another process or runner would hold); every store opened is closed at the end."""

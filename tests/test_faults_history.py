@@ -6,6 +6,11 @@ progress screen hands the run to `AppContext.record`), killed with SIGKILL at ra
 several times over one history. Afterwards the file must pass `PRAGMA integrity_check` and every
 run the TUI reported as recorded must load whole.
 
+The killed TUI runs on both backends (the `store_url` of tests/conftest.py). The full-disk tests
+are the SQLite file's only: a PostgreSQL history's disk is the server's, on another machine, and
+a server out of space fails the statement with an error the store reports like any other (a
+`HistoryError` naming the history), which the many-writers and refusal tests already cover.
+
 A full disk is simulated three ways, from the most real to the most portable: a tiny tmpfs
 (when this process may mount one), SQLite's own page quota (`PRAGMA max_page_count`), and a file
 size limit (`RLIMIT_FSIZE`) on the `verify` command. Each time the write must fail with a
@@ -34,6 +39,7 @@ from explorer.demo.hostile import HostileServer
 from explorer.demo.hostile_cases import HOSTILE_CASES
 from explorer.procedure import Options, run_interview_sync
 from explorer.store.history import HISTORY_FILE, History, HistoryError
+from explorer.store.location import open_store
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ["honest", "big-int-equal", "big-int-differs"]  # one recorded run differs from the next
@@ -74,11 +80,12 @@ def integrity(home: Path) -> list[int]:
 _TUI = """
 import asyncio, os, sys
 from pathlib import Path
+from explorer.history_url import choose_history
 from explorer.tui.app import ExplorerApp, Start
 from explorer.tui.context import AppContext
 from explorer.tui.screens.interview import InterviewScreen
 
-home, keys, *targets = sys.argv[1:]
+home, url, keys, *targets = sys.argv[1:]
 
 def say(line):
     # straight to the pipe: under the app, print() goes to a buffered stdout whose flush Textual
@@ -87,7 +94,8 @@ def say(line):
 
 async def main():
     context = AppContext(
-        home=Path(home), settings={"keys": (keys,), "runner": "killed-tui"}, export_dir=Path(home)
+        home=Path(home), settings={"keys": (keys,), "runner": "killed-tui"}, export_dir=Path(home),
+        history_choice=choose_history(url),
     )
     app = ExplorerApp(context, Start())
     async with app.run_test(size=(120, 40)) as pilot:
@@ -124,9 +132,12 @@ def _recorded(output: str) -> dict[int, int]:
 
 
 def test_a_tui_killed_at_random_moments_keeps_every_recorded_run(
-    server: HostileServer, tmp_path: Path
+    server: HostileServer, tmp_path: Path, store_url: str
 ) -> None:
+    from test_history_crash import check_whole
+
     home = tmp_path / "home"
+    home.mkdir()
     keys = tmp_path / "jwks.json"
     keys.write_text(json.dumps(server.jwks), encoding="utf-8")
     targets = [server.case_url(name) for name in CASES]
@@ -135,7 +146,7 @@ def test_a_tui_killed_at_random_moments_keeps_every_recorded_run(
     reported: dict[int, int] = {}
     kills = 0
     for attempt in range(6):
-        proc = subprocess.Popen([sys.executable, "-c", _TUI, str(home), str(keys), *targets],
+        proc = subprocess.Popen([sys.executable, "-c", _TUI, str(home), store_url, str(keys), *targets],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         assert proc.stdout is not None
         seen = proc.stdout.readline()
@@ -154,10 +165,10 @@ def test_a_tui_killed_at_random_moments_keeps_every_recorded_run(
     assert kills >= 4, "the TUI did not live long enough to be killed"
     assert len(reported) >= 10, "too few runs were recorded for the test to mean anything"
 
-    stored = integrity(home)
+    stored = check_whole(store_url)
     assert set(reported) <= set(stored)
     assert len(stored) <= len(reported) + kills  # at most one committed-but-unreported run per kill
-    with History.open(home) as history:
+    with open_store(store_url) as history:
         for run_id, index in reported.items():
             report = history.load(run_id).report
             assert report["target"] == targets[index]
