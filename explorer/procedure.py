@@ -495,7 +495,7 @@ async def run_interview(
 ) -> Run:
     """Run the whole procedure against a target and return the Run (cancellable as a task).
 
-    `gate` is a sweep's per-origin bound on requests in flight, shared by all its interviews.
+    `gate` is a sweep's per-host bound on requests in flight, shared by all its interviews.
 
     Raises KeysError when a key source in `options.keys` cannot be used and ValueError for an
     unknown role; network trouble never raises, it is in the report.

@@ -6,8 +6,9 @@ agent gets alone. What the engine adds is scheduling, and it is kept to three ru
 
 - at most `concurrency` interviews in flight (`--jobs`), by that many workers pulling from one
   iterator of jobs, so a list of a million lines is never turned into a million tasks;
-- at most `per_origin` requests in flight to any one origin (`explorer.net.gate.HostGate`),
-  shared by every interview, so a list with many agents of one host never floods it;
+- at most `per_host` requests in flight to any one host, an address and port however a URL
+  spells it (`explorer.net.gate.HostGate`), shared by every interview, so a list with many
+  agents of one host never floods it;
 - each finished run is handed to `on_done` at once, in completion order, and then dropped: the
   caller prints, records and writes it, and the engine holds no report (memory stays flat).
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from explorer.core.run import Run
-from explorer.net.gate import DEFAULT_PER_ORIGIN, HostGate
+from explorer.net.gate import DEFAULT_PER_HOST, HostGate
 from explorer.procedure import Options, run_interview
 
 DEFAULT_JOBS = 8
@@ -63,7 +64,7 @@ async def sweep(
     on_done: Callable[[Finished], Any],
     *,
     concurrency: int = DEFAULT_JOBS,
-    per_origin: int = DEFAULT_PER_ORIGIN,
+    per_host: int = DEFAULT_PER_HOST,
     run_fn: RunFn | None = None,
 ) -> None:
     """Run every job, at most `concurrency` at once; `on_done` is called as each one finishes.
@@ -71,7 +72,7 @@ async def sweep(
     `on_done` runs in the event loop; what it raises ends the sweep (the caller decides which of
     its own troubles are fatal).
     """
-    gate = HostGate(per_origin)
+    gate = HostGate(per_host)
     interview = run_fn or _interview
     queue = iter(jobs)
 

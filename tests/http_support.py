@@ -16,9 +16,11 @@ from typing import Any, ClassVar
 
 
 @contextmanager
-def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
-    """Serve `handler` on 127.0.0.1 until the block ends; `base_url(server)` is its address."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+def serving(handler: type[BaseHTTPRequestHandler], *, backlog: int = 5) -> Iterator[ThreadingHTTPServer]:
+    """Serve `handler` on 127.0.0.1 until the block ends; `base_url(server)` is its address.
+    `backlog` is the listen queue: raise it where a test opens many connections at once."""
+    server_class = type("Server", (ThreadingHTTPServer,), {"request_queue_size": backlog})
+    server = server_class(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()

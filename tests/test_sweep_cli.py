@@ -12,12 +12,16 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from http_support import serving
 
 from explorer.cli import main
 from explorer.demo.crowd import Crowd
@@ -476,3 +480,57 @@ def test_ctrl_c_ends_a_sweep_with_a_summary_a_whole_junit_file_and_status_130(
     assert "swept 1/2 agents" in err and "(interrupted)" in err and "Traceback" not in err
     suites = ET.parse(junit_file).getroot().findall("testsuite")
     assert [s.get("name") for s in suites] == [urls[0]]
+
+
+class _Counting(BaseHTTPRequestHandler):
+    """Answers every request with 404 after a pause, counting the requests in flight (the peak)
+    and the Host headers they came with (one per spelling that reached it)."""
+
+    lock = threading.Lock()
+    in_flight = peak = total = 0
+    hosts: set[str] = set()
+
+    def do_GET(self) -> None:
+        cls = type(self)
+        with cls.lock:
+            cls.in_flight += 1
+            cls.total += 1
+            cls.peak = max(cls.peak, cls.in_flight)
+            cls.hosts.add(self.headers.get("Host", ""))
+        try:
+            time.sleep(0.15)
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        finally:
+            with cls.lock:
+                cls.in_flight -= 1
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.slow  # a sweep in a subprocess
+def test_one_host_reached_through_every_spelling_gets_the_per_host_bound(tmp_path: Path) -> None:
+    """docs/CONTRACT.md: at most 8 requests in flight to one host across a sweep, a host being
+    an address and port, however each target's URL spells it."""
+    spellings = [
+        "127.0.0.1", "127.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.0.1", "017700000001",
+        "localhost", "[::ffff:127.0.0.1]",
+    ]  # fmt: skip
+    handler = type("Counting", (_Counting,), {"lock": threading.Lock(), "hosts": set()})
+    with serving(handler, backlog=128) as server:
+        port = server.server_address[1]
+        urls = [f"http://{host}:{port}/agent-{i}/" for host in spellings for i in range(6)]
+        listed = _list(tmp_path, urls)
+        done = subprocess.run(
+            [sys.executable, "-m", "explorer", "verify", "--from", str(listed), "--jobs", "64", "--json",
+             "--no-history", "--timeout", "30"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "INTERVIEW_EXPLORER_HOME": str(tmp_path / "home")},
+        )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert sorted(line["target"] for line in _lines(done.stdout)) == sorted(urls)
+    assert handler.total >= len(urls)
+    assert {host.rsplit(":", 1)[0].lower() for host in handler.hosts} == {h.lower() for h in spellings}
+    assert 2 <= handler.peak <= 8

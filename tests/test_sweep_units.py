@@ -1,5 +1,5 @@
 """The rules of a sweep that scripts rely on, without a network: target lists, shards, the exit
-status of many targets, the JUnit shape, per-origin bounds and the crowd's seeded mix."""
+status of many targets, the JUnit shape, per-host bounds and the crowd's seeded mix."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from explorer.core import junit
 from explorer.core.sweep import ShardError, Tally, parse_shard, shard, sweep_exit, target_lines
 from explorer.demo.crowd import MIX, UNREACHABLE, draw
 from explorer.demo.fleet import FleetError
-from explorer.net.gate import HostGate
+from explorer.net.gate import Host, HostGate, Resolver
 from explorer.store.sweep_files import JUnitWriter
 
 
@@ -204,26 +204,108 @@ def test_a_character_xml_forbids_is_shown_where_it_was() -> None:
     assert failure.text == "down<U+FFFE> for <U+FFFF> maintenance <U+D800> <U+FDD0> <U+10FFFE>"
 
 
-def test_the_gate_bounds_requests_per_origin_and_forgets_idle_origins() -> None:
+def test_the_gate_bounds_requests_per_host_whatever_the_spelling_and_forgets_idle_hosts() -> None:
     gate = HostGate(2)
-    peak: dict[str, int] = {}
-    now: dict[str, int] = {}
+    peak: dict[int, int] = {}
+    now: dict[int, int] = {}
+    spellings = ["127.0.0.1", "127.1", "0x7f000001", "[::ffff:127.0.0.1]"]
 
     async def one(url: str) -> None:
         async with gate.hold(url):
-            key = url.split("/")[2]
-            now[key] = now.get(key, 0) + 1
-            peak[key] = max(peak.get(key, 0), now[key])
+            port = int(url.rsplit(":", 1)[1].split("/")[0])
+            now[port] = now.get(port, 0) + 1
+            peak[port] = max(peak.get(port, 0), now[port])
             await asyncio.sleep(0.01)
-            now[key] -= 1
+            now[port] -= 1
 
     async def main() -> None:
-        urls = [f"http://127.0.0.1:{8000 + i % 3}/p{i}" for i in range(30)]
+        urls = [f"http://{spellings[i % 4]}:{8000 + i % 3}/p{i}" for i in range(36)]
         await asyncio.gather(*(one(u) for u in urls))
 
     asyncio.run(main())
-    assert peak == {"127.0.0.1:8000": 2, "127.0.0.1:8001": 2, "127.0.0.1:8002": 2}
+    assert peak == {8000: 2, 8001: 2, 8002: 2}
+    assert gate._slots == {} and gate._users == {}
+
+
+def test_every_spelling_of_a_loopback_address_is_one_host() -> None:
+    """The system resolver reads these as the connection will (no network: numbers and the hosts
+    file); `localhost` may also be ::1, and then holds both."""
+    spellings = [
+        "http://127.0.0.1:8080/", "http://127.1:8080/a", "http://2130706433:8080/", "http://0x7f000001:8080/",
+        "http://0177.0.0.1:8080/", "http://127.0.1:8080/", "http://017700000001:8080/",
+        "http://[::ffff:127.0.0.1]:8080/", "http://[::FFFF:7f00:1]:8080/", "https://127.0.0.1:8080/x",
+    ]  # fmt: skip
+
+    async def main() -> tuple[list[tuple[Host, ...]], tuple[Host, ...], tuple[Host, ...]]:
+        gate = HostGate()
+        spelled = [await gate.hosts_of(url) for url in spellings]
+        return spelled, await gate.hosts_of("http://LocalHost:8080/"), await gate.hosts_of("https://127.0.0.1/")
+
+    spelled, localhost, default_port = asyncio.run(main())
+    assert spelled == [(("127.0.0.1", 8080),)] * len(spellings)
+    assert ("127.0.0.1", 8080) in localhost and set(localhost) <= {("127.0.0.1", 8080), ("::1", 8080)}
+    assert default_port == (("127.0.0.1", 443),)
+
+
+def _names(table: dict[str, list[str]], calls: list[str], delay: float = 0.0) -> Resolver:
+    """A resolver for names the test makes up (several addresses for one name need DNS here)."""
+
+    async def resolve(name: str, port: int) -> list[str]:
+        calls.append(name)
+        await asyncio.sleep(delay)
+        if name not in table:
+            raise OSError(-2, "Name or service not known")
+        return table[name]
+
+    return resolve
+
+
+def test_a_name_with_several_addresses_holds_a_slot_on_each_and_never_deadlocks() -> None:
+    calls: list[str] = []
+    table = {"both.test": ["::1", "127.0.0.1", "::ffff:127.0.0.1"], "six.test": ["::1"]}
+    gate = HostGate(3, resolver=_names(table, calls))
+    now: dict[str, int] = {"127.0.0.1": 0, "::1": 0}
+    peak = dict(now)
+
+    async def one(url: str) -> None:
+        hosts = await gate.hosts_of(url)
+        async with gate.hold(url):
+            for address, _ in hosts:
+                now[address] += 1
+                peak[address] = max(peak[address], now[address])
+            await asyncio.sleep(0.005)
+            for address, _ in hosts:
+                now[address] -= 1
+
+    async def main() -> tuple[Host, ...]:
+        hosts = ["both.test", "six.test", "127.0.0.1", "[::1]"]
+        urls = [f"http://{hosts[i % 4]}:9000/{i}" for i in range(60)]
+        async with asyncio.timeout(10):  # a deadlock fails here instead of hanging
+            await asyncio.gather(*(one(u) for u in urls))
+        return await gate.hosts_of("http://both.test:9000/")
+
+    assert asyncio.run(main()) == (("127.0.0.1", 9000), ("::1", 9000))
+    assert peak == {"127.0.0.1": 3, "::1": 3}
+    assert sorted(calls) == ["both.test", "six.test"]  # once per name, however many requests
     assert gate._slots == {}
+
+
+def test_a_name_that_does_not_resolve_in_time_is_bounded_by_its_text() -> None:
+    calls: list[str] = []
+    slow = HostGate(resolver=_names({"late.test": ["127.0.0.1"]}, calls, delay=30.0))
+    missing = HostGate(resolver=_names({}, calls))
+
+    async def main() -> tuple[tuple[Host, ...], tuple[Host, ...], float]:
+        began = asyncio.get_running_loop().time()
+        late = await slow.hosts_of("http://late.test:81/", timeout=0.05)
+        took = asyncio.get_running_loop().time() - began
+        async with missing.hold("http://gone.test/"):
+            gone = await missing.hosts_of("http://gone.test/")
+        return late, gone, took
+
+    late, gone, took = asyncio.run(main())
+    assert late == (("late.test", 81),) and took < 5
+    assert gone == (("gone.test", 80),)
 
 
 def test_the_crowd_is_a_seeded_mix_with_unique_names() -> None:

@@ -1,6 +1,6 @@
 """`interview-explorer watch --from FILE --every SECONDS [--count N]`: re-sweep a list, one line a sweep.
 
-Every SECONDS the whole list is swept (`explorer.sweep`, `--jobs` interviews in flight, per-origin
+Every SECONDS the whole list is swept (`explorer.sweep`, `--jobs` interviews in flight, per-host
 bounds), each run recorded unless `--no-history` (signed with the config's sign_key where
 `watch TARGET` would sign it), and ONE line is printed for the sweep: when it
 ended, how many agents in how long, the verdict counts, and the agents whose verdict or declared

@@ -128,7 +128,7 @@ class Fetcher:
         gate: HostGate | None = None,
     ) -> None:
         self.limits = limits or Limits()
-        self._gate = gate  # a sweep's per-origin bound, shared by all its interviews
+        self._gate = gate  # a sweep's per-host bound, shared by all its interviews
         self._verify = verify
         self.exchanges: list[Exchange] = []
         self._secrets = dict(secret_headers or {})
@@ -366,7 +366,7 @@ class Fetcher:
     async def _hop(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
         if self._gate is None:
             return await self._hop_now(ask, headers)
-        async with self._gate.hold(ask.url):
+        async with self._gate.hold(ask.url, timeout=self.limits.timeout):
             return await self._hop_now(ask, headers)
 
     async def _hop_now(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
