@@ -38,7 +38,7 @@ from urllib.parse import urljoin, urlsplit
 from explorer import __version__
 from explorer.core import attestation
 from explorer.core.card import Card, CardError, parse_card
-from explorer.core.evaluate import UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluate
+from explorer.core.evaluate import FAMILY_CARD, UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluate
 from explorer.core.findings import QUESTIONS
 from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.outage import all_down
@@ -50,7 +50,7 @@ from explorer.core.strict_json import parse as strict_parse
 from explorer.core.token_trust import Vouch, fetched_key_sets, vouch_for
 from explorer.core.verdict import ROLES
 from explorer.net.auth import SHARED_TOKENS, AuthSession, Secrets, TokenCache
-from explorer.net.discovery import discover_card, is_url
+from explorer.net.discovery import CARD_REQUEST_HEADERS, card_for_version, discover_card, is_url
 from explorer.net.gate import HostGate
 from explorer.net.http import MIB, Fetcher, Limits, now_rfc3339
 from explorer.net.jsonrpc import call_headers, rpc_body
@@ -271,13 +271,32 @@ class _Attempt:
         # for both instead of two in a row. When credentials are to be installed the documents
         # are fetched first, as before, so they never carry the interface's credentials.
         async with asyncio.TaskGroup() as group:
-            documents = group.create_task(self._documents(doc, card))
+            documents = group.create_task(self._documents(doc, card, card_ex, endpoint))
             if self._has_credentials():
                 await documents
             return await self._interview(doc, card, card_ex, endpoint)
 
-    async def _documents(self, doc: Mapping[str, Any], card: Card) -> None:
-        await asyncio.gather(self._jwks(doc), self._proposals(card), self._openclasp(card))
+    async def _documents(
+        self, doc: Mapping[str, Any], card: Card, card_ex: Exchange, endpoint: tuple[str, str] | None
+    ) -> None:
+        await asyncio.gather(
+            self._jwks(doc), self._proposals(card), self._openclasp(card),
+            self._family_card(card, card_ex, endpoint),
+        )
+
+    async def _family_card(self, card: Card, card_ex: Exchange, endpoint: tuple[str, str] | None) -> None:
+        """The card as served to the protocol version the interview calls speak, when that is
+        not the version it was fetched with: an SDK's compatibility layer may serve v0.3 clients
+        a translation, and the agent answers about the card its caller was shown."""
+        if card.interview is None or endpoint is None or card_ex.method == "FILE":
+            return
+        version = call_headers(endpoint[1], activated=False)["A2A-Version"]
+        if version == CARD_REQUEST_HEADERS["A2A-Version"]:
+            return
+        ex = await card_for_version(
+            self.fetcher, card_ex.url, version, purpose=FAMILY_CARD, attempt=self.attempt
+        )
+        self.tell("card", f"the card as served to A2A-Version {version} clients: {_outcome(ex)}")
 
     def _has_credentials(self) -> bool:
         secrets = self.options.secrets

@@ -417,6 +417,112 @@ def test_jku_keys_come_from_jwks_exchanges() -> None:
     assert (sig["status"], sig["key_source"]) == ("verified", "jku")
 
 
+# --- the card the agent speaks to ------------------------------------------------------------------
+
+V03_IFACE = [{"url": RPC_URL, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}]
+V03_SIGNED = make_card(supportedInterfaces=V03_IFACE)
+
+
+def _translated(card: dict) -> dict:
+    """What an SDK's compatibility layer serves a v0.3 client: the v1.0 card in the v0.3 layout,
+    carrying the v1.0 card's signatures, one member dropped and one value rewritten."""
+    out = {k: v for k, v in card.items() if k not in ("supportedInterfaces", "defaultOutputModes")}
+    out.update(url=RPC_URL, preferredTransport="JSONRPC", protocolVersion="0.3",
+               defaultInputModes=["text/plain", "text/markdown"])
+    return out
+
+
+V03_SERVED = _translated(V03_SIGNED)
+
+
+def _family_card(body: dict | bytes | None = None, **changes: Any) -> Exchange:
+    raw = body if isinstance(body, bytes) else json.dumps(V03_SERVED if body is None else body).encode()
+    fields: dict[str, Any] = {"status": 200, "response_body": raw, **changes}
+    return Exchange(purpose="card:family", attempt=1, method="GET", url=CARD_URL,
+                    request_headers=(("A2A-Version", "0.3"),), **fields)
+
+
+def _v03_answers(identity_from: dict, **extra: list[dict]) -> dict[str, Any]:
+    answers = honest_answers(V03_SIGNED)
+    answers["identity"] = {"question": "identity", "declared": True, "projections": [
+        cp("/name", identity_from["name"]), *[cp(f"/{m}", identity_from[m]) for m in (
+            ("url", "preferredTransport", "protocolVersion") if "url" in identity_from
+            else ("supportedInterfaces",))], *extra.get("identity", [])]}
+    answers["usage"] = {"question": "usage", "declared": True, "projections": extra.get("usage", [])}
+    return answers
+
+
+def _v03_report(answers: dict[str, Any], family: Exchange | None = None) -> dict:
+    exs = attempt(V03_SIGNED, answers=answers)
+    return report_of([exs[0], family or _family_card(), *exs[1:]])
+
+
+def test_answers_about_the_card_served_to_the_calls_version_are_conformant() -> None:
+    modes = cp("/defaultInputModes", ["text/plain", "text/markdown"])
+    report = _v03_report(_v03_answers(V03_SERVED, usage=[modes]))
+    assert report["verdict"] == "conformant"
+    card = report["card"]
+    assert (card["layout"], card["compared_layout"], card["compared_served_to"]) == ("v1.0", "v0.3", "0.3")
+    assert card["compared_sha256"] == hashlib.sha256(canonicalize(V03_SERVED)).hexdigest() != card["sha256"]
+    assert card["signature"]["status"] == "verified"  # on the bytes the signature covers
+    identity = report["questions"]["identity"]["projections"]
+    assert [(p["member"], p["status"], p["served_to"], p["signed"]) for p in identity] == [
+        ("/name", "match", "0.3", True), ("/url", "match", "0.3", False),
+        ("/preferredTransport", "match", "0.3", False), ("/protocolVersion", "match", "0.3", False)]
+    unsigned = {(f["member"], f["question"]) for f in report["findings"] if f["code"] == "member_unsigned"}
+    assert unsigned == {("/url", "identity"), ("/preferredTransport", "identity"),
+                        ("/protocolVersion", "identity"), ("/defaultInputModes", "usage")}
+    detail = next(f["detail"] for f in report["findings"] if f["member"] == "/url")
+    assert "holds nothing there" in detail
+    detail = next(f["detail"] for f in report["findings"] if f["member"] == "/defaultInputModes")
+    assert "holds another value there" in detail
+
+
+def test_answers_about_the_signed_card_are_conformant_too() -> None:
+    """A member only the signed card has, or a value only it holds, is compared with it."""
+    answers = _v03_answers(V03_SIGNED, usage=[cp("/defaultInputModes", ["text/plain"]),
+                                             cp("/defaultOutputModes", ["application/json"])])
+    report = _v03_report(answers)
+    assert report["verdict"] == "conformant", report["findings"]
+    assert not [f for f in report["findings"] if f["code"] == "member_unsigned"]
+    served_to = {p["member"]: (p["served_to"], p["signed"]) for q in ("identity", "usage")
+                 for p in report["questions"][q]["projections"]}
+    assert served_to == {"/name": ("0.3", True), "/supportedInterfaces": ("1.0", True),
+                         "/defaultInputModes": ("1.0", True), "/defaultOutputModes": ("1.0", True)}
+
+
+def test_a_pointer_in_neither_card_or_a_value_in_neither_is_still_a_conflict() -> None:
+    answers = _v03_answers(V03_SERVED, identity=[cp("/interfaceUrl", RPC_URL)],
+                           usage=[cp("/defaultInputModes", ["text/html"])])
+    report = _v03_report(answers)
+    assert report["verdict"] == "nonconformant"
+    found = {(f["code"], f.get("member")) for f in report["findings"] if f["severity"] == "error"}
+    assert found == {("pointer_unresolved", "/interfaceUrl"), ("projection_mismatch", "/defaultInputModes")}
+    detail = next(f["detail"] for f in report["findings"] if f["code"] == "pointer_unresolved")
+    assert "served to A2A-Version 0.3 nor in the card fetched for its signatures (A2A-Version 1.0)" in detail
+    (mismatch,) = [p for p in report["questions"]["usage"]["projections"] if p["status"] == "mismatch"]
+    assert mismatch["served_to"] == "0.3" and mismatch["source_value"] == ["text/plain", "text/markdown"]
+
+
+def test_one_card_for_every_version_or_a_family_card_that_fails_changes_nothing() -> None:
+    answers = _v03_answers(V03_SIGNED)
+    same = _v03_report(answers, _family_card(V03_SIGNED))
+    assert same["verdict"] == "conformant"
+    assert (same["card"]["compared_layout"], same["card"]["compared_served_to"]) == ("v1.0", "0.3")
+    assert same["card"]["compared_sha256"] == same["card"]["sha256"]
+    assert "served_to" not in same["questions"]["identity"]["projections"][0]
+    for broken in (_family_card(status=503), _family_card(b"{not json"), _family_card([1])):
+        report = _v03_report(answers, broken)
+        assert report["verdict"] == "conformant"
+        assert report["card"]["compared_sha256"] == report["card"]["sha256"]
+        assert any("served to A2A-Version 0.3 could not be read" in p for p in report["card"]["problems"])
+    # Asked about the v0.3 card but the family card was never fetched: compared with the signed card.
+    exs = attempt(V03_SIGNED, answers=_v03_answers(V03_SERVED))
+    report = report_of(exs)
+    assert report["verdict"] == "nonconformant"
+    assert report["card"]["compared_served_to"] is None  # a card exchange recorded without the header
+
+
 def test_member_unsigned_for_a_merged_card_signed_by_the_sdk_form() -> None:
     card = make_card(sign=False, url=RPC_URL, preferredTransport="JSONRPC")
     signed = sign_card(card, CARD_KEY, kid="card-key-1", form="sdk-normalized")

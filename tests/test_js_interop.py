@@ -160,6 +160,60 @@ def test_a_js_sdk_agent_is_conformant(agent: JsAgent, tmp_path: Path) -> None:
                         "/skills/1/outputModes"}
 
 
+@pytest.mark.parametrize("misquote", [False, True], ids=["honest", "misquoting"])
+def test_a_v03_only_js_agent_is_compared_with_the_card_it_serves_to_v03(
+    js_dir: Path, tmp_path: Path, misquote: bool
+) -> None:
+    """Only a v0.3 JSON-RPC interface, legacyCompat on: the interview is asked in v0.3 and the
+    agent answers about the v0.3 translation it serves to v0.3 clients (`/url`,
+    `/preferredTransport`, `/protocolVersion`), while the signature is verified on the v1.0 card
+    it serves to A2A-Version 1.0. Honest is conformant; a pointer in neither card is not."""
+    agent = JsAgent(js_dir, "--v03-only", *(["--misquote"] if misquote else []))
+    try:
+        keys = tmp_path / "jwks.json"
+        keys.write_text(json.dumps(agent.jwks), encoding="utf-8")
+        out = tmp_path / "transcripts"
+        proc = subprocess.run(
+            [sys.executable, "-m", "explorer", "verify", "--json", "--no-history", "--keys", str(keys),
+             "--transcripts", str(out), agent.url],
+            capture_output=True, text=True, timeout=120, check=False,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+    finally:
+        agent.stop()
+    report = json.loads(proc.stdout)
+    card = report["card"]
+    assert (card["layout"], card["protocol_version"]) == ("v1.0", "0.3")  # the v0.3 interface is asked
+    assert (card["compared_layout"], card["compared_served_to"]) == ("mixed", "0.3")
+    assert card["compared_sha256"] != card["sha256"]
+    assert (card["signature"]["status"], card["signature"]["form"]) == ("verified", "sdk-normalized")
+    identity = [p["member"] for p in report["questions"]["identity"]["projections"]]
+    assert identity[2:5] == ["/url", "/preferredTransport", "/protocolVersion"]
+    errors = [(f["code"], f.get("member")) for f in report["findings"] if f["severity"] == "error"]
+    if misquote:
+        assert (proc.returncode, report["verdict"]) == (1, "nonconformant"), proc.stderr
+        assert errors == [("pointer_unresolved", "/interfaceUrl")]
+        detail = next(f["detail"] for f in report["findings"] if f["code"] == "pointer_unresolved")
+        assert "A2A-Version 0.3 nor in the card fetched for its signatures" in detail
+    else:
+        assert (proc.returncode, report["verdict"]) == (0, "conformant"), proc.stderr
+        assert errors == []
+        for question in report["questions"].values():
+            assert {p["status"] for p in question["projections"]} <= {"match"}
+        # The v0.3 members are in no signed bytes, and the report says so per projection.
+        unsigned = {f["member"] for f in report["findings"] if f["code"] == "member_unsigned"}
+        assert unsigned == {"/url", "/preferredTransport", "/protocolVersion", "/securitySchemes"}
+    # Both cards are recorded exchanges: the transcript re-verifies offline to the same report.
+    (transcript,) = out.glob("*.json")
+    again = subprocess.run(
+        [sys.executable, "-m", "explorer", "verify", "--json", "--offline", str(transcript)],
+        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "HOME": str(tmp_path)},
+    )
+    offline = json.loads(again.stdout)
+    assert (again.returncode, offline["verdict"]) == (proc.returncode, report["verdict"])
+    assert offline["card"] == card and offline["findings"] == report["findings"]
+
+
 def test_a_tampered_js_signed_card_is_invalid(js_dir: Path) -> None:
     agent = JsAgent(js_dir)
     try:

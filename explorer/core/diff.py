@@ -66,11 +66,17 @@ class ProjectionResult:
     # Unsigned members inside this one that are all empty ("", null, {}, []) and dropped by the
     # signer's canonical form: the member is signed except for them (member_unsigned_empty).
     unsigned_empty: tuple[str, ...] = ()
+    # When two cards were kept (the one fetched for its signatures and another served to the
+    # protocol version the calls speak), the `A2A-Version` the card this member was resolved in
+    # was served to; None when there was one card.
+    served_to: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = self._json()
         if self.unsigned_empty:
             out["unsigned_empty"] = list(self.unsigned_empty)
+        if self.served_to is not None:
+            out["served_to"] = self.served_to
         return out
 
     def _json(self) -> dict[str, Any]:
@@ -182,6 +188,24 @@ def _skill_id_index(member: Any) -> bool:
 
 
 @dataclass(frozen=True)
+class CardPair:
+    """The card fetched for its signatures, when the card the answers are compared with differs.
+
+    An SDK's compatibility layer can serve a v0.3 translation of a v1.0 card to v0.3 clients
+    (docs/PROTOCOL.md section 3): the answers are compared with the card served to the version
+    the interview calls speak (`served_to`), and a member that resolves only in the signed card,
+    or holds the answered value only there, is compared with that one (`signed_to`), so an honest
+    agent passes whichever of its two cards it answers from. What the signature covers is the
+    signed card's: a value taken from the other card is signed only when the signed card holds
+    the same value at the same member.
+    """
+
+    signed_doc: Any
+    served_to: str  # the A2A-Version the compared card was served to ("0.3")
+    signed_to: str = "1.0"  # the A2A-Version the signed card was fetched with
+
+
+@dataclass(frozen=True)
 class _Context:
     question: str
     card_doc: Any
@@ -189,6 +213,7 @@ class _Context:
     card_signed: bool | None
     proposals: Mapping[tuple[str, str], ProposalCheck]
     committed: Collection[tuple[str, str]]
+    pair: CardPair | None = None
 
 
 def diff_question(
@@ -202,6 +227,7 @@ def diff_question(
     committed: Collection[tuple[str, str]],
     terms_declared: bool | None = None,
     skill_ids: Sequence[str] | None = None,
+    pair: CardPair | None = None,
 ) -> tuple[list[ProjectionResult], list[Finding]]:
     """Diff every projection of one answer (a `result` already read from JSON-RPC).
 
@@ -210,11 +236,13 @@ def diff_question(
     failed, None when it could not be checked (no key). `proposals` holds the verification of
     each committed proposal by (url, digest); `committed` is the set of (url, digest) pairs the
     card's terms entries commit to. `terms_declared` says whether the card carries terms entries
-    (default: whether anything is committed); `skill_ids` defaults to the card's own.
+    (default: whether anything is committed); `skill_ids` defaults to the card's own. `pair`:
+    `card_doc` is the card served to the calls' protocol version and differs from the card
+    fetched for its signatures, which `pair` holds (see `CardPair`).
 
     Never raises on a malformed answer: whatever cannot be compared is marked and skipped.
     """
-    ctx = _Context(question, card_doc, unsigned_members, card_signed, proposals, committed)
+    ctx = _Context(question, card_doc, unsigned_members, card_signed, proposals, committed, pair)
     results: list[ProjectionResult] = []
     findings: list[Finding] = []
     if not isinstance(answer, Mapping):
@@ -258,6 +286,8 @@ def _plain_card_match(ctx: _Context, index: int, proj: Any, signed_for: Any) -> 
     verified. Anything else returns None and takes the full path (`_diff_projection`)."""
     if ctx.question == "terms" or type(proj) is not dict or proj.keys() != _PROJECTION:
         return None  # a terms answer may not project the card (source_invalid, on the full path)
+    if ctx.pair is not None:
+        return None  # two cards: which one a member is compared with is the full path's choice
     source = proj["source"]
     if type(source) is not dict or source.keys() != _CARD_SOURCE or source["document"] != "card":
         return None
@@ -319,12 +349,15 @@ def _diff_projection(
             f"not the {document}")
 
     signed: bool | None
+    differs = ""  # what the signed card holds where the compared card's value was taken, if not that
     if document == "card":
         doc = ctx.card_doc
         if ctx.card_signed:
             signed = member_is_signed(member, ctx.unsigned_members)
         else:
             signed = None if ctx.card_signed is None else False
+        if ctx.pair is not None:
+            doc, signed, noted["served_to"], differs = _one_of_two(ctx, member, value, signed)
     else:
         key = (url, digest)
         if key not in ctx.committed:
@@ -339,10 +372,18 @@ def _diff_projection(
 
     resolution = jp.resolve(doc, member)
     if not resolution.found:
-        add("pointer_unresolved", f"{safe_text(repr(member), limit=120)} names nothing in the {document}")
+        where = f"the {document}"
+        if document == "card" and ctx.pair is not None:
+            where = (f"the card served to A2A-Version {ctx.pair.served_to} nor in the card fetched for its "
+                     f"signatures (A2A-Version {ctx.pair.signed_to})")
+        add("pointer_unresolved", f"{safe_text(repr(member), limit=120)} names nothing in {where}")
         return result("unresolved", signed=signed)
     source_value = resolution.value
-    if signed is False and ctx.card_signed:
+    if differs and ctx.card_signed:
+        add("member_unsigned", f"{safe_text(repr(member), limit=120)} is compared with the card served to "
+            f"A2A-Version {ctx.pair.served_to if ctx.pair else '?'}, and the card fetched for its "
+            f"signatures holds {differs} there: the answer is compared with unsigned bytes")
+    elif signed is False and ctx.card_signed:
         empties = dropped_empties(member, ctx.unsigned_members, doc)
         noted["unsigned_empty"] = empties
         if empties:
@@ -377,6 +418,38 @@ def _diff_projection(
     add("projection_mismatch", f"answered {_excerpt(value_text, *span)} but the {document} holds "
         f"{_excerpt(source_text, *source_span)} (first difference at character {span[0]})")
     return result("mismatch", diff=span, source_diff=source_span, **compared)
+
+
+def _canonically_equal(a: Any, b: Any) -> bool:
+    if _same_strings(a, b):
+        return True
+    try:
+        return canonical_text(a) == canonical_text(b) and (
+            not (lossy_integers(a) or lossy_integers(b)) or _exactly_equal(a, b))
+    except CanonicalError:
+        return False
+
+
+def _one_of_two(
+    ctx: _Context, member: Any, value: Any, signed: bool | None
+) -> tuple[Any, bool | None, str, str]:
+    """Which of two cards a card projection is compared with: (document, signed, served_to,
+    differs). The card served to the calls' version first; the signed card when the member
+    resolves only there, or holds the answered value only there. `differs` says what the signed
+    card holds at that member ("another value", "nothing") when the first card's value is not
+    there too (so no signature covers it); "" when it is."""
+    assert ctx.pair is not None
+    pair = ctx.pair
+    served = jp.resolve(ctx.card_doc, member)
+    kept = jp.resolve(pair.signed_doc, member)
+    matches_served = served.found and _canonically_equal(value, served.value)
+    if served.found and (matches_served or not (kept.found and _canonically_equal(value, kept.value))):
+        same = kept.found and _canonically_equal(served.value, kept.value)
+        differs = "" if same else "another value" if kept.found else "nothing"
+        return ctx.card_doc, (signed and same) if signed else signed, pair.served_to, differs
+    if kept.found:
+        return pair.signed_doc, signed, pair.signed_to, ""
+    return ctx.card_doc, signed, pair.served_to, ""
 
 
 def _same_strings(a: Any, b: Any) -> bool:

@@ -43,7 +43,7 @@ from explorer.core.answers import ANY_ID, RpcOutcome, check_answer, check_refusa
 from explorer.core.auth_findings import refused_for_auth, required_finding, scheme_findings, token_findings
 from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
 from explorer.core.card import INTERVIEW_URI, WELL_KNOWN, Card, Extension, parse_card
-from explorer.core.diff import diff_question
+from explorer.core.diff import CardPair, ProjectionResult, diff_question
 from explorer.core.findings import PROBES, QUESTIONS, UNACTIVATED_PROBES, Finding, finding, ordered
 from explorer.core.openclasp import consistency_problems, verify_attestation
 from explorer.core.outage import all_down, down_answer
@@ -56,6 +56,10 @@ from explorer.core.text import safe_text
 from explorer.core.token_trust import fetched_key_sets
 from explorer.core.verdict import ROLES, churn_finding, decide_verdict, standing
 
+# The card served to the protocol version the interview calls speak, when that is not the version
+# the card was fetched with for its signatures (docs/CONTRACT.md, "Which card the answers are
+# compared with").
+FAMILY_CARD = "card:family"
 UNMATCHED_SELECTOR = "interview-explorer/no-such-skill"
 UNDEFINED_METHOD = "interview/undefined"
 REPORT_VERSION = 1
@@ -279,8 +283,9 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
         return a
     status = sig.get("status")
     signed = True if status == "verified" else None if status == "unverifiable" else False
-    context = _DiffContext(doc, tuple(sig.get("unsigned_members") or ()), signed, proposals, committed,
-                           terms_declared, card.skill_ids)
+    compared, pair = _compared_card(a, exs, doc, card_ex)
+    context = _DiffContext(compared, tuple(sig.get("unsigned_members") or ()), signed, proposals, committed,
+                           terms_declared, card.skill_ids, pair)
     _questions(a, exs, context)
     _probes(a, exs, doc, context)
     if all_down(_final_calls(exs)):
@@ -319,6 +324,7 @@ def _card_section(exs: Sequence[Exchange], card_ex: Exchange | None, via: str | 
         "url": card_ex.url if card_ex is not None else None,
         "discovered_via": via or _discovered_via(exs, card_ex),
         "layout": None, "sha256": None, "name": None, "jsonrpc_url": None, "protocol_version": None,
+        "compared_layout": None, "compared_sha256": None, "compared_served_to": None,
         "signature": {"status": "unverifiable", "form": None, "alg": None, "kid": None, "key_source": None,
                       "signatures": [], "unsigned_members": []},
         "interview": {"declared": False, "required": None},
@@ -365,6 +371,48 @@ def _read_card(a: _Attempt, exs: Sequence[Exchange], card_ex: Exchange | None) -
         a.add("card_malformed", f"the card at {where} is a JSON {describe_type(doc)}, not an object")
         return None
     return doc
+
+
+def _version_sent(ex: Exchange | None) -> str | None:
+    """The `A2A-Version` a card request announced (None for a card read from a file)."""
+    if ex is None or ex.method == "FILE":
+        return None
+    return next((value for name, value in ex.request_headers if name.lower() == "a2a-version"), None)
+
+
+def _compared_card(
+    a: _Attempt, exs: Sequence[Exchange], doc: dict[str, Any], card_ex: Exchange | None
+) -> tuple[dict[str, Any], CardPair | None]:
+    """The card the answers are compared with: the card served to the protocol version the
+    interview calls speak (`FAMILY_CARD`, fetched when that is not the version the card was
+    fetched with), and the signed card beside it when the two differ (docs/CONTRACT.md, "Which
+    card the answers are compared with"). The report's card says which (`compared_*`)."""
+    a.card.update(compared_layout=a.card.get("layout"), compared_sha256=a.card_sha,
+                  compared_served_to=_version_sent(card_ex))
+    family_ex, _ = _last(exs, FAMILY_CARD)
+    if family_ex is None:
+        return doc, None
+    version = _version_sent(family_ex) or "0.3"
+    problem = family_ex.problem()
+    family: Any = None
+    if problem is None:
+        try:
+            family = strict_parse(family_ex.response_body)
+        except StrictJsonError as exc:
+            problem = f"refused: {exc}"
+    if problem is None and not isinstance(family, dict):
+        problem = f"a JSON {describe_type(family)}, not an object"
+    if problem is not None:
+        a.card["problems"].append(f"the card served to A2A-Version {version} could not be read "
+                                  f"({_show(problem, 300)}); the answers are compared with the card fetched "
+                                  "for its signatures")
+        return doc, None
+    sha = _canon_hex(family)
+    a.card["compared_served_to"] = version
+    if sha is None or sha == a.card_sha:
+        return doc, None  # the same card whoever asks
+    a.card.update(compared_layout=parse_card(family).layout, compared_sha256=sha)
+    return family, CardPair(doc, version, _version_sent(card_ex) or "1.0")
 
 
 def _signature(
@@ -523,13 +571,22 @@ def _openclasp(
 
 @dataclass(frozen=True)
 class _DiffContext:
-    card_doc: dict[str, Any]
+    card_doc: dict[str, Any]  # the card the answers are compared with (see `_compared_card`)
     unsigned_members: tuple[str, ...]
     card_signed: bool | None
     proposals: Mapping[tuple[str, str], ProposalCheck]
     committed: set[tuple[str, str]]
     terms_declared: bool
     skill_ids: tuple[str, ...]
+    pair: CardPair | None = None  # the card fetched for its signatures, when it is another
+
+    def diff(self, question: str, result: Any) -> tuple[list[ProjectionResult], list[Finding]]:
+        """Every projection of one answer against the declared bytes (section 7)."""
+        return diff_question(
+            question, result, card_doc=self.card_doc, unsigned_members=self.unsigned_members,
+            card_signed=self.card_signed, proposals=self.proposals, committed=self.committed,
+            terms_declared=self.terms_declared, skill_ids=self.skill_ids, pair=self.pair,
+        )
 
 
 def _request(ex: Exchange) -> dict[str, Any]:
@@ -646,11 +703,7 @@ def _answer(a: _Attempt, q: str, out: RpcOutcome, ctx: _DiffContext) -> None:
     declared = result.get("declared") if isinstance(result, dict) else None
     entry["declared"] = declared if isinstance(declared, bool) else None
     a.findings.extend(check_answer(q, result))
-    projections, found = diff_question(
-        q, result, card_doc=ctx.card_doc, unsigned_members=ctx.unsigned_members, card_signed=ctx.card_signed,
-        proposals=ctx.proposals, committed=ctx.committed, terms_declared=ctx.terms_declared,
-        skill_ids=ctx.skill_ids,
-    )
+    projections, found = ctx.diff(q, result)
     entry["projections"] = [p.to_json() for p in projections]
     a.findings.extend(found)
 
@@ -775,11 +828,7 @@ def _valid_selector(
               f"{out.code}: {_show(out.message, 200)}", probe=name)
         return
     found = check_answer("usage", out.result)
-    projections, diffed = diff_question(
-        "usage", out.result, card_doc=ctx.card_doc, unsigned_members=ctx.unsigned_members,
-        card_signed=ctx.card_signed, proposals=ctx.proposals, committed=ctx.committed,
-        terms_declared=ctx.terms_declared, skill_ids=ctx.skill_ids,
-    )
+    projections, diffed = ctx.diff("usage", out.result)
     entry["projections"] = [p.to_json() for p in projections]
     a.findings.extend(replace(f, question=None, probe=name) for f in (*found, *diffed))
 

@@ -83,6 +83,15 @@ async def _get_card(fetcher: Fetcher, url: str, attempt: int) -> Exchange:
     return await fetcher.get(url, purpose="card", attempt=attempt, headers=CARD_REQUEST_HEADERS)
 
 
+async def card_for_version(
+    fetcher: Fetcher, url: str, version: str, *, purpose: str, attempt: int
+) -> Exchange:
+    """The card at `url` as it is served to a client announcing `A2A-Version: version` (the
+    version the interview calls speak), which a negotiating server may translate
+    (docs/PROTOCOL.md section 3). Fetched without credentials, like the card itself."""
+    return await fetcher.get(url, purpose=purpose, attempt=attempt, headers={"A2A-Version": version})
+
+
 async def _well_known(fetcher: Fetcher, base: str, attempt: int, say: Say) -> tuple[Exchange, str]:
     root = _path_base(base)
     for index, path in enumerate(WELL_KNOWN):

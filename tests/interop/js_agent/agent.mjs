@@ -19,8 +19,16 @@
 // - answers are projections of the card as the SDK serves it (the JSON of the signed card),
 //   computed once from the first signed card and pinned, so every fetch and every answer agree
 //   on everything but the signature value, which `interview/identity` does not project.
+// - with the SDK's `legacyCompat` on, the card route serves a v0.3 translation of the card to a
+//   client that does not announce A2A-Version 1.0, and the agent answers a call about the card it
+//   serves to the version that call announces (the SDK's own reading: no header means 0.3), as an
+//   honest agent on the SDK would: the v0.3 card's `/url`, `/preferredTransport`,
+//   `/protocolVersion` to a v0.3 caller.
 //
-// Usage: node agent.mjs [--legacy] [--guarded] [--seconds N]. Listens on 127.0.0.1 on an ephemeral
+// Usage: node agent.mjs [--legacy | --v03-only] [--guarded] [--misquote] [--seconds N].
+// --legacy: a v1.0 and a v0.3 JSON-RPC interface, legacyCompat on; --v03-only: only a v0.3 JSON-RPC
+// interface, legacyCompat on (the interview is then asked in v0.3); --misquote: the identity
+// answer also projects a member that exists in neither card. Listens on 127.0.0.1 on an ephemeral
 // port and prints one JSON line {"url", "jwks"} on stdout when ready; exits after N seconds (default 120).
 
 import express from "express";
@@ -34,7 +42,9 @@ const PREFIX = "interview/";
 const QUESTIONS = ["identity", "capabilities", "usage", "terms", "refusals"];
 const KID = "js-card-key-1";
 
-const legacy = process.argv.includes("--legacy");
+const v03Only = process.argv.includes("--v03-only");
+const legacy = process.argv.includes("--legacy") || v03Only;
+const misquote = process.argv.includes("--misquote");
 // --guarded: every JSON-RPC call needs `Authorization: Bearer $JS_AGENT_TOKEN`, and the card
 // requires its bearer scheme. The card and the key set stay public.
 const token = process.argv.includes("--guarded") ? process.env.JS_AGENT_TOKEN : undefined;
@@ -55,8 +65,8 @@ const card = {
   name: "JS SDK Ledger Agent",
   description: "Reconciles statements; built on @a2a-js/sdk with the interview in front.",
   supportedInterfaces: [
-    { url: `${base}/a2a/jsonrpc`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
-    // --legacy: also serve v0.3 clients, the SDK's documented legacyCompat set-up.
+    ...(v03Only ? [] : [{ url: `${base}/a2a/jsonrpc`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }]),
+    // --legacy: also serve v0.3 clients, the SDK's documented legacyCompat set-up (--v03-only: only them).
     ...(legacy ? [{ url: `${base}/a2a/jsonrpc`, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "0.3" }] : []),
   ],
   provider: { organization: "Interop Test Co", url: "https://interop.example" },
@@ -148,13 +158,23 @@ const requestHandler = new DefaultRequestHandler(
 
 // The card as served (JSON of the signed card), parsed back: answers project from these bytes.
 const served = JSON.parse(JSON.stringify(await requestHandler.getAgentCard()));
+// With legacyCompat, the card served to v0.3 callers (read from the SDK's own route once it is up).
+let servedLegacy;
 
-function cardProjection(member) {
-  let value = served;
-  for (const token of member.split("/").slice(1)) {
-    value = value[token.replaceAll("~1", "/").replaceAll("~0", "~")];
-  }
-  return { source: { document: "card", member }, value };
+/** The card served to a caller announcing this A2A-Version (the SDK's rule: absent means 0.3). */
+function cardFor(version) {
+  const v = version && version.trim() !== "" ? version.trim() : "0.3";
+  return legacy && v.startsWith("0.") ? servedLegacy : served;
+}
+
+function projector(doc) {
+  return (member) => {
+    let value = doc;
+    for (const token of member.split("/").slice(1)) {
+      value = value[token.replaceAll("~1", "/").replaceAll("~0", "~")];
+    }
+    return { source: { document: "card", member }, value };
+  };
 }
 
 function refusal(detail) {
@@ -166,8 +186,9 @@ function refusal(detail) {
   };
 }
 
-function answer(question, params) {
-  const skills = served.skills;
+function answer(question, params, version) {
+  const doc = cardFor(version);
+  const skills = doc.skills;
   const selector = params && typeof params === "object" ? params.skill : undefined;
   let index = -1;
   if (selector !== undefined) {
@@ -176,13 +197,21 @@ function answer(question, params) {
       return refusal("no declared skill matches");
     }
   }
-  const p = cardProjection;
+  const p = projector(doc);
+  // Where to call, in the card's own layout: the v0.3 translation names it with url,
+  // preferredTransport and protocolVersion.
+  const interfaces = doc === served
+    ? [p("/supportedInterfaces")]
+    : ["/url", "/preferredTransport", "/protocolVersion", "/additionalInterfaces"]
+        .filter((m) => doc[m.slice(1)] !== undefined).map(p);
   switch (question) {
-    case "identity":
+    case "identity": {
+      const wrong = misquote ? [{ source: { document: "card", member: "/interfaceUrl" }, value: `${base}/a2a/jsonrpc` }] : [];
       return {
         question,
-        projections: [p("/name"), p("/provider"), p("/supportedInterfaces"), p("/version")],
+        projections: [p("/name"), p("/provider"), ...interfaces, p("/version"), ...wrong],
       };
+    }
     case "capabilities":
       return { question, projections: skills.flatMap((_, i) => [p(`/skills/${i}/id`), p(`/skills/${i}/description`)]) };
     case "usage": {
@@ -190,10 +219,10 @@ function answer(question, params) {
       const modes = chosen.flatMap((i) =>
         ["inputModes", "outputModes"].filter((m) => skills[i][m] !== undefined).map((m) => p(`/skills/${i}/${m}`)),
       );
-      const extra = ["securitySchemes", "securityRequirements"].filter((m) => served[m] !== undefined).map((m) => p(`/${m}`));
+      const extra = ["securitySchemes", "securityRequirements", "security"].filter((m) => doc[m] !== undefined).map((m) => p(`/${m}`));
       return {
         question,
-        projections: [p("/supportedInterfaces"), ...modes, p("/defaultInputModes"), p("/defaultOutputModes"), ...extra],
+        projections: [...interfaces, ...modes, p("/defaultInputModes"), p("/defaultOutputModes"), ...extra],
       };
     }
     case "terms":
@@ -234,7 +263,8 @@ app.post(rpcPath, express.json({ limit: "64kb" }), (req, res, next) => {
   // Node writes an array as one header line per element, the way the SDK echoes activations.
   res.setHeader("A2A-Extensions", [INTERVIEW]);
   const question = method.startsWith(PREFIX) ? method.slice(PREFIX.length) : "";
-  const result = QUESTIONS.includes(question) ? answer(question, body.params) : refusal("no such interview method");
+  const version = req.header("A2A-Version");
+  const result = QUESTIONS.includes(question) ? answer(question, body.params, version) : refusal("no such interview method");
   return res.json({ jsonrpc: "2.0", id: body.id ?? null, result });
 });
 // express.json() above already parsed the body; the SDK's own parser skips a parsed body.
@@ -242,6 +272,10 @@ const legacyCompat = { enabled: legacy };
 app.use(rpcPath, jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, legacyCompat }));
 app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: requestHandler, legacyCompat }));
 app.get("/.well-known/jwks.json", (_req, res) => res.json(jwks));
+if (legacy) {
+  const response = await fetch(`${base}/.well-known/agent-card.json`, { headers: { "A2A-Version": "0.3" } });
+  servedLegacy = await response.json();
+}
 
 process.stdout.write(`${JSON.stringify({ url: base, jwks })}\n`);
 setTimeout(() => server.close(() => process.exit(0)), lifetime * 1000).unref();
