@@ -179,6 +179,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_tui(args)
 
 
+def _stop_on_ctrl_c() -> None:
+    """Ctrl+C (SIGINT) stops every command, also when SIGINT was inherited ignored.
+
+    A shell without job control starts background jobs with SIGINT ignored, and so do some CI
+    runners, which then cancel a job with SIGINT; Python keeps an ignored SIGINT ignored, so
+    `verify` and `watch` would run on to their timeouts. The explorer holds nothing a
+    KeyboardInterrupt cannot unwind (a sweep writes its summary and JUnit file, the history is
+    transactional), so it takes the default handling back. A handler someone installed on
+    purpose (not SIG_IGN) is left alone.
+    """
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def entry() -> None:
     """The console script and `python -m explorer`: run `main`, then leave quickly.
 
@@ -188,6 +204,7 @@ def entry() -> None:
     `verify --json` here (bench/verify_overhead.py). Output is flushed by then and files are
     closed, so nothing is lost. `main` itself stays side-effect free for in-process callers.
     """
+    _stop_on_ctrl_c()
     status = main()
     gc.freeze()
     sys.exit(status)

@@ -44,7 +44,7 @@ from explorer.commands.evidence_options import (
     signing_key,
     trusted_runners,
 )
-from explorer.commands.verify_many import add_sweep_arguments, is_sweep
+from explorer.commands.verify_many import EXIT_INTERRUPTED, add_sweep_arguments, is_sweep
 
 if TYPE_CHECKING:
     from explorer.config import Config
@@ -140,6 +140,23 @@ def _offline(path: str, args: argparse.Namespace) -> Run:
     return replace(rebuilt, report=assess_transcript(data, rebuilt.report, trusted))
 
 
+def _interview(target: str, options: Options) -> Run | None:
+    """The live run, or None after Ctrl+C, said on stderr as a sweep says it (nothing recorded)."""
+    import time
+
+    from explorer.core.text import safe_text
+    from explorer.procedure import run_interview_sync
+
+    began = time.perf_counter()
+    try:
+        return run_interview_sync(target, options, _progress_printer(sys.stderr))
+    except KeyboardInterrupt:
+        seconds = time.perf_counter() - began
+        say(f"{safe_text(target, limit=300)} not verified, stopped after {seconds:.1f} s (interrupted); "
+            "nothing was recorded", COMMAND)  # fmt: skip
+        return None
+
+
 def _sign(result: Run, key: RunnerKey | None, target: str) -> Run:
     """The run signed with the runner key (--sign-key or the config's), if one applies."""
     if key is None:
@@ -199,9 +216,9 @@ def run(args: argparse.Namespace) -> int:
                 )
             target, options = _options(args, args.target[0], check=True)
             key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
-            from explorer.procedure import run_interview_sync
-
-            result = run_interview_sync(target, options, _progress_printer(sys.stderr))
+            result = _interview(target, options)
+            if result is None:
+                return EXIT_INTERRUPTED
             result = _sign(result, key, target)
     except UsageError as exc:
         say(str(exc), COMMAND)
