@@ -196,6 +196,22 @@ def test_export_keeps_an_existing_file_unless_forced(capsys, home, recorded, tmp
     assert code == 0 and target.read_text(encoding="utf-8").startswith("# Interview transcript")
 
 
+def test_an_unsigned_run_exported_as_intoto_is_one_usage_error_to_a_file_or_to_stdout(
+    home, recorded, tmp_path
+) -> None:
+    """The README's table: the same refusal gets the same status wherever the export was to go;
+    1 stays for a file that cannot be written."""
+    envelope = tmp_path / "run.intoto.json"
+    for target in ([], ["-o", str(envelope)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "explorer", "export", "1", "--format", "intoto", *target, "--home", home],
+            capture_output=True, text=True, cwd=REPO,
+        )  # fmt: skip
+        assert done.returncode == 2, (target, done.stderr)
+        assert "not signed" in done.stderr and done.stdout == ""
+    assert not envelope.exists() and not list(tmp_path.glob(".*.tmp"))
+
+
 def test_forget_a_run_then_an_agent(capsys, home, recorded) -> None:
     code, out, _ = _cli(capsys, "forget", "2", "--home", home)
     assert code == 0 and "forgot run 2" in out

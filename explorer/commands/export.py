@@ -9,7 +9,8 @@ envelope); Markdown and HTML state the standing the run earns under the trusted 
 (`--trust-runner`, the config's `trusted_runners`).
 
 Exit status: 0 exported, 1 the file could not be written (or exists, without `--force`), 2 usage
-error, 6 no such run, or an unreadable history.
+error (also a format the run has nothing for, such as `intoto` of an unsigned run, to a file or
+to stdout alike), 6 no such run, or an unreadable history.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
-    from explorer.store.export import ExportError, export, format_for_path, write_export
+    from explorer.store.export import ExportError, ExportUnavailable, export, format_for_path, write_export
     from explorer.store.history import HistoryError
 
     fmt = args.format
@@ -78,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(export(stored, fmt))
             return EXIT_OK
         path = write_export(stored, fmt, args.output, replace=args.force)
-    except ExportError as exc:
-        return error(str(exc), EXIT_DIFFERENT if args.output else EXIT_USAGE)
+    except ExportUnavailable as exc:
+        return error(str(exc), EXIT_USAGE)
+    except ExportError as exc:  # only writing FILE raises anything else
+        return error(str(exc), EXIT_DIFFERENT)
     print(
         f"wrote {fmt} transcript of run {args.run_id} to {safe_text(str(path), limit=300)}", file=sys.stderr
     )

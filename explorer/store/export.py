@@ -96,6 +96,11 @@ class ExportError(Exception):
     """The export could not be produced or written; str() says why."""
 
 
+class ExportUnavailable(ExportError):
+    """The run has nothing to export in that format (an unsigned run has no attestation): the
+    same refusal whether the export was to go to a file or to stdout."""
+
+
 def format_for_path(path: str | os.PathLike[str]) -> str | None:
     """The format a file name asks for by its suffix, or None."""
     name = Path(path).name.lower()
@@ -115,9 +120,11 @@ def export(run: Run, fmt: Format | str) -> str:
         return _html(run)
     if fmt == "intoto":
         if run.attestation is None:
-            raise ExportError("this run is not signed, so it has no attestation (see verify --sign-key)")
+            raise ExportUnavailable(
+                "this run is not signed, so it has no attestation (see verify --sign-key)"
+            )
         return json.dumps(dict(run.attestation), ensure_ascii=False, indent=2) + "\n"
-    raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(ALL_FORMATS)}")
+    raise ExportUnavailable(f"unknown export format {fmt!r}; choose one of {', '.join(ALL_FORMATS)}")
 
 
 def write_export(
