@@ -169,6 +169,21 @@ def test_forgetting_repairs_the_successor_and_the_counters(recorded) -> None:
         history.summary(ids["b3"])
 
 
+def test_each_run_is_told_its_agents_run_before_it(recorded) -> None:
+    history, ids = recorded
+    later = [ids[k] for k in ("a1", "a3", "b2", "b3", "c2", "a5")] + [10_000]
+    before = history.previous(later)
+    assert set(before) == {ids[k] for k in ("a3", "b2", "b3", "c2", "a5")}  # a1 is its agent's first
+    assert before[ids["a3"]].id == ids["a2"] and before[ids["a5"]].id == ids["a4"]
+    assert (before[ids["b2"]].id, before[ids["b2"]].verdict) == (ids["b1"], "conformant")
+    assert before[ids["b3"]] == history.summary(ids["b2"])  # the whole line of the run before
+    assert before[ids["c2"]].agent == THIRD
+    many = history.previous(list(range(1, 12)) * 3)  # each asked three times, answered once
+    assert set(many) == set(before) | {ids[k] for k in ("a2", "a4")}
+    history.forget_run(ids["a4"])
+    assert history.previous([ids["a5"]])[ids["a5"]].id == ids["a3"]
+
+
 def test_the_change_mark_moves_with_every_record_and_forget(store_factory) -> None:
     writer = store_factory()
     reader = store_factory()  # another connection, as another runner's TUI would hold

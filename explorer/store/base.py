@@ -316,6 +316,13 @@ class HistoryStore(ABC):
         """The run exactly as recorded (bodies byte for byte); HistoryError if unknown or damaged."""
 
     @abstractmethod
+    def previous(self, run_ids: Sequence[int]) -> dict[int, RunSummary]:
+        """For each of these runs, the same agent's run before it (what "changed" was decided
+        against), by the later run's id; an agent's first run has none and is left out. One
+        indexed lookup per run, in one statement per few hundred: a screen listing a filtered
+        page (only changed runs, only one verdict) says what changed in each row."""
+
+    @abstractmethod
     def signed(self, run_ids: Sequence[int]) -> set[int]:
         """Which of these runs carry a runner's signed attestation (no document is read)."""
 

@@ -310,6 +310,20 @@ class SqlHistory(HistoryStore):
             raise HistoryError(f"there is no run {run_id} in the history")
         return _summary(row)
 
+    def previous(self, run_ids: Sequence[int]) -> dict[int, RunSummary]:
+        wanted = list(dict.fromkeys(int(i) for i in run_ids))
+        found: dict[int, RunSummary] = {}
+        with self._reading() as conn:
+            for chunk in _chunks(wanted):
+                sql = f"""SELECT later.id, {_SUMMARY} FROM runs later
+                    JOIN runs r ON r.id = (SELECT MAX(q.id) FROM runs q
+                                           WHERE q.agent_id = later.agent_id AND q.id < later.id)
+                    JOIN agents a ON a.id = r.agent_id
+                    WHERE later.id IN ({_marks(len(chunk))})"""
+                for row in conn.execute(sql, list(chunk)):
+                    found[int(row[0])] = _summary(row[1:])
+        return found
+
     def signed(self, run_ids: Sequence[int]) -> set[int]:
         wanted = [int(i) for i in run_ids]
         found: set[int] = set()
