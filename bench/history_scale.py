@@ -1,25 +1,45 @@
-"""Benchmark: how the history scales with many runs of an unchanged agent.
+"""Benchmark: the history at a million runs, on SQLite and on PostgreSQL.
 
-    .venv/bin/python bench/history_scale.py [--runs 10000] [--home DIR] [--json]
+    .venv/bin/python bench/history_scale.py [--runs 1000000] [--agents 10000]
+        [--backend sqlite|postgresql|both] [--postgres URL] [--writers 4] [--writer-runs 1000]
+        [--crowd 1000] [--home DIR] [--json]
 
-Interviews the steady reference agent once (on 127.0.0.1), then records that run N times into a
-fresh database, each copy with fresh timestamps, elapsed times and `Date` headers, exactly the
-parts that differ between two real runs of an unchanged agent. It prints:
+For each backend, a fresh history is seeded with `--runs` runs over `--agents` agents, and the
+seeding is timed: one real run of the steady reference agent (interviewed once on 127.0.0.1)
+is recorded through `HistoryStore.record` once per agent (each agent its own card URL), then the
+remaining runs are generated in SQL from those rows, every agent's runs in turn, with every
+hundredth run of an agent nonconformant (so 2% of runs are `changed`, the run and the one after
+it), and the agents' counters are set from the runs. Then, medians of repeated measurements:
 
-- bytes per additional unchanged run (file growth after a checkpoint; target under 2 KB);
-- the time to list the newest 100 runs of that agent through `History.runs` against a bare
-  SELECT of the same rows on the same connection (ratio; target at most 3);
-- the time to compare two runs (load both from the database, then `compare_reports`);
-- the time to record one run.
+- the newest page of 100 through `HistoryStore.query` against a bare SELECT of the same rows
+  (the same statement, same connection): target at most 3x;
+- one agent's newest 100 (`RunQuery(agents=...)`, which also looks the agent up) against the
+  bare statement joined on the agent's URL: target at most 3x;
+- the newest 100 changed runs (`RunQuery(changed=True)`) against a bare SELECT of those rows by
+  their ids: target at most 5x;
+- the fleet rows (`fleet()`, one per agent) and the change mark (`mark()`), no target.
 
-Timings are medians of repeated measurements, so one slow scheduling slice does not decide them.
+On PostgreSQL, also: `--writers` processes each recording `--writer-runs` runs at once through
+`record` (every run its own transaction), against a floor of the same run rows sent as bare
+INSERTs, one per transaction, from as many connections: target at least 0.5x the floor's runs
+per second. And a `--crowd`-agent seeded crowd sweep (`verify --from LIST --jobs 8`, the crowd
+in its own process) recording into a fresh PostgreSQL history against the same sweep recording
+into a fresh SQLite file: target at least 0.8x SQLite's agents per second.
+
+Without `--postgres URL` (a server where the benchmark may create databases), a PostgreSQL
+server of the benchmark's own is started from the server programs the tests use
+(tests/pg_support.py) with fsync on and `synchronous_commit=off`: a commit returns before its
+WAL is flushed, as SQLite's `synchronous=NORMAL` in WAL mode does; an OS crash can lose the last
+commits of either, a killed process none. Everything talks to 127.0.0.1 or a unix socket.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,15 +51,18 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from explorer.core.compare import compare_reports  # noqa: E402
 from explorer.core.run import Run  # noqa: E402
-from explorer.store.history import HISTORY_FILE, History, agent_of  # noqa: E402
+from explorer.store.base import HistoryStore, RunQuery  # noqa: E402
+from explorer.store.location import open_store  # noqa: E402
 
-BARE_SELECT = """
-    SELECT r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
-           r.card_sha256, r.answers_sha256
-    FROM runs r JOIN agents a ON a.id = r.agent_id
-    WHERE a.agent = ? ORDER BY r.id DESC LIMIT 100"""
+TARGETS = {"newest": 3.0, "agent": 3.0, "changed": 5.0, "writers": 0.5, "crowd": 0.8}
+EPOCH = 1_700_000_000  # seconds: the seeded runs' recorded_at start here, one second apart
+COLUMNS = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
+    r.card_sha256, r.answers_sha256, r.changed"""
+BARE_NEWEST = f"SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id ORDER BY r.id DESC LIMIT 100"
+BARE_AGENT = f"""SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.agent = ?
+    ORDER BY r.id DESC LIMIT 100"""
+BARE_BY_IDS = f"SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.id IN ({{marks}})"
 
 
 def steady_run() -> Run:
@@ -56,38 +79,25 @@ def steady_run() -> Run:
     return run
 
 
-def _stamp(n: int) -> str:
-    day, hour, minute, second = 1 + n // 86400 % 28, n // 3600 % 24, n // 60 % 60, n % 60
-    return f"2025-01-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}.{n % 1000:03d}Z"
+def agent_url(run: Run, i: int) -> str:
+    base = str(run.report["card"]["url"]).rsplit("/.well-known", 1)[0]
+    return f"{base}/agent-{i}/.well-known/agent-card.json"
 
 
-def variant(run: Run, n: int) -> Run:
-    """The run as it would look on its n-th repetition: same content, new times."""
+def as_agent(run: Run, i: int, n: int = 0) -> Run:
+    """The run as agent i's, its n-th repetition: its own card URL, new times."""
     report = dict(run.report)
-    for key in ("started_at", "finished_at"):
-        if key in report:
-            report[key] = _stamp(n)
-    date = f"Wed, 01 Jan 2025 {n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d} GMT"
+    report["card"] = {**report["card"], "url": agent_url(run, i)}
+    report["started_at"] = report["finished_at"] = f"2025-01-01T00:00:{n % 60:02d}.{n % 1000:03d}Z"
     exchanges = tuple(
-        replace(
-            ex,
-            started_at=_stamp(n),
-            elapsed_ms=round(1.0 + (n * 7919 + i * 104729) % 5000 / 100, 3),
-            response_headers=tuple((k, date if k.lower() == "date" else v) for k, v in ex.response_headers),
-        )
-        for i, ex in enumerate(run.exchanges)
+        replace(ex, elapsed_ms=round(1.0 + (n * 7919 + k) % 5000 / 100, 3))
+        for k, ex in enumerate(run.exchanges)
     )
     return Run(report=report, exchanges=exchanges, keys=run.keys)
 
 
-def file_bytes(history: History) -> int:
-    conn = history._conn  # the benchmark measures the file itself
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return conn.execute("PRAGMA page_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
-
-
 def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    fn()  # warm caches once
+    fn()  # warm caches (and PostgreSQL's prepared statements) once
     samples = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -96,74 +106,473 @@ def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
     return statistics.median(samples)
 
 
+# --- seeding ---------------------------------------------------------------------------------------
+
+
+def _series(kind: str) -> str:
+    """Rows n = 0 .. ?-1 (the parameter), in SQL each backend runs."""
+    if kind == "sqlite":
+        return "WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n + 1 < ?) "
+    return "WITH g(n) AS (SELECT generate_series(0, ? - 1)) "
+
+
+def _stamp_sql(kind: str) -> str:
+    if kind == "sqlite":
+        return f"strftime('%Y-%m-%dT%H:%M:%S.000Z', {EPOCH} + ? + g.n, 'unixepoch')"
+    return (
+        f"""to_char(to_timestamp({EPOCH} + ? + g.n) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS".000Z"')"""
+    )
+
+
+def seed(store: HistoryStore, run: Run, runs: int, agents: int) -> dict[str, float]:
+    """`agents` runs recorded, then `runs - agents` generated from them; the seconds each took."""
+    began = time.perf_counter()
+    first_ids = [store.record(as_agent(run, i)) for i in range(agents)]
+    recorded = time.perf_counter() - began
+    began = time.perf_counter()
+    generated = runs - agents
+    kind = store.kind
+    chunk = 200_000
+
+    def work(conn: Any) -> None:
+        conn.execute("CREATE TEMP TABLE seed_map (i INTEGER PRIMARY KEY, run_id BIGINT NOT NULL)")
+        for start in range(0, agents, 500):
+            part = first_ids[start : start + 500]
+            marks = ",".join("(?, ?)" for _ in part)
+            conn.execute(
+                f"INSERT INTO seed_map(i, run_id) VALUES {marks}",
+                [v for k, rid in enumerate(part, start) for v in (k, rid)],
+            )
+        for offset in range(0, generated, chunk):
+            size = min(chunk, generated - offset)
+            # run n of the whole seed is agent (n % agents)'s k-th, k = n // agents + 1
+            conn.execute(
+                _series(kind)
+                + f"""INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
+                          answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, changed, signature)
+                    SELECT s.agent_id, {_stamp_sql(kind)},
+                           CASE WHEN ((? + g.n) / ? + 1) % 100 = 50 THEN 'nonconformant' ELSE s.verdict END,
+                           s.standing, s.role, s.runner, s.card_sha256, s.answers_sha256, s.report_doc,
+                           s.exchanges_doc, s.keys_doc, s.volatile,
+                           CASE WHEN ((? + g.n) / ? + 1) % 100 IN (50, 51) THEN 1 ELSE 0 END, s.signature
+                    FROM g JOIN seed_map m ON m.i = (? + g.n) % ? JOIN runs s ON s.id = m.run_id
+                    ORDER BY g.n""",
+                (size, offset, offset, agents, offset, agents, offset, agents),
+            )
+        conn.execute(
+            """UPDATE agents SET runs = c.n, last_run = c.last, churn = c.churn, last_change_at = c.changed_at
+               FROM (SELECT agent_id, COUNT(*) AS n, MAX(id) AS last, SUM(changed) AS churn,
+                            MAX(CASE WHEN changed = 1 THEN recorded_at END) AS changed_at
+                     FROM runs GROUP BY agent_id) c
+               WHERE agents.id = c.agent_id"""
+        )
+        conn.execute(
+            """UPDATE agents SET (last_verdict, last_card, last_answers, last_changed) =
+               (SELECT verdict, card_sha256, answers_sha256, changed FROM runs WHERE id = agents.last_run)"""
+        )
+        conn.execute("DROP TABLE seed_map")
+
+    store._transaction(work, what="could not seed the benchmark's history")  # noqa: SLF001
+    with store._reading() as conn:  # noqa: SLF001 - the planner's statistics, as after a bulk load
+        conn.execute("ANALYZE")
+    return {"record_s": recorded, "generate_s": time.perf_counter() - began}
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+def reading(store: HistoryStore, run: Run, agents: int, repeat: int) -> dict[str, Any]:
+    agent = agent_url(run, agents // 2)
+    newest = list(store.query(RunQuery(limit=100)))
+    mine = list(store.query(RunQuery(agents=(agent,), limit=100)))
+    changed = list(store.query(RunQuery(changed=True, limit=100)))
+    assert len(newest) == 100 and mine and changed
+    assert all(r.changed for r in changed) and all(r.agent == agent for r in mine)
+    ids = [r.id for r in changed]
+    by_ids = BARE_BY_IDS.format(marks=",".join("?" * len(ids)))
+
+    def bare(sql: str, params: list[Any]) -> Callable[[], Any]:
+        def go() -> Any:
+            with store._reading() as conn:  # noqa: SLF001 - the same connection the store reads on
+                return conn.execute(sql, params).fetchall()
+
+        return go
+
+    assert len(bare(by_ids, ids)()) == len(ids) and len(bare(BARE_AGENT, [agent])()) == len(mine)
+    figures = {}
+    for name, api, floor in (
+        ("newest", lambda: list(store.query(RunQuery(limit=100))), bare(BARE_NEWEST, [])),
+        ("agent", lambda: list(store.query(RunQuery(agents=(agent,), limit=100))), bare(BARE_AGENT, [agent])),
+        ("changed", lambda: list(store.query(RunQuery(changed=True, limit=100))), bare(by_ids, ids)),
+    ):
+        api_s, floor_s = median_seconds(api, repeat), median_seconds(floor, repeat)
+        figures[name] = {
+            "api_ms": api_s * 1000,
+            "bare_ms": floor_s * 1000,
+            "ratio": api_s / floor_s,
+            "target": TARGETS[name],
+        }
+    figures["fleet_ms"] = median_seconds(store.fleet, 5) * 1000
+    figures["fleet_rows"] = len(store.fleet())
+    figures["mark_ms"] = median_seconds(store.mark, repeat) * 1000
+    return figures
+
+
+# --- many writers (PostgreSQL) ---------------------------------------------------------------------
+
+_WRITER = """
+import json, pickle, sys, time
+sys.path.insert(0, sys.argv[1])
+mode, url, first, count, agents = sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
+run = pickle.loads(bytes.fromhex(sys.stdin.readline()))
+from bench.history_scale import as_agent, floor_rows
+from explorer.store.location import open_store
+store = open_store(url)
+runs = [as_agent(run, (first + j) % agents, 10_000 + first + j) for j in range(count)]
+rows = floor_rows(store, runs) if mode == "floor" else None
+print("ready", flush=True)
+sys.stdin.readline()
+began = time.perf_counter()
+if mode == "record":
+    for one in runs:
+        store.record(one)
+else:
+    sql = ("INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,"
+           " answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature)"
+           " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
+    with store._pool.connection() as raw:
+        for row in rows:
+            raw.execute(sql, row)  # autocommit: one transaction each
+print(json.dumps({"seconds": time.perf_counter() - began}), flush=True)
+store.close()
+"""
+
+
+def floor_rows(store: Any, runs: list[Run]) -> list[tuple[Any, ...]]:
+    """The run rows `record` would insert for these runs (their documents and agents exist)."""
+    from explorer.store.base import agent_of, stamp, summary_fields, utc_now
+    from explorer.store.codec import encode_run
+
+    out = []
+    with store._reading() as conn:  # noqa: SLF001
+        for run in runs:
+            encoded = encode_run(run)
+            fields = summary_fields(run.report)
+            agent_id = conn.execute(
+                "SELECT id FROM agents WHERE agent = ?", (agent_of(run.report),)
+            ).fetchone()[0]
+            docs = {
+                bytes(d): i
+                for i, d in conn.execute(
+                    "SELECT id, sha256 FROM documents WHERE sha256 IN (?, ?, ?)",
+                    (encoded.report.digest, encoded.exchanges.digest, encoded.keys.digest),
+                ).fetchall()
+            }
+            out.append(
+                (
+                    agent_id,
+                    stamp(utc_now()),
+                    fields["verdict"],
+                    fields["standing"],
+                    fields["role"],
+                    fields["runner"],
+                    fields["card_sha256"],
+                    fields["answers_sha256"],
+                    docs[encoded.report.digest],
+                    docs[encoded.exchanges.digest],
+                    docs[encoded.keys.digest],
+                    encoded.volatile,
+                    None,
+                    0,
+                    fields["signature"],
+                )
+            )
+    return out
+
+
+def writers(url: str, run: Run, agents: int, count: int, runs_each: int) -> dict[str, Any]:
+    import pickle
+
+    blob = pickle.dumps(run).hex()
+
+    def once(mode: str) -> float:
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _WRITER,
+                    str(REPO),
+                    mode,
+                    url,
+                    str(k * runs_each),
+                    str(runs_each),
+                    str(agents),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for k in range(count)
+        ]
+        for proc in procs:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(blob + "\n")
+            proc.stdin.flush()
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        began = time.perf_counter()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        for proc in procs:
+            out, _ = proc.communicate(timeout=3600)
+            assert proc.returncode == 0
+        return time.perf_counter() - began
+
+    with open_store(url) as store:
+        before, runs_before = store.last_run_id(), store.stats()["runs"]
+    floor_s = once("floor")
+    with open_store(url) as store:
+        store._transaction(
+            lambda conn: conn.execute("DELETE FROM runs WHERE id > ?", (before,)),  # noqa: SLF001
+            what="could not remove the floor's rows",
+        )
+    record_s = once("record")
+    total = count * runs_each
+    with open_store(url) as store:
+        assert store.stats()["runs"] == runs_before + total
+    return {
+        "writers": count,
+        "runs_each": runs_each,
+        "record_s": record_s,
+        "floor_s": floor_s,
+        "record_runs_per_s": total / record_s,
+        "floor_runs_per_s": total / floor_s,
+        "ratio": floor_s / record_s,
+        "target": TARGETS["writers"],
+    }
+
+
+# --- a crowd sweep into each store -------------------------------------------------------------------
+
+
+def crowd_sweep(size: int, urls: dict[str, Callable[[], str]], repeat: int) -> dict[str, Any]:
+    argv = [
+        sys.executable,
+        "-m",
+        "explorer",
+        "demo",
+        "--serve",
+        "--crowd",
+        str(size),
+        "--seed",
+        "7",
+        "--crowd-only",
+    ]
+    crowd = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=REPO)
+    try:
+        assert crowd.stdout is not None
+        members = [crowd.stdout.readline().rstrip("\n").split("\t")[1] for _ in range(size)]
+        with tempfile.TemporaryDirectory(prefix="bench-history-crowd-") as tmp:
+            listing = Path(tmp) / "crowd.txt"
+            listing.write_text("\n".join(members) + "\n")
+            seconds: dict[str, list[float]] = {kind: [] for kind in urls}
+            for _ in range(repeat):
+                for kind, fresh in urls.items():
+                    target = fresh()
+                    began = time.perf_counter()
+                    done = subprocess.run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "explorer",
+                            "verify",
+                            "--from",
+                            str(listing),
+                            "--jobs",
+                            "8",
+                            "--json",
+                            "--history",
+                            target,
+                            "--home",
+                            tmp,
+                        ],
+                        cwd=REPO,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                        timeout=3600,
+                    )
+                    seconds[kind].append(time.perf_counter() - began)
+                    assert "not recorded" not in done.stderr, done.stderr[-500:]
+                    with open_store(target) as store:
+                        assert store.stats()["runs"] == size, (kind, store.stats())
+    finally:
+        crowd.terminate()
+        crowd.wait(timeout=30)
+    sqlite_s, pg_s = statistics.median(seconds["sqlite"]), statistics.median(seconds["postgresql"])
+    return {
+        "agents": size,
+        "sqlite_s": sqlite_s,
+        "postgresql_s": pg_s,
+        "sqlite_agents_per_s": size / sqlite_s,
+        "postgresql_agents_per_s": size / pg_s,
+        "ratio": sqlite_s / pg_s,
+        "target": TARGETS["crowd"],
+        "samples": seconds,
+    }
+
+
+# --- the whole benchmark -----------------------------------------------------------------------------
+
+
+def _seed_clock(agents: int) -> Callable[[], Any]:
+    """The recorded runs' times: one second apart, just before the generated ones."""
+    from datetime import UTC, datetime
+
+    moments = iter(range(EPOCH - agents, EPOCH))
+    return lambda: datetime.fromtimestamp(next(moments, EPOCH), UTC)
+
+
+class _Server:
+    """A PostgreSQL server to create databases on: the one given, or one started here."""
+
+    def __init__(self, url: str | None, folder: Path) -> None:
+        self._started = None
+        self._count = 0
+        if url is None:
+            sys.path.insert(0, str(REPO / "tests"))
+            from pg_support import start_server
+
+            self._started, why = start_server(folder, durable=True)
+            if self._started is None:
+                raise SystemExit(f"no PostgreSQL server: {why}")
+            url = self._started.url()
+        self.url = url
+
+    def fresh(self) -> str:
+        import psycopg
+
+        self._count += 1
+        name = f"bench_{os.getpid()}_{self._count}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        base, _, query = self.url.partition("?")
+        return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+
+    def stop(self) -> None:
+        if self._started is not None:
+            self._started.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=10_000, help="how many runs to record (default 10000)")
-    parser.add_argument(
-        "--home", default=None, help="where to create the database (default: a temporary folder)"
-    )
-    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--runs", type=int, default=1_000_000)
+    parser.add_argument("--agents", type=int, default=10_000)
+    parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument("--postgres", metavar="URL", help="a server where databases may be created")
+    parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--writer-runs", type=int, default=1000)
+    parser.add_argument("--crowd", type=int, default=1000, help="agents in the crowd sweep (0: none)")
+    parser.add_argument("--crowd-repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=50, help="samples per query timing")
+    parser.add_argument("--home", help="where the SQLite file goes (default: a temporary folder)")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if args.runs < 2:
-        parser.error("--runs must be at least 2")
-
+    if not 1 <= args.agents <= args.runs:
+        parser.error("need 1 <= --agents <= --runs")
+    kinds = ("sqlite", "postgresql") if args.backend == "both" else (args.backend,)
     run = steady_run()
-    with tempfile.TemporaryDirectory() as scratch:
-        home = Path(args.home or scratch)
-        if (home / HISTORY_FILE).exists():
-            parser.error(f"{home / HISTORY_FILE} exists; the benchmark needs a fresh database")
-        with History.open(home) as history:
-            first_id = history.record(variant(run, 0))
-            size_one = file_bytes(history)
-            copies = [variant(run, n) for n in range(1, args.runs)]
-            start = time.perf_counter()
-            for copy in copies:
-                last_id = history.record(copy)
-            record_seconds = (time.perf_counter() - start) / len(copies)
-            size_all = file_bytes(history)
-            agent = agent_of(run.report)
+    figures: dict[str, Any] = {"runs": args.runs, "agents": args.agents, "load_before": os.getloadavg()}
+    with tempfile.TemporaryDirectory(prefix="bench-history-") as scratch:
+        folder = Path(args.home or scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        server = _Server(args.postgres, Path(scratch) / "pg") if "postgresql" in kinds or args.crowd else None
+        sqlite_count = [0]
 
-            listed = history.runs(agent, limit=100)
-            assert len(listed) == 100 and listed[0].id == last_id
-            list_seconds = median_seconds(lambda: history.runs(agent, limit=100), 200)
-            bare_seconds = median_seconds(
-                lambda: history._conn.execute(BARE_SELECT, (agent,)).fetchall(), 200
-            )
-            compare_seconds = median_seconds(
-                lambda: compare_reports(history.load(first_id).report, history.load(last_id).report), 20
-            )
-            stats = history.stats()
+        def fresh_sqlite() -> str:
+            sqlite_count[0] += 1
+            return str(folder / f"history-{sqlite_count[0]}.sqlite3")
 
-    figures = {
-        "runs": args.runs,
-        "exchanges_per_run": len(run.exchanges),
-        "documents": stats["documents"],
-        "first_run_bytes": size_one,
-        "database_bytes": size_all,
-        "bytes_per_additional_run": round((size_all - size_one) / (args.runs - 1), 1),
-        "record_ms": round(record_seconds * 1000, 3),
-        "list_100_ms": round(list_seconds * 1000, 3),
-        "bare_select_100_ms": round(bare_seconds * 1000, 3),
-        "list_over_bare_ratio": round(list_seconds / bare_seconds, 2),
-        "compare_two_runs_ms": round(compare_seconds * 1000, 3),
-    }
+        try:
+            for kind in kinds:
+                url = fresh_sqlite() if kind == "sqlite" else server.fresh()  # type: ignore[union-attr]
+                with open_store(url, clock=_seed_clock(args.agents)) as store:
+                    seeded = seed(store, run, args.runs, args.agents)
+                    stats = store.stats()
+                    figures[kind] = {
+                        "seed": seeded,
+                        "stats": stats,
+                        "bytes_per_run": round(stats["file_bytes"] / max(1, stats["runs"]), 1),
+                        **reading(store, run, args.agents, args.repeat),
+                    }
+                if kind == "postgresql" and args.writers:
+                    figures[kind]["many_writers"] = writers(
+                        url, run, args.agents, args.writers, args.writer_runs
+                    )
+            if args.crowd and server is not None:
+                figures["crowd"] = crowd_sweep(
+                    args.crowd, {"sqlite": fresh_sqlite, "postgresql": server.fresh}, args.crowd_repeat
+                )
+        finally:
+            if server is not None:
+                server.stop()
+    figures["load_after"] = os.getloadavg()
     if args.json:
-        print(json.dumps(figures, indent=2))
-        return 0
-    print(
-        f"recorded {args.runs} runs of the steady agent ({len(run.exchanges)} exchanges each) "
-        f"in {record_seconds * 1000:.2f} ms per run"
-    )
-    print(f"database: {size_all:,} bytes, {stats['documents']} distinct documents")
-    print(f"bytes per additional unchanged run: {figures['bytes_per_additional_run']:.0f} (target < 2048)")
-    print(
-        f"list newest 100 runs of the agent: {list_seconds * 1000:.3f} ms; bare SELECT: "
-        f"{bare_seconds * 1000:.3f} ms; ratio {figures['list_over_bare_ratio']:.2f} (target <= 3)"
-    )
-    print(f"compare two runs (load both + compare_reports): {compare_seconds * 1000:.2f} ms")
+        print(json.dumps(figures, indent=2, default=str))
+    else:
+        print(report(figures))
     return 0
+
+
+def report(f: dict[str, Any]) -> str:
+    lines = [
+        f"history at {f['runs']:,} runs over {f['agents']:,} agents "
+        f"(load average before {f['load_before'][0]:.1f}, after {f['load_after'][0]:.1f})"
+    ]
+    for kind in ("sqlite", "postgresql"):
+        if kind not in f:
+            continue
+        k = f[kind]
+        s = k["seed"]
+        lines.append(
+            f"{kind}: seeded in {s['record_s'] + s['generate_s']:.1f} s ({f['agents']:,} runs recorded "
+            f"through record() in {s['record_s']:.1f} s, the rest generated in SQL in "
+            f"{s['generate_s']:.1f} s); {k['stats']['file_bytes'] / 2**20:,.0f} MiB, "
+            f"{k['bytes_per_run']:.0f} bytes per run"
+        )
+        for name, label in (
+            ("newest", "newest 100"),
+            ("agent", "one agent's newest 100"),
+            ("changed", "--changed newest 100"),
+        ):
+            q = k[name]
+            lines.append(
+                f"  {label}: {q['api_ms']:.2f} ms vs bare SELECT {q['bare_ms']:.2f} ms = "
+                f"{q['ratio']:.2f}x (target <= {q['target']:g}x)"
+            )
+        lines.append(
+            f"  fleet(): {k['fleet_rows']:,} rows in {k['fleet_ms']:.1f} ms; mark(): {k['mark_ms']:.2f} ms"
+        )
+        if "many_writers" in k:
+            w = k["many_writers"]
+            lines.append(
+                f"  {w['writers']} writers x {w['runs_each']} runs: {w['record_runs_per_s']:.0f} runs/s vs "
+                f"bare INSERT floor {w['floor_runs_per_s']:.0f} runs/s = {w['ratio']:.2f}x "
+                f"(target >= {w['target']:g}x)"
+            )
+    if "crowd" in f:
+        c = f["crowd"]
+        lines.append(
+            f"crowd sweep of {c['agents']} agents recording: PostgreSQL {c['postgresql_s']:.1f} s "
+            f"({c['postgresql_agents_per_s']:.1f}/s) vs SQLite {c['sqlite_s']:.1f} s "
+            f"({c['sqlite_agents_per_s']:.1f}/s) = {c['ratio']:.2f}x (target >= {c['target']:g}x)"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

