@@ -28,6 +28,9 @@ WHAT_A_TARGET_IS = (
 _HOST = re.compile(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}(:\d+)?(/.*)?$")  # discovery prefixes https://
 _HOST_PORT = re.compile(r"^(localhost|\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\])(:\d+)?(/.*)?$")
 _OPENCLASP_PATH = re.compile(r"/(a|agents)/[^/]+")
+# `scheme:` then slashes: a URL of another scheme or a mistyped one. Two letters at least, so a
+# Windows drive (`C:/cards/x.json`) is a path.
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(/*)(.*)$", re.DOTALL)
 
 
 def _is_url(target: str) -> bool:
@@ -63,6 +66,23 @@ def _close(word: str, names: Iterable[str]) -> list[str]:
     return difflib.get_close_matches(word, list(names), n=3, cutoff=0.7)
 
 
+def _scheme_problem(text: str, shown: str) -> str | None:
+    """What is wrong with a target that starts like a URL but is not an http(s) one (`htp://host`,
+    `http:/host`, `ftp://host`), with the URL probably meant; None for anything else."""
+    match = _SCHEME.match(text)
+    if match is None:
+        return None
+    scheme, slashes, rest = match.group(1).lower(), match.group(2), match.group(3)
+    if not rest or (not slashes and scheme not in ("http", "https")):
+        return None  # `host:port` and `name:` are not URLs of a scheme
+    if scheme == "file":
+        return f"{shown!r} is a file URL; give a card file by its path: /{rest.lstrip('/')}"
+    meant = scheme if scheme in ("http", "https") else next(iter(_close(scheme, ("http", "https"))), None)
+    if meant is None:
+        return f"{shown!r} is not an http(s) URL; a target URL starts with http:// or https://"
+    return f"{shown!r} is not an http(s) URL; did you mean {meant}://{rest} ?"
+
+
 def target_problem(
     target: str,
     *,
@@ -93,6 +113,9 @@ def target_problem(
         return f"{shown!r} is not a URL; did you mean http://{text} ?"
     if path.exists():
         return f"{shown!r} is not a card file (it is a directory); {WHAT_A_TARGET_IS}"
+    scheme = _scheme_problem(text, shown)
+    if scheme is not None:
+        return scheme
     if "/" in text or text.endswith(".json"):
         return f"no such card file {shown!r}; {WHAT_A_TARGET_IS}"
     hints = []
