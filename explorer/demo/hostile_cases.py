@@ -537,17 +537,17 @@ _TABLE: list[HostileCase] = [
           "HTTP", "unreachable", ("card_unreachable",), wire=Wire("card", "garbage")),
     _case("card-short-body", "transport", "promises 100 more card bytes than it sends, then closes",
           "unreachable", ("card_unreachable",), wire=Wire("card", "short")),
-    _case("rpc-http-500", "transport", "every interview call gets HTTP 500 with Retry-After: soon, probably",
-          "nonconformant", ("http_status",),
+    _case("rpc-http-500", "transport", "every interview call gets HTTP 500 with Retry-After: soon, probably "
+          "(down, not dishonest)", "unreachable", ("http_status",),
           wire=Wire("rpc", "status", 500, (("Retry-After", "soon, probably"),))),
     _case("card-http-503-retry-after-9999", "transport", "the card gets HTTP 503 with Retry-After in the "
           "year 9999", "unreachable", ("card_unreachable",),
           wire=Wire("card", "status", 503, (("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT"),))),
     _case("rpc-http-429-absurd-retry-after", "transport", "every interview call gets HTTP 429 with a "
-          "1000-digit Retry-After", "nonconformant", ("http_status",), ("rate_limited",),
+          "1000-digit Retry-After (down, not dishonest)", "unreachable", ("http_status",), ("rate_limited",),
           wire=Wire("rpc", "status", 429, (("Retry-After", "9" * 1000),))),
     _case("rpc-http-429-negative-retry-after", "transport", "every interview call gets HTTP 429 with "
-          "Retry-After: -1", "nonconformant", ("http_status",), ("rate_limited",),
+          "Retry-After: -1 (down, not dishonest)", "unreachable", ("http_status",), ("rate_limited",),
           wire=Wire("rpc", "status", 429, (("Retry-After", "-1"),))),
     _case("rpc-http-429-briefly", "transport", "each distinct call is first refused with 429 and "
           "Retry-After: 1, then answered", "conformant", ("rate_limited",), slow=True,
