@@ -3,11 +3,13 @@
 The tests that use it state their routes in a `BaseHTTPRequestHandler` of their own; this module
 only runs it: a `ThreadingHTTPServer` on a free loopback port, in a daemon thread, stopped and
 closed when the `with` block ends. It polls for shutdown every 10 ms (the stdlib default of 0.5 s
-cost half a second per test at teardown).
+cost half a second per test at teardown). `silent_listener` is the other kind of agent a test
+needs: one that takes the connection and never answers.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -55,3 +57,14 @@ class Spy(BaseHTTPRequestHandler):
 
     def log_message(self, *args: Any) -> None:
         pass
+
+
+@contextmanager
+def silent_listener() -> Iterator[socket.socket]:
+    """A socket on 127.0.0.1 that takes connections into its backlog and never answers:
+    `accept()` (60 s timeout) returns once a client has connected."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        listener.settimeout(60)
+        yield listener

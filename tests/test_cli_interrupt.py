@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from http_support import silent_listener
 
 pytestmark = [
     pytest.mark.slow,  # subprocesses interrupted half way
@@ -28,11 +29,7 @@ IGNORING_PARENT = ["sh", "-c", 'trap "" INT; exec "$@"', "sh"]
 
 @pytest.fixture
 def silent() -> Iterator[socket.socket]:
-    """A loopback listener that accepts connections and never answers."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(16)
-        listener.settimeout(60)
+    with silent_listener() as listener:
         yield listener
 
 

@@ -32,6 +32,7 @@ from explorer.commands.common import (
     print_json,
     print_lines,
     say,
+    timeout_hint,
 )
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ def _load(target: str, timeout: float) -> tuple[Any, str, str]:
     problem = exchange.problem()
     if problem is not None:
         why = safe_text(problem, limit=300)
+        if problem.startswith("timeout"):
+            why += f"; {timeout_hint(timeout)}"
         raise _Unreadable("card_unreachable", f"no card at {where}: {why}{also}")
     try:
         doc = strict_parse(exchange.response_body, max_bytes=MAX_CARD_BYTES)

@@ -127,6 +127,21 @@ def verdict_exit(verdict: str) -> int:
     return VERDICT_EXIT.get(verdict, VERDICT_EXIT["unreachable"])
 
 
+def met_timeout(report: Any) -> bool:
+    """Whether a report has a `timeout` finding: a request got no complete answer in time."""
+    findings = report.get("findings") if isinstance(report, dict) else None
+    return any(isinstance(f, dict) and f.get("code") == "timeout" for f in findings or ())
+
+
+def timeout_hint(timeout: float) -> str:
+    """The line said after a request met its timeout: the limit it had and the option that sets it
+    (a message that only says "timeout" leaves a newcomer to guess both)."""
+    from explorer.procedure import Options
+
+    return (f"no complete answer came within the request timeout, {timeout:g} s; a slow agent may "
+            f"need a longer one: --timeout SECONDS (default {Options().timeout:g} s)")  # fmt: skip
+
+
 # --- argparse types and options -----------------------------------------------------------------
 
 

@@ -29,12 +29,14 @@ from explorer.commands.common import (
     config_of,
     error,
     load_trusted_keys,
+    met_timeout,
     open_history,
     plan_of,
     preload_keys,
     print_json,
     print_lines,
     say,
+    timeout_hint,
     verdict_exit,
 )
 from explorer.commands.evidence_options import (
@@ -202,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
         from explorer.commands.verify_many import run_sweep
 
         return run_sweep(args, lambda given, config, load_keys: _options(args, given, config, load_keys))
+    timeout: float | None = None  # the live run's request timeout
     try:
         if args.offline:
             if args.target:
@@ -215,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
                     "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
                 )
             target, options = _options(args, args.target[0], check=True)
+            timeout = options.timeout
             key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
             result = _interview(target, options)
             if result is None:
@@ -224,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
         say(str(exc), COMMAND)
         return EXIT_USAGE
     _print_report(result.report, args.json)
+    if timeout is not None and met_timeout(result.report):
+        say(timeout_hint(timeout), COMMAND)
     if not args.offline and not args.no_history:
         _record(result, args)
     if not args.offline and (args.junit or args.transcripts):

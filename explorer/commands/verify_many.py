@@ -36,8 +36,10 @@ from explorer.commands.common import (
     cached_key_loader,
     config_of,
     load_trusted_keys,
+    met_timeout,
     open_history,
     say,
+    timeout_hint,
     typed_settings,
     verdict_exit,
 )
@@ -139,7 +141,9 @@ def listed_targets(positional: Sequence[str], from_: str | None) -> list[str]:
 class _Outputs:
     """Everything done with a finished run, in completion order; holds no report."""
 
-    def __init__(self, args: argparse.Namespace, total: int, key: RunnerKey | None = None) -> None:
+    def __init__(
+        self, args: argparse.Namespace, total: int, key: RunnerKey | None = None, timeout: float | None = None
+    ) -> None:
         from explorer.core.sweep import Tally
         from explorer.store.sweep_files import JUnitWriter
 
@@ -157,6 +161,8 @@ class _Outputs:
                 say(f"warning: runs will not be recorded in the history: {exc}", COMMAND)
         self.terminal = sys.stderr.isatty()
         self._shown = 0.0
+        self.timeout = timeout  # the request timeout the hint names
+        self.timed_out = 0  # agents with a `timeout` finding, for one hint at the end
         reconfigure = getattr(sys.stdout, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="replace")
@@ -189,6 +195,8 @@ class _Outputs:
             run = sign_or_keep(run, self.key, target)
         report = run.report
         self.tally.add(str(report.get("verdict")))
+        if met_timeout(report):
+            self.timed_out += 1
         # Recorded and written before it is printed: a line on stdout means the run is kept.
         if self.history is not None:
             try:
@@ -244,6 +252,9 @@ class _Outputs:
             self.history.close()
         summary = self.tally.summary(time.perf_counter() - self.began)
         say(summary + (" (interrupted)" if interrupted else ""), COMMAND)
+        if self.timed_out and self.timeout is not None:
+            agents = f"{self.timed_out} agent{'s' if self.timed_out != 1 else ''}"
+            say(f"{agents} met the timeout: {timeout_hint(self.timeout)}", COMMAND)
 
 
 def _line(report: Any, target: str) -> str:
@@ -300,7 +311,7 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
     from explorer.store.sweep_files import SweepFileError
 
     try:
-        outputs = _Outputs(args, len(jobs), key)
+        outputs = _Outputs(args, len(jobs), key, first.timeout if first is not None else None)
     except SweepFileError as exc:  # an unwritable --junit is the user's to fix
         say(str(exc), COMMAND)
         return EXIT_USAGE
