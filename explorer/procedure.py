@@ -44,7 +44,7 @@ from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.outage import all_down
 from explorer.core.run import Exchange, Run
 from explorer.core.security import Scheme, read_security
-from explorer.core.signatures import jku_urls
+from explorer.core.signatures import jku_urls, signature_kids
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.token_trust import Vouch, fetched_key_sets, vouch_for
@@ -392,7 +392,10 @@ class _Attempt:
     async def _jwks(self, doc: Mapping[str, Any]) -> None:
         urls = jku_urls(doc)
         if urls and not self.options.allow_jku:
-            self.tell("jwks", "the card names a jku key set; not fetched (allow it with --allow-jku)")
+            # Advice only where the jku would help: not when the user's keys hold a signer's kid.
+            held = {key.get("kid") for key in (self.keys or {}).get("keys") or () if isinstance(key, Mapping)}
+            if held.isdisjoint(signature_kids(doc)):
+                self.tell("jwks", "the card names a jku key set; not fetched (allow it with --allow-jku)")
             return
         for url in urls[:MAX_JKU]:
             refusal = jku_refusal(url)

@@ -4,13 +4,18 @@ that sets it and its default, the jku note appears only when the jku would have 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from http_support import silent_listener
+
+if TYPE_CHECKING:
+    from explorer.demo.fleet import Fleet
 
 pytestmark = pytest.mark.slow  # the console entry point in subprocesses
 
@@ -41,3 +46,21 @@ def test_an_answer_in_time_gets_no_timeout_hint(tmp_path: Path) -> None:
     card = REPO / "examples" / "agent-card.json"
     done = _cli("verify", str(card), "--no-history", home=tmp_path)
     assert "--timeout" not in done.stderr
+
+
+def test_the_jku_note_is_said_only_when_the_jku_would_have_helped(fleet: Fleet, tmp_path: Path) -> None:
+    """Without keys the note says how to check the signature; with `--keys` holding the signer's
+    key the signature is verified and the note, which would only send the user after a key they
+    have, is not said."""
+    from explorer.demo.keyfile import public_jwks
+
+    keys = tmp_path / "demo-keys.jwks"
+    keys.write_text(json.dumps(public_jwks(fleet.agents.values())), encoding="utf-8")
+    steady = fleet.agents["steady"].card_url
+    note = "not fetched (allow it with --allow-jku)"
+    without = _cli("verify", steady, "--json", "--no-history", home=tmp_path)
+    assert json.loads(without.stdout)["card"]["signature"]["status"] == "unverifiable"
+    assert note in without.stderr
+    with_keys = _cli("verify", steady, "--json", "--no-history", "--keys", str(keys), home=tmp_path)
+    assert json.loads(with_keys.stdout)["card"]["signature"]["status"] == "verified"
+    assert note not in with_keys.stderr and "jwks" not in with_keys.stderr

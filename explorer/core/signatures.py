@@ -27,7 +27,7 @@ import copy
 import functools
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,6 +50,7 @@ __all__ = [
     "payload_bytes",
     "public_jwks",
     "sign_card",
+    "signature_kids",
     "unsigned_members",
     "verify_card",
 ]
@@ -405,23 +406,35 @@ def verify_card(
     raise AssertionError("unreachable: every check has a status")
 
 
-def jku_urls(card_doc: Mapping[str, Any]) -> list[str]:
-    """The distinct `jku` URLs named by the card's protected headers, in order."""
+def _protected_headers(card_doc: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """The readable protected headers of the card's signatures, in order."""
     sigs = card_doc.get("signatures") if isinstance(card_doc, Mapping) else None
-    if not isinstance(sigs, list):
-        return []
-    urls: list[str] = []
-    for entry in sigs:
+    for entry in sigs if isinstance(sigs, list) else ():
         if not isinstance(entry, Mapping):
             continue
         try:
-            header = _header(entry.get("protected"))
+            yield _header(entry.get("protected"))
         except _Bad:
             continue
-        jku = header.get("jku")
-        if isinstance(jku, str) and jku not in urls:
-            urls.append(jku)
-    return urls
+
+
+def _distinct(card_doc: Mapping[str, Any], member: str) -> list[str]:
+    found: list[str] = []
+    for header in _protected_headers(card_doc):
+        value = header.get(member)
+        if isinstance(value, str) and value not in found:
+            found.append(value)
+    return found
+
+
+def jku_urls(card_doc: Mapping[str, Any]) -> list[str]:
+    """The distinct `jku` URLs named by the card's protected headers, in order."""
+    return _distinct(card_doc, "jku")
+
+
+def signature_kids(card_doc: Mapping[str, Any]) -> list[str]:
+    """The distinct `kid`s named by the card's protected headers, in order."""
+    return _distinct(card_doc, "kid")
 
 
 # --------------------------------------------------------------------------------------------
