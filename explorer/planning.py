@@ -77,8 +77,30 @@ def values(
                 raise PlanError(str(exc)) from None
         value = settings.combine(setting, found)
         if value is not None:
+            if setting.secret:
+                _refuse_short(setting, value)
             out[setting.name] = value
     return out
+
+
+def _refuse_short(setting: settings.Setting, value: Any) -> None:
+    """PlanError for a secret too short to be kept out of the records (`core.scrub`): a value of
+    fewer than 4 characters cannot be told apart from ordinary text in what an agent sends back.
+    A `--header` whose name says it carries a credential (`Authorization`, `X-Api-Key`, ...)
+    counts, and so does the credential after its auth scheme; a short value of another header
+    (`X-Debug: 1`) is sent, recorded as `<redacted>`, and not looked for in what comes back."""
+    from explorer.core.scrub import MIN_LENGTH, is_secret_header, secret_parts, too_short
+
+    why = (
+        f"is under {MIN_LENGTH} characters: a secret that short cannot be told apart from ordinary text "
+        "in what an agent sends back, so it could not be kept out of what is recorded (and it is guessable)"
+    )
+    if setting.name == "headers":
+        for name, text in value:
+            if is_secret_header(name) and any(too_short(part) for part in secret_parts(text)[:2]):
+                raise PlanError(f"--header {name}: the credential {why}")
+    elif isinstance(value, str) and too_short(value):
+        raise PlanError(f"{setting.flag}: the secret {why}")
 
 
 def plan(

@@ -162,17 +162,19 @@ def default_runner() -> str:
 
 
 class _Teller:
-    """Sends Progress for one attempt; a failing callback never breaks the interview."""
+    """Sends Progress for one attempt; a failing callback never breaks the interview. Messages
+    quote what agents sent (URLs, errors), so each is cleaned of the run's secrets (`clean`)."""
 
     def __init__(self, callback: ProgressCallback | None) -> None:
         self._callback = callback
         self.attempt = 1
+        self.clean: Callable[[str], str] = str
 
     def __call__(self, step: str, message: str, question: str | None = None) -> None:
         if self._callback is None:
             return
         try:
-            self._callback(Progress(step, question, self.attempt, message))
+            self._callback(Progress(step, question, self.attempt, self.clean(message)))
         except Exception:  # noqa: BLE001 - a UI hook must not abort a verification
             self._callback = None
 
@@ -534,7 +536,15 @@ async def run_interview(
     plain_url = is_url(target) and classify_reference(target).kind == "other"
     secret_origin = target if plain_url else None
     report: dict[str, Any] | None = None
-    fetcher = Fetcher(limits, secret_headers=dict(options.headers), secret_origin=secret_origin, gate=gate)
+    credentials = options.secrets.values() if options.secrets is not None else ()
+    fetcher = Fetcher(
+        limits,
+        secret_headers=dict(options.headers),
+        secret_origin=secret_origin,
+        secrets=credentials,
+        gate=gate,
+    )
+    tell.clean = fetcher.clean_text
     async with fetcher:
         attempt = 1
         while True:

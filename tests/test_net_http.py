@@ -260,7 +260,8 @@ async def test_secrets_go_only_to_their_origin_and_are_redacted(server: RawServe
     async with Fetcher(Limits(timeout=2.0), secret_headers=secrets, secret_origin=server.base) as f:
         home = await f.get(server.base + "/echo", purpose="card")
         away = await f.get(f"http://localhost:{server.port}/echo", purpose="jwks")
-    assert json.loads(home.response_body)["authorization"] == "Bearer s3cret"
+    assert server.seen_headers[0]["authorization"] == "Bearer s3cret"  # sent home, echoed back...
+    assert json.loads(home.response_body)["authorization"] == REDACTED  # ...and never kept
     assert "authorization" not in json.loads(away.response_body)
     assert ("Authorization", REDACTED) in home.request_headers
     transcript = json.dumps([e.to_json() for e in f.exchanges])

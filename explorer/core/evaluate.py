@@ -47,7 +47,7 @@ from explorer.core.diff import CardPair, ProjectionResult, diff_question
 from explorer.core.findings import PROBES, QUESTIONS, UNACTIVATED_PROBES, Finding, finding, ordered
 from explorer.core.openclasp import consistency_problems, verify_attestation
 from explorer.core.outage import all_down, down_answer
-from explorer.core.run import Exchange
+from explorer.core.run import REDACTED, Exchange
 from explorer.core.signatures import verify_card
 from explorer.core.sow import ProposalCheck, check_proposal
 from explorer.core.strict_json import StrictJsonError, describe_type
@@ -427,11 +427,20 @@ def _signature(
               "unsigned bytes")
     elif status == "invalid":
         a.add("card_signature_invalid", "a card signature fails with a known key under every payload form"
-              + why, member="/signatures")
+              + why + _scrubbed_note(exs), member="/signatures")
     elif status == "unverifiable":
         a.add("card_signature_unverifiable", "the card signature cannot be checked (no key for its kid, or "
               "an algorithm outside the allow-list)" + why, member="/signatures")
     return sig
+
+
+def _scrubbed_note(exs: Sequence[Exchange]) -> str:
+    """Why a signature may fail over the recorded card: a secret of the run was replaced in it."""
+    card_ex, _ = _last(exs, "card")
+    if card_ex is None or REDACTED.encode() not in card_ex.response_body:
+        return ""
+    return (f"; the card as recorded holds {REDACTED} where a secret of this run was replaced (an agent "
+            "that echoes one, or a header value that also occurs in the card): the bytes signed did not")
 
 
 def _signature_detail(sig: Mapping[str, Any]) -> str:

@@ -44,10 +44,11 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from explorer.core.auth_findings import TOKEN_PURPOSE, UNTRUSTED, oauth_error, token_problem
-from explorer.core.run import REDACTED, Exchange
+from explorer.core.run import Exchange
+from explorer.core.scrub import MIN_LENGTH, secret_parts, too_short
 from explorer.core.security import Scheme, Security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
@@ -305,16 +306,44 @@ def _token_request(
 # --- obtaining a token -------------------------------------------------------------------------
 
 
-def _redact_token_response(ex: Exchange) -> Exchange:
-    """The token exchange as recorded: issued tokens replaced, nothing else changed."""
+class _Members(list[tuple[str, Any]]):
+    """A JSON object as its members in order, duplicates kept (json's `object_pairs_hook`)."""
+
+
+def _is_token_name(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _TOKEN_MEMBERS or lowered == "token" or lowered.endswith("_token")
+
+
+def issued_secrets(ex: Exchange) -> list[str]:
+    """Every token a token endpoint's answer hands out, however it is written: JSON (every member
+    named like a token at any depth, each of duplicate members), or a form (`access_token=...`,
+    as some servers answer). These are scrubbed before the exchange is recorded; what the answer
+    is judged by (`core.auth_findings.token_problem`) stays strict."""
+    body = ex.response_body
+    if not body:
+        return []
+    found: list[str] = []
     try:
-        doc = strict_parse(ex.response_body) if ex.response_body else None
-    except StrictJsonError:
-        return ex
-    if not isinstance(doc, dict) or not any(k in doc for k in _TOKEN_MEMBERS):
-        return ex
-    kept = {k: (REDACTED if k in _TOKEN_MEMBERS else v) for k, v in doc.items()}
-    return replace(ex, response_body=json.dumps(kept, separators=(",", ":")).encode("utf-8"))
+        doc = json.loads(body, object_pairs_hook=_Members)
+    except (ValueError, RecursionError):
+        doc = None
+    if doc is not None:
+        stack = [doc]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _Members):
+                for name, value in node:
+                    if isinstance(value, str) and _is_token_name(name):
+                        found.append(value)
+                    else:
+                        stack.append(value)
+            elif isinstance(node, list):
+                stack.extend(node)
+        return found
+    text = body.decode("utf-8", "replace")
+    pairs = parse_qsl(text, keep_blank_values=True)
+    return [value for name, value in pairs if value and _is_token_name(name)]
 
 
 def _is_web(url: str) -> bool:
@@ -351,13 +380,14 @@ async def _ask_token(fetcher: Fetcher, request: TokenRequest, method: str, attem
     body = prepare_token_request("client_credentials", scope=list(request.scopes) or None)
     client = ClientAuth(request.client_id, request.client_secret, method)
     url, headers, body = client.prepare("POST", request.token_url, {}, body)
+    fetcher.scrub(part for value in headers.values() for part in secret_parts(value))  # Basic id:secret
     return await fetcher.post(
         url,
         body.encode("utf-8"),
         purpose=TOKEN_PURPOSE,
         attempt=attempt,
         headers={"Content-Type": "application/x-www-form-urlencoded", **headers},
-        redact=_redact_token_response,
+        reveals=issued_secrets,
     )
 
 
@@ -367,10 +397,7 @@ async def fetch_token(fetcher: Fetcher, request: TokenRequest, attempt: int = 1)
     ex = await _ask_token(fetcher, request, "client_secret_basic", attempt)
     if ex.error is None and (ex.status == 401 or oauth_error(ex)[0] == "invalid_client"):
         ex = await _ask_token(fetcher, request, "client_secret_post", attempt)
-    token = _read_token(ex)
-    if token is not None:
-        fetcher.scrub(str(token.get(k)) for k in _TOKEN_MEMBERS if token.get(k))
-    return token
+    return _read_token(ex)
 
 
 def record_refusal(
@@ -379,9 +406,7 @@ def record_refusal(
     """Record a token request that was not made, so the report (and an offline re-check) says why:
     `auth_token_url_untrusted` when the card's URL was not vouched for, else `auth_failed`."""
     error = f"{UNTRUSTED}{problem}" if untrusted else f"refused: {problem}"
-    fetcher.exchanges.append(
-        Exchange(purpose=TOKEN_PURPOSE, attempt=attempt, method="POST", url=url, error=error)
-    )
+    fetcher.record(Exchange(purpose=TOKEN_PURPOSE, attempt=attempt, method="POST", url=url, error=error))
 
 
 class AuthSession:
@@ -480,12 +505,25 @@ class AuthSession:
                 if token is None:
                     self.say("the token endpoint did not issue an access token")
                     return False
+                if too_short(str(token["access_token"])):
+                    self._refuse_short(choice.token.token_url, len(str(token["access_token"])))
+                    return False
                 self.tokens.put(key, token)
             else:
                 self.fetcher.scrub([str(token["access_token"])])
         headers = {**choice.headers, "Authorization": f"Bearer {token['access_token']}"}
         self.fetcher.set_auth(headers, self.endpoint)
         return True
+
+    def _refuse_short(self, url: str, length: int) -> None:
+        """An access token too short to be told from ordinary text in what the agent sends back
+        could not be kept out of the records, so it is never sent (`auth_failed` says why)."""
+        problem = (
+            f"the token endpoint issued an access token of {length} character(s); one under {MIN_LENGTH} "
+            "cannot be kept out of what is recorded, so it is not sent"
+        )
+        record_refusal(self.fetcher, url, problem, self.attempt)
+        self.say(f"no access token: {problem}")
 
     def valid_now(self) -> bool:
         """False when the installed token has expired (the caller then calls `ensure`)."""

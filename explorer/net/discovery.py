@@ -157,7 +157,7 @@ async def discover_card(
         if path.is_file():
             tell(f"reading the card from the file {path}")
             ex = read_card_file(path, fetcher.limits.max_bytes, attempt)
-            fetcher.exchanges.append(ex)
+            ex = fetcher.record(ex)
             return ex, "file"
     reference = classify_reference(target)
     if reference.kind in ("profile", "public_card", "a2a_card") or (
@@ -174,7 +174,7 @@ async def discover_card(
                 f"transport: {target!r} is not a URL, an existing card file or a known agent "
                 "(for an OpenClasp slug or id, give --openclasp BASE_URL)",
             )
-            fetcher.exchanges.append(ex)
+            ex = fetcher.record(ex)
             return ex, "none"
     if urlsplit(target).path.endswith(".json"):
         tell(f"fetching the card URL {target}")
@@ -198,7 +198,7 @@ async def _openclasp(
     what = f"profile {ref.slug!r}" if ref.kind == "profile" else f"reference {ref.reference!r}"
     if resolve_url is None:
         ex = _failed_card(ref.reference, attempt, "transport: no OpenClasp base URL to resolve the reference")
-        fetcher.exchanges.append(ex)
+        ex = fetcher.record(ex)
         return ex, via
     say(f"OpenClasp {what}; resolving it at {resolve_url}")
     card_url, problem = await _resolve(fetcher, resolve_url, attempt, say)
@@ -206,7 +206,7 @@ async def _openclasp(
         say(f"OpenClasp could not resolve the {what}: {problem}")
         error = f"transport: OpenClasp could not resolve the {what} ({problem})"
         ex = _failed_card(ref.reference, attempt, error)
-        fetcher.exchanges.append(ex)
+        ex = fetcher.record(ex)
         return ex, via
     say(f"OpenClasp resolved the {what}; the card comes from {card_url}")
     return await _get_card(fetcher, card_url, attempt), via

@@ -15,9 +15,12 @@ Credentials chosen from the card's security schemes (`set_auth`) have their own 
 JSON-RPC interface's, and go only on requests that ask for them (`post(..., credentials=True)`,
 the interview calls): a card, key set, proposal or discovery document served from that same
 origin is still fetched without them, on a re-run too. Every secret value the fetcher knows
-(`scrub`) is replaced by `<redacted>` wherever it would be recorded, even when an agent echoes
-it back in a body. No cookie is ever kept (neither client has a jar that stores one), so no
-state set by one origin travels to another.
+(`scrub`: the header values, the credentials, the tokens a token endpoint issues) is replaced by
+`<redacted>` in every field of every exchange it keeps, however an agent re-encodes it when it
+echoes it back (`explorer.core.scrub`), and callers get the exchange as kept, so nothing they
+print or judge holds a secret either; only a token request's caller sees the answer as received.
+No cookie is ever kept (neither client has a jar that stores one), so no state set by one origin
+travels to another.
 
 A 429 that is waited out leaves two exchanges with the same purpose and attempt: the 429 and
 the retry. Readers take the last one as the answer and may report the first as rate limiting.
@@ -41,6 +44,7 @@ from urllib.parse import urljoin
 
 from explorer import __version__
 from explorer.core.run import REDACTED, Exchange
+from explorer.core.scrub import Scrubber, secret_parts, too_short
 from explorer.net.gate import HostGate
 from explorer.net.origins import Blocked, PinnedTarget, origin, resolve_public
 from explorer.net.plain import Answer, PlainError, PlainPool, Target, plain_target
@@ -56,6 +60,8 @@ _CONNECT_FAILURES = (OSError, ValueError, OverflowError, IndexError)
 # Connections one Fetcher may have open at once, and keep idle, on either client.
 _MAX_CONNECTIONS = 20
 _MAX_IDLE = 10
+# What an answer hands out that must be scrubbed from then on (an OAuth token endpoint's tokens).
+Reveals = Callable[[Exchange], Iterable[str]]
 # Never sent anywhere in clear in a transcript, whoever supplied them.
 _ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
 
@@ -124,6 +130,7 @@ class Fetcher:
         *,
         secret_headers: Mapping[str, str] | None = None,
         secret_origin: str | None = None,
+        secrets: Iterable[str] = (),
         verify: ssl.SSLContext | bool = True,
         gate: HostGate | None = None,
     ) -> None:
@@ -138,7 +145,13 @@ class Fetcher:
         self._open = False
         self._auth: dict[str, str] = {}
         self._auth_origin: str | None = None
-        self._scrub: list[bytes] = []
+        # Every secret of the run: never recorded, however an agent re-encodes it (core.scrub).
+        self._scrubber = Scrubber(secrets)
+        # A header value under MIN_LENGTH (`X-Debug: 1`; planning refuses one under a credential's
+        # name) cannot be told from ordinary text: it is recorded as `<redacted>` where it is sent,
+        # and not looked for in what comes back.
+        parts = (part for value in self._secrets.values() for part in secret_parts(value))
+        self.scrub(part for part in parts if not too_short(part))
 
     async def __aenter__(self) -> Fetcher:
         self._open = True
@@ -202,20 +215,23 @@ class Fetcher:
         """Credential headers for requests to `url`'s origin only (recorded as `<redacted>`)."""
         self._auth = dict(headers)
         self._auth_origin = origin(url) if url and headers else None
-        self.scrub(headers.values())
+        self.scrub(part for value in headers.values() for part in secret_parts(value))
 
     def scrub(self, values: Iterable[str]) -> None:
-        """Never record these values: each is replaced by `<redacted>` in every exchange kept."""
-        from urllib.parse import quote, quote_plus
+        """Never record these values: each is replaced by `<redacted>` in every exchange kept,
+        in whatever JSON or URL encoding it comes back (`explorer.core.scrub`)."""
+        self._scrubber.add(values)
 
-        for value in values:
-            if len(value) < 6:  # too short to replace without mangling unrelated bytes
-                continue
-            for form in {value, quote(value, safe=""), quote_plus(value)}:
-                raw = form.encode("utf-8")
-                if raw not in self._scrub:
-                    self._scrub.append(raw)
-        self._scrub.sort(key=len, reverse=True)  # a secret containing another is replaced whole
+    def clean_text(self, text: str) -> str:
+        """`text` without any secret of this run (progress messages quote what agents sent)."""
+        return self._scrubber.clean_text(text)
+
+    def record(self, exchange: Exchange) -> Exchange:
+        """Keep an exchange made without a request (a card file, a token request refused), cleaned
+        of every secret as every fetched one is; returns it as kept."""
+        kept = self._cleaned(exchange)
+        self.exchanges.append(kept)
+        return kept
 
     @property
     def has_secrets(self) -> bool:
@@ -239,49 +255,45 @@ class Fetcher:
         purpose: str,
         attempt: int = 1,
         headers: Mapping[str, str] | None = None,
-        redact: Callable[[Exchange], Exchange] | None = None,
+        reveals: Reveals | None = None,
         credentials: bool = False,
     ) -> Exchange:
-        """A POST. The caller gets the exchange as received; what is recorded goes through
-        `redact` first (an OAuth token request's answer loses the issued tokens). With
-        `credentials`, the `set_auth` credentials go along when the URL is on their origin."""
-        return await self._request(_Ask("POST", url, body, purpose, attempt, headers, credentials), redact)
+        """A POST. With `credentials`, the `set_auth` credentials go along when the URL is on
+        their origin. `reveals` names the secrets an answer hands out (an OAuth token endpoint's
+        tokens): they are scrubbed from then on, and the caller alone gets the answer as
+        received; otherwise the caller gets the exchange as recorded."""
+        ask = _Ask("POST", url, body, purpose, attempt, headers, credentials)
+        return await self._request(ask, reveals)
 
-    async def _request(self, ask: _Ask, redact: Callable[[Exchange], Exchange] | None = None) -> Exchange:
+    async def _request(self, ask: _Ask, reveals: Reveals | None = None) -> Exchange:
         exchange = await self._follow(ask)
         if exchange.status == 429 and exchange.error is None:
             wait = retry_after_seconds(exchange.header("retry-after"))
             if wait is not None and wait <= self.limits.max_retry_wait:
-                self._record(exchange, redact)
+                self.record(exchange)
                 await asyncio.sleep(wait)
                 exchange = await self._follow(ask)
-        self._record(exchange, redact)
-        return exchange
+        if reveals is not None:
+            self.scrub(reveals(exchange))
+            self.record(exchange)
+            return exchange
+        return self.record(exchange)
 
-    def _record(self, exchange: Exchange, redact: Callable[[Exchange], Exchange] | None) -> None:
-        kept = redact(exchange) if redact is not None else exchange
-        if self._scrub:
-            kept = replace(
-                kept,
-                url=self._clean_text(kept.url),
-                request_body=self._clean(kept.request_body),
-                response_body=self._clean(kept.response_body) or b"",
-                response_headers=tuple((n, self._clean_text(v)) for n, v in kept.response_headers),
-                error=self._clean_text(kept.error) if kept.error is not None else None,
-            )
-        self.exchanges.append(kept)
-
-    def _clean(self, data: bytes | None) -> bytes | None:
-        if not data:
-            return data
-        for raw in self._scrub:
-            if raw in data:
-                data = data.replace(raw, REDACTED.encode("ascii"))
-        return data
-
-    def _clean_text(self, text: str) -> str:
-        cleaned = self._clean(text.encode("utf-8", "surrogateescape"))
-        return cleaned.decode("utf-8", "surrogateescape") if cleaned is not None else text
+    def _cleaned(self, ex: Exchange) -> Exchange:
+        """The exchange with every secret replaced, in every recorded field (an agent may echo one
+        in a header name, a redirect's Location, an error it caused, a URL it made us fetch)."""
+        if not self._scrubber:
+            return ex
+        text = self._scrubber.clean_text
+        return replace(
+            ex,
+            url=text(ex.url),
+            request_headers=tuple((text(n), text(v)) for n, v in ex.request_headers),
+            request_body=self._scrubber.clean(ex.request_body) if ex.request_body else ex.request_body,
+            response_headers=tuple((text(n), text(v)) for n, v in ex.response_headers),
+            response_body=self._scrubber.clean(ex.response_body),
+            error=text(ex.error) if ex.error is not None else None,
+        )
 
     async def _follow(self, ask: _Ask) -> Exchange:
         """One logical request: follows same-origin redirects and returns the last hop."""
