@@ -323,9 +323,12 @@ class PostgresHistory(SqlHistory):
 # already were; a new exchange list is linked to its bodies; the agent's row is upserted, which
 # locks it (two runs of one agent are recorded one after the other), counts the run and decides
 # `changed` against the agent's previous run from the values kept on that row; the run goes in
-# under the id the upsert drew. A document another runner committed after this statement's
-# snapshot is found by neither branch of `docs`: its id is then NULL, the NOT NULL constraint
-# fails the whole statement, and it runs again (`_retrying`), as it does when a link is missing.
+# under the id the upsert drew. That id is drawn under the lock (in DO UPDATE, not from the
+# VALUES, which are computed before the conflict is met), so one agent's runs get increasing ids
+# in the order they are recorded, and `changed` always compares with the run before by id. A
+# document another runner committed after this statement's snapshot is found by neither branch
+# of `docs`: its id is then NULL, the NOT NULL constraint fails the whole statement, and it runs
+# again (`_retrying`), as it does when a link is missing.
 _CHANGED = """(a.last_verdict, a.last_card, a.last_answers)
     IS DISTINCT FROM (EXCLUDED.last_verdict, EXCLUDED.last_card, EXCLUDED.last_answers)"""
 _RECORD = f"""
@@ -354,7 +357,7 @@ WITH input(sha256, size, encoding, body) AS (
     ON CONFLICT (agent) DO UPDATE SET
         name = COALESCE(EXCLUDED.name, a.name),
         runs = a.runs + 1,
-        last_run = EXCLUDED.last_run,
+        last_run = nextval(pg_get_serial_sequence('runs', 'id')),
         churn = a.churn + CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
         last_change_at = CASE WHEN {_CHANGED} THEN %(recorded_at)s ELSE a.last_change_at END,
         last_changed = CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
