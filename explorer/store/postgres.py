@@ -323,9 +323,11 @@ class PostgresHistory(SqlHistory):
 # already were; a new exchange list is linked to its bodies; the agent's row is upserted, which
 # locks it (two runs of one agent are recorded one after the other), counts the run and decides
 # `changed` against the agent's previous run from the values kept on that row; the run goes in
-# under the id the upsert drew. That id is drawn under the lock (in DO UPDATE, not from the
-# VALUES, which are computed before the conflict is met), so one agent's runs get increasing ids
-# in the order they are recorded, and `changed` always compares with the run before by id. A
+# under the id the upsert drew. For a known agent that id is drawn under the lock (in DO UPDATE,
+# not from the VALUES, which are computed before the conflict is met, and draw one only for an
+# agent not there yet), so one agent's runs get increasing ids in the order they are recorded,
+# and `changed` always compares with the run before by id. An agent forgotten between the two
+# gets a run without an id, which fails on the primary key and runs again. A
 # document another runner committed after this statement's snapshot is found by neither branch
 # of `docs`: its id is then NULL, the NOT NULL constraint fails the whole statement, and it runs
 # again (`_retrying`), as it does when a link is missing.
@@ -352,8 +354,10 @@ WITH input(sha256, size, encoding, body) AS (
 ), ag AS (
     INSERT INTO agents AS a (agent, name, runs, last_run, churn, last_change_at, last_verdict, last_card,
                              last_answers, last_changed)
-    VALUES (%(agent)s, %(name)s, 1, nextval(pg_get_serial_sequence('runs', 'id')), 0, NULL, %(verdict)s,
-            %(card_sha256)s, %(answers_sha256)s, 0)
+    VALUES (%(agent)s, %(name)s, 1,
+            CASE WHEN NOT EXISTS (SELECT 1 FROM agents WHERE agent = %(agent)s)
+                 THEN nextval(pg_get_serial_sequence('runs', 'id')) END,
+            0, NULL, %(verdict)s, %(card_sha256)s, %(answers_sha256)s, 0)
     ON CONFLICT (agent) DO UPDATE SET
         name = COALESCE(EXCLUDED.name, a.name),
         runs = a.runs + 1,
