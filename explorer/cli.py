@@ -16,13 +16,14 @@ import sys
 from collections.abc import Callable, Sequence
 
 from explorer import __version__
-from explorer.commands.common import add_home_argument, add_setting_arguments, add_watch_every_argument
+from explorer.commands.common import add_explorer_arguments
 
 # name -> (module under explorer.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "card": ("card", "show a card's layout, extensions and signatures (offline or one GET)"),
     "verify": ("verify", "interview an agent and diff its answers against its signed documents"),
     "demo": ("demo", "start the reference agents on loopback (and open the TUI on them)"),
+    "serve": ("serve", "serve the explorer to a web browser on this machine (one URL with a token)"),
     "history": ("history", "list recorded runs, newest first"),
     "show": ("show", "print a recorded run's report (offline)"),
     "replay": ("replay", "run a recorded interview again now and report what changed"),
@@ -72,17 +73,7 @@ def _tui_parser() -> argparse.ArgumentParser:
         prog="interview-explorer",
         description="Open the explorer (TUI). Commands: " + ", ".join(COMMANDS) + " (see --help).",
     )
-    parser.add_argument("target", nargs="?", help="URL, card file, OpenClasp reference or history run id")
-    add_home_argument(parser)
-    add_setting_arguments(parser, "tui")
-    add_watch_every_argument(parser)
-    parser.add_argument(
-        "--from",
-        dest="from_",
-        default=None,
-        metavar="FILE",
-        help="open the fleet view and sweep the targets listed in FILE (one per line)",
-    )
+    add_explorer_arguments(parser)
     return parser
 
 

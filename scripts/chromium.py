@@ -17,6 +17,10 @@ Nothing here is imported by the explorer; load it by path:
 - `start(profile, size=(1280, 800), performance_log=False)`: a Selenium `WebDriver`; the caller
   quits it. With `performance_log`, `driver.get_log("performance")` returns the DevTools
   Network events (see `requested_urls`).
+- `tap_websockets(driver, marker)`: from the next page on, what the page's WebSockets receive is
+  kept as text (`tapped_text(driver)`), and the moment `marker` first arrives and the moment two
+  animation frames later (the terminal has drawn it) are kept too (`tapped_times(driver)`). For
+  pages that draw into a canvas, where Selenium cannot read the text.
 """
 
 from __future__ import annotations
@@ -101,6 +105,54 @@ def start(profile: Path, *, size: tuple[int, int] = (1280, 800), performance_log
         options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     service = Service(executable_path=str(driver_path()))
     return webdriver.Chrome(service=service, options=options)
+
+
+_TAP = """
+(() => {
+  const marker = %s;
+  const decoder = new TextDecoder();
+  const escapes = /\\x1b\\[[0-9;?<>=]*[ -\\/]*[@-~]|\\x1b\\][^\\x07]*\\x07/g;
+  const tap = { text: "", seen: null, painted: null };
+  window.__tap = tap;
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        if (typeof event.data === "string") return;
+        const text = decoder.decode(event.data, { stream: true }).replace(escapes, "");
+        tap.text = (tap.text + text).slice(-500000);
+        if (marker && tap.seen === null && tap.text.includes(marker)) {
+          tap.seen = performance.now();
+          requestAnimationFrame(() => requestAnimationFrame(() => { tap.painted = performance.now(); }));
+        }
+      });
+    }
+  };
+})();
+"""
+
+
+def tap_websockets(driver: Any, marker: str | None = None) -> None:
+    """Keep what the next pages' WebSockets receive (see the module's docstring)."""
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _TAP % json.dumps(marker)})
+
+
+def tapped_text(driver: Any) -> str:
+    return str(driver.execute_script("return window.__tap ? window.__tap.text : ''"))
+
+
+def tapped_times(driver: Any) -> tuple[float | None, float | None]:
+    """When the marker arrived and when it was drawn, in seconds since the Unix epoch (or None)."""
+    found = driver.execute_script(
+        "const t = window.__tap; if (!t) return null;"
+        "const o = performance.timeOrigin;"
+        "return [t.seen === null ? null : o + t.seen, t.painted === null ? null : o + t.painted];"
+    )
+    if not found:
+        return None, None
+    seen, painted = found
+    return (seen / 1000 if seen is not None else None, painted / 1000 if painted is not None else None)
 
 
 def requested_urls(entries: Iterable[dict[str, Any]]) -> list[str]:

@@ -119,3 +119,18 @@ def test_a_plain_verify_loads_no_oauth_or_attestation_library(tmp_path: Path) ->
             assert _modules_after(argv, home, PLAIN_RUN_NEEDS_NONE_OF) == [], f"`{' '.join(argv)}`"
     finally:
         fleet.stop()
+
+
+def test_the_served_explorer_imports_the_tui_only_in_its_session_processes(tmp_path: Path) -> None:
+    """`serve` checks a session, imports its web server and binds before it serves; none of that
+    loads textual in the server's own process (each browser tab's process imports it)."""
+    import socket
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with socket.socket() as busy:  # the port is taken, so serve stops with status 2 after binding
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        for argv in (["serve", "--help"], ["serve", "--port", port], ["demo", "--help"]):
+            assert _modules_after(argv, home) == [], f"`interview-explorer {' '.join(argv)}` imported the TUI"

@@ -220,6 +220,21 @@ def add_setting_arguments(
     add_arguments(parser, command, helps=helps)
 
 
+def add_explorer_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the explorer opens with, in a terminal or served to a browser: TARGET and its options."""
+    parser.add_argument("target", nargs="?", help="URL, card file, OpenClasp reference or history run id")
+    add_home_argument(parser)
+    add_setting_arguments(parser, "tui")
+    add_watch_every_argument(parser)
+    parser.add_argument(
+        "--from",
+        dest="from_",
+        default=None,
+        metavar="FILE",
+        help="open the fleet view and sweep the targets listed in FILE (one per line)",
+    )
+
+
 # --- what the options become --------------------------------------------------------------------
 
 

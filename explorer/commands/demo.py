@@ -16,6 +16,11 @@
   default `demo-keys.jwks` in the explorer's home) and stderr shows a copy-paste `verify` line
   using it: without trusted keys every demo signature is only "unverifiable" headless, and
   `forged` would look conformant (`explorer.demo.keyfile`).
+- `demo --browser [--browser-port N] [--max-sessions N]`: start the fleet (and `--crowd N`) and
+  serve the explorer on it to a web browser, as `serve` does (`explorer.commands.serve`): stdout
+  is the one URL to open, the agents are listed on stderr. Never imports textual either; every
+  browser tab is an explorer process that adopts the agents from a handover
+  (`explorer.web.handover`).
 - `demo --list`: print the variants table (name, expected verdict, expected codes, description)
   without starting anything.
 
@@ -54,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="the crowd's seed (default 0)")
     parser.add_argument("--crowd-only", action="store_true",
                         help="with --crowd: start the crowd without the reference agents")
+    parser.add_argument("--browser", action="store_true",
+                        help="serve the explorer on the agents to a web browser on this machine "
+                        "(prints one URL with a token, as `serve` does)")
+    from explorer.commands.serve import add_serving_arguments
+
+    add_serving_arguments(parser, prefix="browser-")
     parser.add_argument("--keys-out", default=None, metavar="FILE",
                         help="with --serve: where to write the agents' public keys as a JWKS for "
                         "`verify --keys` (default: demo-keys.jwks in the explorer's home)")
@@ -139,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
     if args.crowd_only and args.only:
         say("give either --only or --crowd-only, not both", "demo")
         return 2
+    if args.browser and args.serve:
+        say("give either --serve (headless) or --browser, not both", "demo")
+        return 2
     from explorer.demo.fleet import Fleet, FleetError
 
     with _stop_on_signal() as stop:
@@ -150,6 +164,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.serve:
                 return _serve_with_crowd(fleet, stop, args)
+            if args.browser:
+                if args.crowd:
+                    return _with_crowd(fleet, args, lambda crowd: _serve_browser(fleet, args, crowd))
+                return _serve_browser(fleet, args)
             launcher = _tui_launcher(args)
             if launcher is not None and args.crowd:
                 return _explore_crowd(launcher, fleet, args)
@@ -190,6 +208,24 @@ def _with_crowd(fleet: Any, args: argparse.Namespace, use: Callable[[Any], int])
         return use(crowd)
     finally:
         crowd.stop()
+
+
+def _serve_browser(fleet: Any, args: argparse.Namespace, crowd: Any = None) -> int:
+    """`demo --browser`: the agents on stderr, then the explorer served on them (`serve`'s way)."""
+    from explorer.commands.serve import serve_explorer
+    from explorer.web.binding import DEFAULT_HOST, plan_binding
+    from explorer.web.handover import Launch, demo_handover
+
+    with contextlib.redirect_stdout(sys.stderr):  # stdout holds the URL alone, as with `serve`
+        _print_agents(fleet, verbose=True)
+    options = {"home": args.home, "watch_every": args.watch_every}
+    launch = Launch(options=options, demo=demo_handover(fleet, crowd))
+    try:
+        binding = plan_binding(DEFAULT_HOST, args.web_port)
+    except ValueError as exc:
+        say(str(exc), "demo")
+        return 2
+    return serve_explorer(launch, binding, args.max_sessions, home=args.home)
 
 
 def _keys_path(args: argparse.Namespace) -> Path:

@@ -12,7 +12,6 @@ them as Enter, Tab, Backspace and newline.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from textual.app import App, SystemCommand
@@ -274,21 +273,10 @@ class ExplorerApp(App[int]):
 
     # ---- services --------------------------------------------------------------------------------
     def copy_text(self, text: str, what: str) -> None:
-        """OSC 52 plus a fallback; a toast says where the text went either way."""
-        from explorer.config import home_dir
-        from explorer.tui.clipboard import fallback_copy
+        """Copy `text` (explorer.tui.clipboard: the terminal's clipboard, or a browser download)."""
+        from explorer.tui.clipboard import copy
 
-        self.copy_to_clipboard(text)
-        try:
-            home = home_dir(self.context.home)
-        except OSError:
-            home = Path.cwd()
-        how = fallback_copy(text, home)
-        self.notify(
-            f"copied {what} (OSC 52; also {how})\n{safe.visible(text, 120)}",
-            title="copy",
-            markup=False,
-        )
+        copy(self, text, what)
 
     # ---- palette -----------------------------------------------------------------------------------
     def palette_commands(self, screen: Screen) -> Iterable[PaletteCommand]:
@@ -320,6 +308,9 @@ class ExplorerApp(App[int]):
         yield SystemCommand("screenshot: save SVG", "save an SVG of this screen", lambda: self._screenshot())
 
     def _screenshot(self) -> None:
+        if self.is_web:  # served to a browser: a download, never a file on the server
+            self.deliver_screenshot()
+            return
         path = self.save_screenshot(path=str(self.context.export_dir))
         self.notify(f"screenshot saved to {path}", markup=False)
 

@@ -478,19 +478,37 @@ class AppContext:
     def export(self, run: Run, fmt: str, run_id: int | None = None, directory: Path | None = None) -> Path:
         """Write the run in `fmt` (a key of EXPORT_FORMATS) into `directory`; returns the path. A
         file of that name is never overwritten: the new one gets a number (`...-run3-2.md`)."""
-        from explorer.store.export import ALL_FORMATS, ExportError, write_export
+        from explorer.store.export import ExportError, write_export
+
+        folder = directory or self.export_dir
+        try:
+            return write_export(run, fmt, folder / self._export_name(run, fmt, run_id), number=True)
+        except ExportError as exc:
+            raise ExplorerError(str(exc)) from None
+
+    def export_file(self, run: Run, fmt: str, run_id: int | None = None) -> tuple[str, str, str]:
+        """The export as (file name, text, media type), written nowhere: what a browser session
+        delivers as a download. ExplorerError when the format does not apply."""
+        from explorer.store.export import ALL_FORMATS, ExportError
+        from explorer.store.export import export as export_text
+
+        name = self._export_name(run, fmt, run_id)
+        try:
+            return name, export_text(run, fmt), ALL_FORMATS[fmt].media_type
+        except ExportError as exc:
+            raise ExplorerError(str(exc)) from None
+
+    def _export_name(self, run: Run, fmt: str, run_id: int | None) -> str:
+        """`{agent}-run{id}{suffix}`: the agent's name slugged, so agent text chooses no path."""
+        from explorer.store.export import ALL_FORMATS
         from explorer.tui.model import agent_name
 
         spec = ALL_FORMATS.get(fmt)
         if spec is None:
             raise ExplorerError(f"unknown export format {fmt!r}")
-        folder = directory or self.export_dir
         stem = _slug(agent_name(run.report)) or "agent"
         tail = f"run{run_id}" if run_id is not None else self.clock().strftime("%Y%m%dT%H%M%SZ")
-        try:
-            return write_export(run, fmt, folder / f"{stem}-{tail}{spec.suffix}", number=True)
-        except ExportError as exc:
-            raise ExplorerError(str(exc)) from None
+        return f"{stem}-{tail}{spec.suffix}"
 
     def export_formats(self, run: Run | None = None) -> list[tuple[str, str]]:
         """(key, label) of every export format, in the store's order; for a signed run, also its

@@ -252,16 +252,17 @@ class InterviewScreen(Screen[None]):
 
             self.app.push_screen(ExportScreen(self.run, self.run_id))
             return
-        context = self.app.context  # type: ignore[attr-defined]
+        from explorer.tui.screens.export import export_run
+
         try:
-            path = context.export(self.run, fmt, self.run_id)
+            said = export_run(self.app, self.run, fmt, self.run_id)
         except ExplorerError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return
         except Exception as exc:
             self.notify(f"export failed: {exc}", severity="error", markup=False)
             return
-        self.notify(f"exported to {path}", title="export", markup=False)
+        self.notify(said, title="export", markup=False)
 
     def _target(self) -> str | None:
         target = self.report.get("target") or model.card(self.report).get("url")
