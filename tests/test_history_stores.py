@@ -261,3 +261,22 @@ def test_a_copy_killed_part_way_is_resumed_and_proved(store_url: str, tmp_path: 
 
 def _postgres_or_skip(request) -> str:
     return request.getfixturevalue("postgres_server").fresh_database()
+
+
+def test_the_explorer_opens_on_the_store_the_command_line_names(
+    store_url: str, store_kind: str, capsys
+) -> None:
+    from explorer.cli import _tui_parser
+    from explorer.tui.launch import build_context
+
+    with open_store(store_url) as store:
+        first = store.record(make_run())
+    context = build_context(_tui_parser().parse_args(["--history", store_url]))
+    try:
+        history = context.history()
+        assert history.kind == store_kind and [r.id for r in history.runs()] == [first]
+        assert [row.run_id for row in context.rows()] == [first]
+    finally:
+        context.close()
+    code, out, err = _cli(capsys, "--history", f"postgresql://alice:{SECRET}@db.example/evidence")
+    assert code == 2 and SECRET not in out + err and "never written there" in err
