@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from explorer.core.compare import Comparison, compare_reports
 from explorer.core.run import Run
 from explorer.core.text import safe_text
-from explorer.store.history import History
+from explorer.store.base import HistoryStore
 
 if TYPE_CHECKING:
     from explorer.procedure import Options
@@ -50,7 +50,7 @@ def _now() -> str:
 def settle(
     run: Run,
     *,
-    history: History | None,
+    history: HistoryStore | None,
     previous: tuple[int | None, Mapping[str, Any]] | None,
 ) -> Step:
     """Record a finished run in `history` (when given) and compare it with `previous` (id, report)."""
@@ -63,7 +63,7 @@ def interview(
     target: str,
     options: Options,
     *,
-    history: History | None,
+    history: HistoryStore | None,
     previous: tuple[int | None, Mapping[str, Any]] | None,
     run_fn: Callable[[str, Options], Run] | None = None,
 ) -> Step:
@@ -81,7 +81,7 @@ async def interview_async(
     target: str,
     options: Options,
     *,
-    history: History | None,
+    history: HistoryStore | None,
     previous: tuple[int | None, Mapping[str, Any]] | None,
     run_fn: Callable[[str, Options], Awaitable[Run]] | None = None,
 ) -> Step:

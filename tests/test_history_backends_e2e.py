@@ -51,6 +51,8 @@ def test_every_history_command_behaves_the_same_on_either_store(
     assert code == 0, err
     [first] = _recorded(err)
     assert json.loads(out)["run_attestation"]["status"] == "verified"
+    where = store_url.split("?")[0].split("://")[1]  # the history's address is in no report
+    assert where not in out
 
     others = [fleet.agents[name].card_url for name in ("unsigned", "drifting", "churning")]
     code, out, err = _run(capsys, "verify", *others, "--json", *at)
@@ -84,6 +86,7 @@ def test_every_history_command_behaves_the_same_on_either_store(
     assert code == 0 and json.loads(out)["standing"] == "evidence"
     exported = tmp_path / "run.json"
     assert _run(capsys, "export", str(first), "-o", str(exported), *at)[0] == 0
+    assert where not in exported.read_text()
     code, out, _ = _run(capsys, "verify", "--offline", str(exported), "--trust-runner", str(trust), "--json")
     assert code == 0 and json.loads(out)["standing"] == "evidence"
     code, out, err = _run(capsys, "history", "import", str(exported), *at)

@@ -34,7 +34,7 @@ from explorer.commands.common import (
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
-    from explorer.store.history import History
+    from explorer.store.base import HistoryStore
 
 COMMAND = "history import"
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
@@ -100,7 +100,7 @@ def check(run: Run) -> None:
             raise Refused(f"its bytes give {label} {found!r}, but it states {stated!r}")
 
 
-def import_file(history: History, path: Path) -> tuple[Run, int, bool]:
+def import_file(history: HistoryStore, path: Path) -> tuple[Run, int, bool]:
     """Check and record one transcript file: (the run, its id, True when recorded now).
 
     Raises Refused."""

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from explorer.core.sweep import Tally
     from explorer.procedure import Options
     from explorer.runner_keys import RunnerKey
-    from explorer.store.history import History
+    from explorer.store.base import HistoryStore
     from explorer.store.sweep_files import JUnitWriter
     from explorer.sweep import Finished
 
@@ -153,7 +153,7 @@ class _Outputs:
         self.began = time.perf_counter()
         self.junit: JUnitWriter | None = JUnitWriter(args.junit) if args.junit else None
         self.transcripts = Path(args.transcripts).expanduser() if args.transcripts else None
-        self.history: History | None = None
+        self.history: HistoryStore | None = None
         if not args.no_history:
             try:
                 self.history = open_history(args)

@@ -29,7 +29,7 @@ from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, s
 
 if TYPE_CHECKING:
     from explorer.runner_keys import RunnerKey
-    from explorer.store.history import History
+    from explorer.store.base import HistoryStore
     from explorer.sweep import Finished, Job
 
 COMMAND = "watch"
@@ -102,7 +102,7 @@ def sweep_line(
 class _Round:
     """One sweep in progress."""
 
-    history: History | None
+    history: HistoryStore | None
     signers: Mapping[str, RunnerKey]  # target -> the config's sign_key, for runs it signs
     states: dict[str, State] = field(default_factory=dict)
 
@@ -168,7 +168,7 @@ async def _watch(
     args: argparse.Namespace,
     jobs: list[Job],
     signers: Mapping[str, RunnerKey],
-    history: History | None,
+    history: HistoryStore | None,
     last: list[int],
 ) -> None:
     from explorer.core.sweep import Tally
