@@ -42,12 +42,6 @@ def test_a_timeout_names_the_option_and_its_default(tmp_path: Path) -> None:
     assert card.returncode == 3 and hint in card.stderr, card.stderr
 
 
-def test_an_answer_in_time_gets_no_timeout_hint(tmp_path: Path) -> None:
-    card = REPO / "examples" / "agent-card.json"
-    done = _cli("verify", str(card), "--no-history", home=tmp_path)
-    assert "--timeout" not in done.stderr
-
-
 def test_the_jku_note_is_said_only_when_the_jku_would_have_helped(fleet: Fleet, tmp_path: Path) -> None:
     """Without keys the note says how to check the signature; with `--keys` holding the signer's
     key the signature is verified and the note, which would only send the user after a key they
@@ -64,3 +58,24 @@ def test_the_jku_note_is_said_only_when_the_jku_would_have_helped(fleet: Fleet, 
     with_keys = _cli("verify", steady, "--json", "--no-history", "--keys", str(keys), home=tmp_path)
     assert json.loads(with_keys.stdout)["card"]["signature"]["status"] == "verified"
     assert note not in with_keys.stderr and "jwks" not in with_keys.stderr
+
+
+def test_quiet_keeps_a_verify_to_its_result_warnings_and_errors(fleet: Fleet, tmp_path: Path) -> None:
+    steady = fleet.agents["steady"].card_url
+    loud = _cli("verify", steady, "--json", home=tmp_path)
+    assert loud.stderr.count("\n[1] ") >= 10 and "recorded as run 1" in loud.stderr
+    assert "--timeout" not in loud.stderr  # an agent that answers in time gets no timeout hint
+    for flag in ("-q", "--quiet"):
+        quiet = _cli("verify", steady, "--json", flag, home=tmp_path)
+        assert quiet.returncode == loud.returncode == 0
+        assert json.loads(quiet.stdout)["verdict"] == "conformant"
+        assert quiet.stderr == "", quiet.stderr
+    with silent_listener() as silent:  # a problem is still said under -q
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/"
+        timed_out = _cli("verify", url, "-q", "--timeout", "0.5", "--no-history", home=tmp_path)
+    assert timed_out.returncode == 3 and "[1]" not in timed_out.stderr
+    assert "--timeout SECONDS" in timed_out.stderr
+    unwritable = tmp_path / "home-is-a-file"
+    unwritable.write_text("", encoding="utf-8")
+    warned = _cli("verify", steady, "-q", "--home", str(unwritable), home=tmp_path)
+    assert "warning:" in warned.stderr and "[1]" not in warned.stderr

@@ -72,6 +72,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "runs a sweep",
     )
     parser.add_argument("--json", action="store_true", help="print exactly the JSON report on stdout")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="no progress on stderr (the steps of a run, 'recorded as run N'); warnings and errors still",
+    )
     add_setting_arguments(parser, COMMAND)
     parser.add_argument(
         "--offline",
@@ -142,7 +146,7 @@ def _offline(path: str, args: argparse.Namespace) -> Run:
     return replace(rebuilt, report=assess_transcript(data, rebuilt.report, trusted))
 
 
-def _interview(target: str, options: Options) -> Run | None:
+def _interview(target: str, options: Options, quiet: bool) -> Run | None:
     """The live run, or None after Ctrl+C, said on stderr as a sweep says it (nothing recorded)."""
     import time
 
@@ -151,7 +155,7 @@ def _interview(target: str, options: Options) -> Run | None:
 
     began = time.perf_counter()
     try:
-        return run_interview_sync(target, options, _progress_printer(sys.stderr))
+        return run_interview_sync(target, options, None if quiet else _progress_printer(sys.stderr))
     except KeyboardInterrupt:
         seconds = time.perf_counter() - began
         say(f"{safe_text(target, limit=300)} not verified, stopped after {seconds:.1f} s (interrupted); "
@@ -159,12 +163,12 @@ def _interview(target: str, options: Options) -> Run | None:
         return None
 
 
-def _sign(result: Run, key: RunnerKey | None, target: str) -> Run:
+def _sign(result: Run, key: RunnerKey | None, target: str, quiet: bool) -> Run:
     """The run signed with the runner key (--sign-key or the config's), if one applies."""
     if key is None:
         return result
     signed = sign_or_keep(result, key, target)
-    if signed.attestation is not None:
+    if signed.attestation is not None and not quiet:
         say(f"signed with runner key {key.keyid}", COMMAND)
     return signed
 
@@ -176,7 +180,8 @@ def _record(run: Run, args: argparse.Namespace) -> None:
     except Exception as exc:  # noqa: BLE001 - history trouble must not change the verdict's exit status
         say(f"warning: the run was not recorded in the history: {exc}", COMMAND)
         return
-    say(f"recorded as run {run_id}", COMMAND)
+    if not args.quiet:
+        say(f"recorded as run {run_id}", COMMAND)
 
 
 def _colour_enabled(stream: TextIO) -> bool:
@@ -220,10 +225,10 @@ def run(args: argparse.Namespace) -> int:
             target, options = _options(args, args.target[0], check=True)
             timeout = options.timeout
             key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
-            result = _interview(target, options)
+            result = _interview(target, options, args.quiet)
             if result is None:
                 return EXIT_INTERRUPTED
-            result = _sign(result, key, target)
+            result = _sign(result, key, target, args.quiet)
     except UsageError as exc:
         say(str(exc), COMMAND)
         return EXIT_USAGE

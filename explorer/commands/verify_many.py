@@ -223,7 +223,7 @@ class _Outputs:
         sys.stdout.flush()
 
     def _progress(self, force: bool = False) -> None:
-        if not self.terminal:
+        if not self.terminal or self.args.quiet:
             return
         now = time.perf_counter()
         if not force and now - self._shown < 0.1 and self.tally.done < self.tally.total:
