@@ -80,10 +80,14 @@ class Server:
             raise RuntimeError(done.stderr)
         return done.stdout
 
-    def fresh_database(self) -> str:
+    def fresh_database(self, owner: str | None = None) -> str:
         name = f"t{os.getpid()}_{next(self._names)}"
-        self.psql(f'CREATE DATABASE "{name}"')
+        self.psql(f'CREATE DATABASE "{name}"' + (f' OWNER "{owner}"' if owner else ""))
         return self.url(name)
+
+    def role(self, name: str, password: str) -> None:
+        """A login role with a password (reached over TCP, where the password is asked)."""
+        self.psql(f"CREATE ROLE \"{name}\" LOGIN PASSWORD '{password}'")
 
     def stop(self) -> None:
         _as_owner(self.owner, [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
@@ -129,8 +133,10 @@ def start_server(folder: Path, *, durable: bool = False) -> tuple[Server | None,
         for path in (base, sockets):
             os.chown(path, entry.pw_uid, entry.pw_gid)
     user = owner or pwd.getpwuid(os.geteuid()).pw_name
-    initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", user, "-A", "trust", "-E", "UTF8", "--no-sync",
-              "--locale=C"]
+    # The unix socket trusts its user (the tests' superuser); TCP asks a role for its password, as
+    # a team's server does, so the tests of passwords meet real authentication.
+    initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", user, "--auth-local=trust",
+              "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync", "--locale=C"]
     for attempt in range(3):  # a machine busy with other clusters can fail one transiently
         done = _as_owner(owner, initdb, timeout=120)
         if done.returncode == 0:

@@ -280,3 +280,29 @@ def test_the_explorer_opens_on_the_store_the_command_line_names(
         context.close()
     code, out, err = _cli(capsys, "--history", f"postgresql://alice:{SECRET}@db.example/evidence")
     assert code == 2 and SECRET not in out + err and "never written there" in err
+
+
+def test_a_password_reaches_the_server_only_from_a_reference_or_libpq(
+    postgres_server, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """Over TCP the test server asks for the role's password (SCRAM), as a team's server does."""
+    postgres_server.role("runner", SECRET)
+    database = postgres_server.fresh_database(owner="runner").split("?")[0].rsplit("/", 1)[1]
+    tcp = f"127.0.0.1:{postgres_server.port}/{database}"
+    secret_file = tmp_path / "pg-password"
+    secret_file.write_text(SECRET + "\n")
+    monkeypatch.setenv("IE_PG_PASSWORD", SECRET)
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    for url in (f"postgresql://runner:env:IE_PG_PASSWORD@{tcp}",
+                f"postgresql://runner@{tcp}?password=file:{secret_file}"):
+        code, out, err = _cli(capsys, "history", "--json", "--history", url)
+        assert code == 0 and out == "", err
+    monkeypatch.setenv("PGPASSWORD", SECRET)  # libpq's own
+    code, out, err = _cli(capsys, "history", "--history", f"postgresql://runner@{tcp}")
+    assert code == 0 and "no runs recorded yet" in out, err
+    monkeypatch.delenv("PGPASSWORD")
+    monkeypatch.setenv("IE_PG_PASSWORD", "wrong-" + SECRET)
+    code, out, err = _cli(capsys, "history", "--history", f"postgresql://runner:env:IE_PG_PASSWORD@{tcp}")
+    assert code == 6 and "password authentication failed" in err and SECRET not in out + err
+    code, out, err = _cli(capsys, "history", "--history", f"postgresql://runner@{tcp}")
+    assert code == 6 and "cannot connect to the history at postgresql://runner@" in err
