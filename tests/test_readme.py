@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from explorer.cli import COMMANDS, _parser, _tui_parser
+from explorer.demo.variants import VARIANTS
 
 REPO = Path(__file__).resolve().parent.parent
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -150,3 +151,12 @@ def test_the_demo_example_runs_as_printed_on_a_free_port(tmp_path: Path) -> None
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("verdict: nonconformant") and "card_signature_invalid" in done.stdout
 
+
+def test_the_readme_names_every_reference_agent_and_counts_none() -> None:
+    """Counts went stale ("29 agents" when `demo --list` showed 32, "about 850" fast tests when
+    there were 955): the README lists the agents by name instead, and counts neither."""
+    start = README.index("## The reference agents")
+    section = README[start : README.index("\n## ", start)]
+    assert [name for name in VARIANTS if f"`{name}`" not in section] == []
+    assert not re.search(r"reference fleet \(\d+|\b\d+ (reference )?agents, one process", README)
+    assert not re.search(r"\b\d+ (unit |fast )?tests\b", README)
