@@ -120,9 +120,10 @@ class _PlainClient:
     no recording, no redirects, no caps beyond the verifier's 8 MiB."""
 
     def __init__(self, timeout: float) -> None:
+        from explorer.net.http import MAX_CONNECTIONS, MAX_IDLE
         from explorer.net.plain import PlainPool
 
-        self.pool = PlainPool(max_connections=20, max_idle=10)
+        self.pool = PlainPool(max_connections=MAX_CONNECTIONS, max_idle=MAX_IDLE)
         self.timeout = timeout
 
     async def __aenter__(self) -> _PlainClient:
@@ -166,7 +167,9 @@ async def _baseline(urls: list[str], client_kind: str = "httpx", timeout: float 
         """A client per agent, as the verifier has a pool per interview."""
         if client_kind == "plain":
             return _PlainClient(timeout)
-        limits = httpx.Limits(max_connections=20, max_keepalive_connections=10)
+        from explorer.net.http import MAX_CONNECTIONS, MAX_IDLE
+
+        limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_IDLE)
         return httpx.AsyncClient(timeout=httpx.Timeout(timeout), limits=limits, follow_redirects=False,
                                  verify=no_ca)
 

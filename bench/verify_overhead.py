@@ -64,6 +64,7 @@ from explorer.core.evaluate import evaluate  # noqa: E402
 from explorer.core.run import REDACTED, Exchange, Run  # noqa: E402
 from explorer.core.strict_json import StrictJsonError  # noqa: E402
 from explorer.core.strict_json import parse as strict_parse  # noqa: E402
+from explorer.net.http import MAX_CONNECTIONS, MAX_IDLE  # noqa: E402
 from explorer.procedure import Options, run_interview  # noqa: E402
 
 TARGET_IN_PROCESS = 1.5
@@ -157,7 +158,7 @@ def _plain_client() -> Any:
     return httpx.Client(
         timeout=httpx.Timeout(TIMEOUT, connect=TIMEOUT, read=TIMEOUT, write=TIMEOUT, pool=TIMEOUT),
         follow_redirects=False,
-        limits=httpx.Limits(max_connections=20, max_keepalive_connections=10),
+        limits=httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_IDLE),
         verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT),
     )
 

@@ -12,9 +12,15 @@ rebuild the same report from a transcript.
 
 Time is bounded on purpose. Each request is bounded by `Options.timeout`; the first round of
 questions is asked before the second and the probes, and if every call of a round failed (an agent that
-accepts connections and never answers) the run stops there and is reported, instead of paying
-the timeout again for the second round, the probes and a re-run. A hanging agent therefore
-ends within about twice the timeout (CONTRACT.md).
+accepts connections and never answers), or every one was answered HTTP 5xx or 429 (an agent that
+is down), the run stops there and is reported, instead of paying the timeout again for the second
+round, the probes and a re-run. A hanging agent therefore ends within about twice the timeout.
+The whole run, re-runs included, has one deadline besides (`run_deadline`: `Options.deadline`,
+else DEADLINE_FACTOR x the timeout) that every request shares (`explorer.net.http.Deadline`), so
+an agent answering each request just under the timeout, or a card naming many key sets,
+proposals or discovery documents, cannot hold a run longer either (CONTRACT.md). What can be
+fetched at once is: the key sets, the proposals and the discovery documents are each fetched
+together, beside the first round.
 
 Secrets (the user's headers) go only to the card's origin (for a card read from a file, to its
 JSON-RPC endpoint's origin); a jku, proposal or OpenClasp host elsewhere never sees them.
@@ -52,13 +58,20 @@ from explorer.core.verdict import ROLES
 from explorer.net.auth import SHARED_TOKENS, AuthSession, Secrets, TokenCache
 from explorer.net.discovery import CARD_REQUEST_HEADERS, card_for_version, discover_card, is_url
 from explorer.net.gate import HostGate
-from explorer.net.http import MIB, Fetcher, Limits, now_rfc3339
+from explorer.net.http import MIB, Deadline, Fetcher, Limits, now_rfc3339
 from explorer.net.jsonrpc import call_headers, rpc_body
 from explorer.net.keys import load_keys, merge, public_keys
 from explorer.net.origins import is_loopback_host, origin, site_of
 
 MAX_PROPOSALS = 16  # a card cannot make the verifier fetch the whole internet
 MAX_JKU = 4
+# A run's deadline, unless `Options.deadline` sets one: this many times the per-request timeout
+# (docs/CONTRACT.md). An honest agent answering every request just under the timeout is asked in
+# about three of them (the card, the first round beside the documents, the second round with the
+# probes), five with a discovery document and a token to fetch first; an agent that stalls, or a
+# card naming more than the procedure can fetch at once, is cut here instead of holding the run
+# for dozens of timeouts.
+DEADLINE_FACTOR = 6
 
 Stop = Literal["asked", "unreachable", "not_offered", "no_jsonrpc"]
 
@@ -93,6 +106,7 @@ class Options:
     oauth2_scopes: tuple[str, ...] = ()
     oauth2_token_url: str | None = None
     tokens: TokenCache | None = field(default=None, repr=False, compare=False)
+    deadline: float | None = None  # seconds for the whole run, re-runs included (None: `run_deadline`)
 
     @property
     def secrets(self) -> Secrets | None:
@@ -152,6 +166,11 @@ def probes_for(card: Card) -> list[_Call]:
         valid = _Call("probe:valid_selector", "usage", "interview/usage", {"skill": card.skill_ids[0]}, True)
         calls.insert(2, valid)
     return calls
+
+
+def run_deadline(options: Options) -> float:
+    """The seconds a whole run may take: `Options.deadline`, else DEADLINE_FACTOR x the timeout."""
+    return options.deadline if options.deadline is not None else DEADLINE_FACTOR * options.timeout
 
 
 def default_runner() -> str:
@@ -399,13 +418,19 @@ class _Attempt:
             if held.isdisjoint(signature_kids(doc)):
                 self.tell("jwks", "the card names a jku key set; not fetched (allow it with --allow-jku)")
             return
+        fetchable = []
         for url in urls[:MAX_JKU]:
             refusal = jku_refusal(url)
             if refusal is not None:
                 self.tell("jwks", f"jku {url} not fetched: {refusal}")
-                continue
+            else:
+                fetchable.append(url)
+
+        async def one(url: str) -> None:
             ex = await self.fetcher.get(url, purpose="jwks", attempt=self.attempt)
             self.tell("jwks", f"key set from the card's own jku {url}: {_outcome(ex)}")
+
+        await asyncio.gather(*(one(u) for u in fetchable))  # neither needs another: all at once
 
     async def _proposals(self, card: Card) -> None:
         urls = proposal_urls(card)
@@ -466,7 +491,7 @@ async def _trusted_keys(items: Sequence[Any], limits: Limits, tell: _Teller) -> 
     notes: list[str] = []
     if sources:
         loaded, notes = await load_keys(
-            sources, Limits(timeout=limits.timeout, public_only=limits.public_only)
+            sources, Limits(timeout=limits.timeout, public_only=limits.public_only, deadline=limits.deadline)
         )
         sets.append(loaded["keys"])
     for index, item in enumerate(i for i in items if not isinstance(i, str)):
@@ -528,7 +553,8 @@ async def run_interview(
         raise ValueError(f"role must be one of {', '.join(ROLES)}, not {options.role!r}")
     tell = _Teller(progress)
     started = now_rfc3339()
-    limits = Limits(timeout=options.timeout, max_bytes=options.max_bytes, public_only=options.public_only)
+    limits = Limits(timeout=options.timeout, max_bytes=options.max_bytes, public_only=options.public_only,
+                    deadline=Deadline.start(run_deadline(options)))
     keys = await _trusted_keys(options.keys, limits, tell)
     ran_by = {"name": options.runner or default_runner(), "role": options.role}
     # Before the card is known, secrets may go only where the user pointed, and not to an

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 ROLES = ("self", "independent", "platform")
 MAX_TIMEOUT = 3600.0
+MAX_DEADLINE = 6 * 3600.0
 
 Combine = Literal["override", "extend", "merge"]
 Scope = Literal["global", "agent"]
@@ -184,6 +185,17 @@ def _reader(what: str) -> Callable[[str], str]:
     return lambda ref: read_secret(ref, what)
 
 
+def _config_seconds(maximum: float) -> Callable[[Any], float]:
+    """A config value that is a number of seconds, more than 0 and at most `maximum`."""
+
+    def read(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= maximum:
+            raise ValueError(f"must be a number of seconds, more than 0 and at most {maximum:g}")
+        return float(value)
+
+    return read
+
+
 def _reruns(text: str) -> int:
     try:
         value = int(text)
@@ -265,6 +277,15 @@ SETTINGS: tuple[Setting, ...] = (
         "--timeout",
         {"type": seconds_type(MAX_TIMEOUT), "metavar": "SECONDS",
          "help": "bound on every request, connect plus whole body (default 10)"},
+    ),
+    Setting(
+        "deadline",
+        "--deadline",
+        {"type": seconds_type(MAX_DEADLINE), "metavar": "SECONDS",
+         "help": "bound on the whole run, re-runs included (default 6 times --timeout); a run it cuts "
+         "short is unreachable, with a deadline finding"},
+        config="deadline",
+        read=_config_seconds(MAX_DEADLINE),
     ),
     Setting(
         "openclasp_base",
@@ -356,7 +377,8 @@ AUTH = ("bearer", "api_key", "oauth2_client_id", "oauth2_client_secret", "oauth2
 # The settings that carry a credential: typed once for a run of many agents, they would reach
 # every agent; they must be bound to one in its config entry (`planning.unbound_credentials`).
 BOUND = frozenset({"headers", *AUTH})
-LIVE = ("headers", "keys", "allow_jku", "timeout", "openclasp_base", *AUTH)  # asking an agent live
+# Asking an agent live.
+LIVE = ("headers", "keys", "allow_jku", "timeout", "deadline", "openclasp_base", *AUTH)
 GROUPS: dict[str, tuple[str, ...]] = {
     "verify": (*WHO, *LIVE, "reruns", "public_only"),
     "card": ("keys", "timeout"),

@@ -52,7 +52,7 @@ SEVERITY = {
     "terms_fabricated": "error", "terms_declared_wrong": "error",
     "refusals_boundary_mismatch": "error", "nondeterministic_answer": "error",
     "closure_method_not_refused": "error", "closure_selector_not_refused": "error",
-    "selector_refused": "error",
+    "selector_refused": "error", "deadline": "error",
     "refusal_shape_invalid": "error", "refusal_skills_mismatch": "error", "refusal_as_error": "warning",
     "http_status": "error", "timeout": "error", "body_too_large": "error", "rate_limited": "warning",
     "card_changed": "info", "churn": "info", "auth_required": "error", "auth_failed": "error",

@@ -774,6 +774,48 @@ def test_a_mix_of_answers_and_5xx_is_judged_as_before() -> None:
     assert "http_status" in errors(report)
 
 
+CUT = "deadline: cut at the run's deadline (6 s)"
+UNSENT = "deadline: not sent, the run's deadline (6 s) had passed"
+
+
+def test_a_run_the_deadline_cut_is_unreachable_whatever_it_saw() -> None:
+    """An answer that conflicts, then the deadline: the procedure was not finished, so no verdict
+    about conformance, but what was seen is shown and diffed."""
+    drifted = honest_answers(CARD)
+    drifted["identity"]["projections"][0]["value"] = "Someone Else"
+    cut = replace_ex("ask:usage#2", status=None, error=CUT, response_body=b"")
+    exs = attempt(answers=drifted, override=cut)
+    report = report_of(exs)
+    assert report["verdict"] == "unreachable"
+    summary = [f for f in report["findings"] if f["code"] == "deadline" and "question" not in f]
+    assert [f["severity"] for f in summary] == ["error"]
+    assert "(6 s)" in summary[0]["detail"]
+    assert "1 request(s) cut, 0 not sent (ask:usage#2)" in summary[0]["detail"]
+    assert ("deadline", "usage") in [(f["code"], f.get("question")) for f in report["findings"]]
+    assert "projection_mismatch" in errors(report)  # still shown
+
+
+def test_a_re_run_the_deadline_kept_from_starting_shows_the_attempt_before() -> None:
+    first = attempt(answers={**honest_answers(CARD), "usage": {"question": "usage", "projections": []}})
+    first = [e for e in first if e.purpose != "probe:valid_selector"]
+    rerun = [Exchange(purpose="card", attempt=2, method="GET", url=CARD_URL, error=UNSENT)]
+    report = report_of(first, rerun)
+    assert (report["verdict"], report["attempts"]) == ("unreachable", 2)
+    assert report["card"]["name"] == "Stonework Books"  # attempt 1's card, not the unsent one
+    assert "churn" not in codes(report)
+    (summary,) = [f for f in report["findings"] if f["code"] == "deadline"]
+    assert "0 request(s) cut, 1 not sent (card (attempt 2))" in summary["detail"]
+    assert "card_unreachable" not in codes(report)
+
+
+def test_a_cut_among_other_documents_of_a_card_without_the_interview_is_still_not_offered() -> None:
+    exs = attempt(make_card(interview=False))
+    exs = [e for e in exs if not e.purpose.startswith(("ask:", "probe:"))]
+    exs = [replace(e, status=None, error=CUT, response_body=b"") if e.purpose == "proposal" else e
+           for e in exs]
+    assert report_of(exs)["verdict"] == "not_offered"
+
+
 def test_rate_limited_then_answered() -> None:
     def with_429(exs: list[Exchange]) -> list[Exchange]:
         i = next(i for i, e in enumerate(exs) if e.purpose == "ask:terms#1")

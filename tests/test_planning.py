@@ -151,6 +151,24 @@ def test_flags_win_over_the_config(
     assert "books is the configured agent" in capsys.readouterr().err
 
 
+def test_the_deadline_comes_from_the_config_or_the_flag_and_a_bad_one_is_refused(
+    config_home: Path, asked: _Asked, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = config_home / "config.toml"
+    text = config.read_text(encoding="utf-8").replace('runner = "ci"\n', 'runner = "ci"\ndeadline = 45\n')
+    config.write_text(text + "deadline = 20.5\n", encoding="utf-8")  # the last table is books' entry
+    _verify("books")
+    _verify(AGENT_URL.replace("books", "other"))
+    _verify("books", "--deadline", "7")
+    assert [options.deadline for _, options in asked.calls] == [20.5, 45.0, 7.0]  # agent, global, flag
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", "books", "--deadline", "0"])
+    assert exc.value.code == 2 and "--deadline" in capsys.readouterr().err
+    config.write_text('deadline = "soon"\n', encoding="utf-8")
+    assert main(["verify", AGENT_URL, "--json"]) == 2
+    assert "deadline must be a number of seconds" in capsys.readouterr().err
+
+
 def test_replay_asks_as_the_recorded_run_with_todays_flags_and_config(
     config_home: Path, asked: _Asked, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,3 +57,19 @@ def test_churn_finding_names_the_codes_and_members_that_vanished() -> None:
 @pytest.mark.parametrize(("first", "last"), [([], []), ([ERR], [ERR]), ([WARN], []), ([], [ERR])])
 def test_no_churn_finding_otherwise(first: list, last: list) -> None:
     assert churn_finding(first, last) is None
+
+
+@pytest.mark.parametrize(
+    ("attempts", "offered", "card_read", "verdict"),
+    [
+        ([[]], True, True, "unreachable"),  # a clean but unfinished run is not conformant
+        ([[ERR]], True, True, "unreachable"),  # nor is a conflict its re-run could not check
+        ([[ERR], []], True, True, "unreachable"),  # nor churn
+        ([[]], False, True, "not_offered"),  # the card alone decides that
+        ([[]], False, False, "unreachable"),
+    ],
+)
+def test_a_run_the_deadline_cut_short_says_nothing_about_conformance(
+    attempts: list, offered: bool, card_read: bool, verdict: str
+) -> None:
+    assert decide_verdict(attempts, offered=offered, reachable=True, cut=True, card_read=card_read) == verdict

@@ -46,3 +46,14 @@ def test_the_tui_benchmark_interviews_the_huge_agent_and_cancels_one() -> None:
     assert figures["runs"] == 1
     assert figures["interview_s"] > 0 and figures["longest_gap_ms"] >= 20 * 0.5
     assert figures["esc_ms"] > 0
+
+
+@pytest.mark.timeout(300)
+def test_the_deadline_benchmark_times_every_shape_against_one_answer() -> None:
+    figures = _run(str(REPO / "bench" / "deadline.py"), "--timeout", "0.5", "--delay", "0.4")
+    assert [shape["shape"] for shape in figures["shapes"]] == ["answers", "schemes", "proposals", "jku"]
+    assert figures["deadline_s"] == 3.0 and figures["floor_median_s"] > 0
+    for shape in figures["shapes"]:
+        assert shape["median_s"] > 0 and shape["requests"] > 0
+        assert shape["ratio"] == pytest.approx(shape["median_s"] / shape["floor_median_s"])
+        assert shape["deadline_ratio"] == pytest.approx(figures["deadline_s"] / figures["floor_median_s"])

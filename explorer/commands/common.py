@@ -142,6 +142,19 @@ def timeout_hint(timeout: float) -> str:
             f"need a longer one: --timeout SECONDS (default {Options().timeout:g} s)")  # fmt: skip
 
 
+def met_deadline(report: Any) -> bool:
+    """Whether a report has a `deadline` finding: the run's deadline cut it short."""
+    findings = report.get("findings") if isinstance(report, dict) else None
+    return any(isinstance(f, dict) and f.get("code") == "deadline" for f in findings or ())
+
+
+def deadline_hint(seconds: float | None = None) -> str:
+    """The line said after the run's deadline cut it short: the bound it had and the option."""
+    had = f", {seconds:g} s," if seconds is not None else ""
+    return (f"the run's deadline{had} cut it short before the interview was finished; a slow agent "
+            "may need a longer one: --deadline SECONDS (default six times --timeout)")
+
+
 # --- argparse types and options -----------------------------------------------------------------
 
 

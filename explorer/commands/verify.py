@@ -27,8 +27,10 @@ from explorer.commands.common import (
     add_home_argument,
     add_setting_arguments,
     config_of,
+    deadline_hint,
     error,
     load_trusted_keys,
+    met_deadline,
     met_timeout,
     open_history,
     plan_of,
@@ -210,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_sweep(args, lambda given, config, load_keys: _options(args, given, config, load_keys))
     timeout: float | None = None  # the live run's request timeout
+    deadline: float | None = None  # and its deadline
     try:
         if args.offline:
             if args.target:
@@ -223,7 +226,9 @@ def run(args: argparse.Namespace) -> int:
                     "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
                 )
             target, options = _options(args, args.target[0], check=True)
-            timeout = options.timeout
+            from explorer.procedure import run_deadline
+
+            timeout, deadline = options.timeout, run_deadline(options)
             key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
             result = _interview(target, options, args.quiet)
             if result is None:
@@ -235,6 +240,8 @@ def run(args: argparse.Namespace) -> int:
     _print_report(result.report, args.json)
     if timeout is not None and met_timeout(result.report):
         say(timeout_hint(timeout), COMMAND)
+    if deadline is not None and met_deadline(result.report):
+        say(deadline_hint(deadline), COMMAND)
     if not args.offline and not args.no_history:
         _record(result, args)
     if not args.offline and (args.junit or args.transcripts):

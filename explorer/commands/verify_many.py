@@ -35,7 +35,9 @@ from explorer.commands.common import (
     UsageError,
     cached_key_loader,
     config_of,
+    deadline_hint,
     load_trusted_keys,
+    met_deadline,
     met_timeout,
     open_history,
     say,
@@ -162,6 +164,7 @@ class _Outputs:
         self.terminal = sys.stderr.isatty()
         self._shown = 0.0
         self.timeout = timeout  # the request timeout the hint names
+        self.cut = 0  # runs their deadline cut short
         self.timed_out = 0  # agents with a `timeout` finding, for one hint at the end
         reconfigure = getattr(sys.stdout, "reconfigure", None)
         if reconfigure is not None:
@@ -197,6 +200,8 @@ class _Outputs:
         self.tally.add(str(report.get("verdict")))
         if met_timeout(report):
             self.timed_out += 1
+        if met_deadline(report):
+            self.cut += 1
         # Recorded and written before it is printed: a line on stdout means the run is kept.
         if self.history is not None:
             try:
@@ -255,6 +260,9 @@ class _Outputs:
         if self.timed_out and self.timeout is not None:
             agents = f"{self.timed_out} agent{'s' if self.timed_out != 1 else ''}"
             say(f"{agents} met the timeout: {timeout_hint(self.timeout)}", COMMAND)
+        if self.cut:
+            agents = f"{self.cut} agent{'s' if self.cut != 1 else ''}"
+            say(f"{agents}: {deadline_hint()}", COMMAND)
 
 
 def _line(report: Any, target: str) -> str:

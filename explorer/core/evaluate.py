@@ -31,6 +31,7 @@ Reading of the texts where they are silent:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,7 +48,7 @@ from explorer.core.diff import CardPair, ProjectionResult, diff_question
 from explorer.core.findings import PROBES, QUESTIONS, UNACTIVATED_PROBES, Finding, finding, ordered
 from explorer.core.openclasp import consistency_problems, verify_attestation
 from explorer.core.outage import all_down, down_answer
-from explorer.core.run import REDACTED, Exchange
+from explorer.core.run import DEADLINE, REDACTED, Exchange
 from explorer.core.signatures import verify_card
 from explorer.core.sow import ProposalCheck, check_proposal
 from explorer.core.strict_json import StrictJsonError, describe_type
@@ -70,6 +71,7 @@ _CLOSURE_CODES = {
     "unmatched_selector": "closure_selector_not_refused",
 }
 _TRANSPORT_CODES = (
+    (DEADLINE, "deadline"),
     ("timeout", "timeout"),
     ("body_too_large", "body_too_large"),
     ("redirect_refused", "redirect_refused"),
@@ -180,9 +182,12 @@ def evaluate(
         groups.setdefault(ex.attempt, []).append(ex)
     ordered_groups = [groups[n] for n in sorted(groups)] or [[]]
     attempts = [_evaluate_attempt(group, keys, discovered_via) for group in ordered_groups]
+    cut = [ex for ex in exchanges if ex.error is not None and ex.error.startswith(DEADLINE)]
     last = attempts[-1]
+    if cut and len(attempts) > 1 and last.card_sha is None:
+        last = attempts[-2]  # a re-run the deadline stopped before its card: the report shows the one before
     findings = list(last.findings)
-    churn = churn_finding(attempts[0].findings, last.findings) if len(attempts) > 1 else None
+    churn = churn_finding(attempts[0].findings, last.findings) if len(attempts) > 1 and not cut else None
     if churn is not None:
         findings.append(churn)
     shas = [a.card_sha for a in attempts if a.card_sha is not None]
@@ -190,7 +195,10 @@ def evaluate(
         changes = " -> ".join(dict.fromkeys(s[:12] for s in shas))
         findings.append(finding("card_changed", f"the card's canonical bytes changed between attempts "
                                 f"(sha256 {changes})"))
-    verdict = decide_verdict([a.findings for a in attempts], offered=last.offered, reachable=last.reachable)
+    if cut:
+        findings.append(_deadline_finding(cut))  # what was seen is still shown and diffed
+    verdict = decide_verdict([a.findings for a in attempts], offered=last.offered, reachable=last.reachable,
+                             cut=bool(cut), card_read=last.card_sha is not None)
     role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
     name = ran_by.get("name")
     report: dict[str, Any] = {
@@ -214,6 +222,20 @@ def evaluate(
     if len(attempts) > 1:
         report["first_attempt"] = _first_attempt(attempts[0])
     return report
+
+
+def _deadline_finding(cut: Sequence[Exchange]) -> Finding:
+    """The one run-level `deadline` finding: what the run's deadline cut, and what it kept from
+    being sent."""
+    unsent = [ex for ex in cut if "not sent" in (ex.error or "")]
+    bound = re.search(r"\(([^()]*)\)", cut[0].error or "")
+    names = list(dict.fromkeys(ex.purpose + (f" (attempt {ex.attempt})" if ex.attempt > 1 else "")
+                               for ex in cut))
+    shown = ", ".join(_show(n, 80) for n in names[:8])
+    shown += f" and {len(names) - 8} more" if len(names) > 8 else ""
+    return finding("deadline", f"the run's deadline{f' ({bound.group(1)})' if bound else ''} cut it short: "
+                   f"{len(cut) - len(unsent)} request(s) cut, {len(unsent)} not sent ({shown}); an interview "
+                   "that could not be finished says nothing about the agent's conformance")
 
 
 def _first_attempt(a: _Attempt) -> dict[str, Any]:

@@ -56,6 +56,7 @@ CODES: dict[str, Severity] = {
     "refusal_as_error": "warning",
     "http_status": "error",
     "timeout": "error",
+    "deadline": "error",
     "body_too_large": "error",
     "transport_error": "error",
     "redirect_refused": "error",

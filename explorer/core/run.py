@@ -15,6 +15,8 @@ from typing import Any
 
 TRANSCRIPT_VERSION = 1
 REDACTED = "<redacted>"
+# How an exchange's `error` begins when the run's deadline cut the request or kept it from being sent.
+DEADLINE = "deadline"
 
 Headers = tuple[tuple[str, str], ...]
 

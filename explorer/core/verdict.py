@@ -1,9 +1,10 @@
 """The verdict rule and a result's standing (docs/CONTRACT.md; the interview extension, sections 7-9).
 
 Kept apart from the diff so the rule reads as the table it is: the verdict depends only on
-whether a card and the questions could be reached, whether the interview is offered, and which
-attempts carried error-severity findings. A conflict that survives the re-run is
-non-conformance; one that vanished is churn, reported with the codes that vanished.
+whether a card and the questions could be reached, whether the interview is offered, which
+attempts carried error-severity findings, and whether the run's deadline cut it short. A conflict
+that survives the re-run is non-conformance; one that vanished is churn, reported with the codes
+that vanished.
 """
 
 from __future__ import annotations
@@ -31,14 +32,20 @@ def standing(role: str | None) -> Standing:
 
 
 def decide_verdict(
-    attempt_findings: Sequence[Sequence[Finding]], *, offered: bool, reachable: bool
+    attempt_findings: Sequence[Sequence[Finding]], *, offered: bool, reachable: bool, cut: bool = False,
+    card_read: bool = True,
 ) -> Verdict:
     """The CONTRACT verdict from the findings of each attempt, first to last.
 
-    unreachable (no usable card or no question could be put; also when nothing ran at all),
-    then not_offered, then nonconformant when the last attempt has an error finding, churn when
-    only the first had, conformant otherwise.
+    A run the deadline cut short (`cut`) is not_offered when its card was read and declares no
+    interview, else unreachable: the procedure was not finished, so it says nothing about
+    conformance (a slow agent is not a dishonest one, and an unfinished re-run neither confirms
+    nor clears a conflict). Otherwise: unreachable (no usable card or no question could be put;
+    also when nothing ran at all), then not_offered, then nonconformant when the last attempt has
+    an error finding, churn when only the first had, conformant otherwise.
     """
+    if cut:
+        return "not_offered" if card_read and not offered else "unreachable"
     if not reachable or not attempt_findings:
         return "unreachable"
     if not offered:

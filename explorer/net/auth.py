@@ -218,6 +218,15 @@ def _fits(scheme: Scheme | None, secrets: Secrets) -> bool:
     return secrets.oauth2  # oauth2 with a clientCredentials flow, or OpenID Connect
 
 
+def _first_way(security: Security, secrets: Secrets) -> dict[str, tuple[str, ...]] | None:
+    """The way in (security requirement) `choose` takes: the first whose every scheme the
+    credentials fit; None when there is none."""
+    for way in security.alternatives():
+        if way and all(_fits(security.schemes.get(name), secrets) for name in way):
+            return way
+    return None
+
+
 def choose(security: Security, secrets: Secrets, card_url: str, judge: Judge | None = None) -> Choice:
     """What to send, given the card's declaration and the user's credentials.
 
@@ -462,26 +471,32 @@ class AuthSession:
         return await self.ensure()
 
     async def _discover(self, security: Security, card_url: str, judge: Judge) -> Security:
-        """The declaration with each OpenID Connect scheme's token endpoint filled in from its
-        discovery document (fetched without credentials, https or loopback http only, and only
-        when the card may choose it: `judge`)."""
+        """The declaration with the token endpoint of each OpenID Connect scheme that `choose`
+        will use filled in from its discovery document (fetched without credentials, https or
+        loopback http only, and only when the card may choose it: `judge`). Only the schemes of
+        the way in the credentials fit are looked up, all at once: a card declaring forty
+        schemes costs one round trip, not forty in a row."""
         schemes = dict(security.schemes)
-        for name, scheme in security.schemes.items():
-            if scheme.kind != "openIdConnect" or not scheme.discovery_url:
-                continue
+        way = _first_way(security, self.secrets)
+
+        async def one(name: str, scheme: Scheme) -> None:
             url = _join(card_url, scheme.discovery_url) if _is_web(card_url) else scheme.discovery_url
             if judge.refusal(scheme, url, "openIdConnectUrl") is not None:
                 self.say(f"OpenID Connect discovery {url[:300]} not fetched: nothing vouches for it")
-                continue
+                return
             if token_url_refusal(url) is not None:
                 self.say(f"OpenID Connect discovery {url[:300]} not fetched: not https (or loopback http)")
-                continue
+                return
             ex = await self.fetcher.get(url, purpose=DISCOVERY_PURPOSE, attempt=self.attempt)
             found = _token_endpoint(ex)
             said = "token endpoint found" if found else f"no token_endpoint ({ex.problem() or 'none named'})"
             self.say(f"OpenID Connect discovery {url[:300]}: {said}")
             if found:
                 schemes[name] = replace(scheme, token_url=_join(url, found))
+
+        wanted = [(name, security.schemes[name]) for name in way or ()]
+        await asyncio.gather(*(one(name, scheme) for name, scheme in wanted
+                               if scheme.kind == "openIdConnect" and scheme.discovery_url))
         return replace(security, schemes=schemes)
 
     async def ensure(self, *, renew: bool = False) -> bool:

@@ -24,6 +24,12 @@ travels to another.
 
 A 429 that is waited out leaves two exchanges with the same purpose and attempt: the 429 and
 the retry. Readers take the last one as the answer and may report the first as rate limiting.
+
+A run's deadline (`Limits.deadline`, a `Deadline`) bounds all its requests together: each one
+gets what is left of it when that is less than its own timeout, and is recorded with the error
+`deadline: ...` when that is what cut it; one asked for after the deadline is recorded as not sent,
+without touching the network. So a run ends by its deadline whatever the agent does, and the
+transcript says exactly which requests the deadline cut.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 from explorer import __version__
-from explorer.core.run import REDACTED, Exchange
+from explorer.core.run import DEADLINE, REDACTED, Exchange
 from explorer.core.scrub import Scrubber, secret_parts, too_short
 from explorer.net.gate import HostGate
 from explorer.net.origins import Blocked, PinnedTarget, origin, resolve_public
@@ -57,9 +63,12 @@ if TYPE_CHECKING:
 MIB = 1024 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _CONNECT_FAILURES = (OSError, ValueError, OverflowError, IndexError)
-# Connections one Fetcher may have open at once, and keep idle, on either client.
-_MAX_CONNECTIONS = 20
-_MAX_IDLE = 10
+# Connections one Fetcher may have open at once, and keep idle, on either client. More than one
+# attempt ever has in flight (16 proposals, 4 key sets, the OpenClasp and the v0.3 card beside a
+# round of 5 calls, then 10), so no request of a run waits for a connection of its own client: a
+# request's timeout is the agent's time, not a queue of ours.
+MAX_CONNECTIONS = 40
+MAX_IDLE = 10
 # What an answer hands out that must be scrubbed from then on (an OAuth token endpoint's tokens).
 Reveals = Callable[[Exchange], Iterable[str]]
 # Never sent anywhere in clear in a transcript, whoever supplied them.
@@ -67,14 +76,44 @@ _ALWAYS_REDACTED = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """When a whole run must be over: `seconds` after it started (`at`, on the monotonic clock).
+
+    Shared by every request of one run (`Limits.deadline`): each is bounded by what is left of it
+    as well as by its own timeout, a request asked for once it has passed is not sent, and a
+    `Retry-After` is waited out only when the wait fits in what is left.
+    """
+
+    seconds: float
+    at: float
+
+    @classmethod
+    def start(cls, seconds: float) -> Deadline:
+        return cls(seconds, time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+    def cut(self) -> str:
+        """The error of a request cut at the deadline."""
+        return f"{DEADLINE}: cut at the run's deadline ({self.seconds:g} s)"
+
+    def unsent(self) -> str:
+        """The error of a request not sent because the deadline had passed."""
+        return f"{DEADLINE}: not sent, the run's deadline ({self.seconds:g} s) had passed"
+
+
+@dataclass(frozen=True)
 class Limits:
-    """Bounds for every request. `timeout` covers connect plus the whole body."""
+    """Bounds for every request. `timeout` covers connect plus the whole body; `deadline`, when
+    set, bounds every request of the run together."""
 
     timeout: float = 10.0
     max_bytes: int = 8 * MIB
     max_redirects: int = 3
     public_only: bool = False
     max_retry_wait: float = 5.0
+    deadline: Deadline | None = None
 
 
 def now_rfc3339() -> str:
@@ -189,7 +228,7 @@ class Fetcher:
             verify = self._verify if key == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
             if verify is True:
                 verify = shared_tls(trust_env=not self.limits.public_only)
-            limits = httpx.Limits(max_connections=_MAX_CONNECTIONS, max_keepalive_connections=_MAX_IDLE)
+            limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_IDLE)
             # Proxies from the environment would defeat address pinning in public-only mode.
             trust_env = not self.limits.public_only
             client = httpx.AsyncClient(
@@ -266,10 +305,15 @@ class Fetcher:
         return await self._request(ask, reveals)
 
     async def _request(self, ask: _Ask, reveals: Reveals | None = None) -> Exchange:
-        exchange = await self._follow(ask)
+        deadline = self.limits.deadline
+        if deadline is not None and deadline.remaining() <= 0:
+            exchange = self._unsent(ask, deadline)
+        else:
+            exchange = await self._follow(ask)
         if exchange.status == 429 and exchange.error is None:
             wait = retry_after_seconds(exchange.header("retry-after"))
-            if wait is not None and wait <= self.limits.max_retry_wait:
+            fits = deadline is None or (wait is not None and wait < deadline.remaining())
+            if wait is not None and wait <= self.limits.max_retry_wait and fits:
                 self.record(exchange)
                 await asyncio.sleep(wait)
                 exchange = await self._follow(ask)
@@ -278,6 +322,15 @@ class Fetcher:
             self.record(exchange)
             return exchange
         return self.record(exchange)
+
+    def _unsent(self, ask: _Ask, deadline: Deadline) -> Exchange:
+        """The record of a request the run's deadline kept from being sent."""
+        _sent, recorded = self._headers_for(ask)
+        return Exchange(
+            purpose=ask.purpose, attempt=ask.attempt, method=ask.method, url=ask.url,
+            request_headers=recorded, request_body=ask.body, error=deadline.unsent(),
+            started_at=now_rfc3339(),
+        )
 
     def _cleaned(self, ex: Exchange) -> Exchange:
         """The exchange with every secret replaced, in every recorded field (an agent may echo one
@@ -378,15 +431,31 @@ class Fetcher:
     async def _hop(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
         if self._gate is None:
             return await self._hop_now(ask, headers)
-        async with self._gate.hold(ask.url, timeout=self.limits.timeout):
-            return await self._hop_now(ask, headers)
+        deadline = self.limits.deadline
+        try:
+            # Waiting for a slot on the host is part of the run too: bounded by its deadline.
+            async with asyncio.timeout(None if deadline is None else max(deadline.remaining(), 0)):
+                async with self._gate.hold(ask.url, timeout=self.limits.timeout):
+                    return await self._hop_now(ask, headers)
+        except TimeoutError:
+            assert deadline is not None
+            return _Hop(error=deadline.cut())
+
+    def _budget(self) -> tuple[float, bool]:
+        """How long the next request may take, and whether the run's deadline is what bounds it."""
+        deadline = self.limits.deadline
+        if deadline is None:
+            return self.limits.timeout, False
+        left = max(deadline.remaining(), 0.0)
+        return (left, True) if left < self.limits.timeout else (self.limits.timeout, False)
 
     async def _hop_now(self, ask: _Ask, headers: dict[str, str]) -> _Hop:
         if not self._open:  # both clients are made on first use, and only inside `async with`
             raise RuntimeError("Fetcher used outside 'async with'")
         hop = _Hop()
+        budget, by_deadline = self._budget()
         try:
-            async with asyncio.timeout(self.limits.timeout):
+            async with asyncio.timeout(budget):
                 target = None if self.limits.public_only else plain_target(ask.url)
                 if target is not None:
                     await self._send_plain(ask, target, headers, hop)
@@ -396,7 +465,7 @@ class Fetcher:
         except Blocked as exc:
             hop.error = f"blocked: {exc}"
         except TimeoutError:
-            hop.error = "timeout"
+            hop.error = self.limits.deadline.cut() if by_deadline and self.limits.deadline else "timeout"
         except (PlainError, OSError, ValueError, OverflowError) as exc:
             # UnicodeError is a ValueError; a port outside 0-65535 (an agent's URL) is an
             # OverflowError from connect(). Either is this request's failure, never the run's.
@@ -412,7 +481,7 @@ class Fetcher:
 
     async def _send_plain(self, ask: _Ask, target: Target, headers: dict[str, str], hop: _Hop) -> None:
         if self._plain is None:
-            self._plain = PlainPool(max_connections=_MAX_CONNECTIONS, max_idle=_MAX_IDLE)
+            self._plain = PlainPool(max_connections=MAX_CONNECTIONS, max_idle=MAX_IDLE)
         await self._plain.send(
             ask.method, target, headers, ask.body, hop,
             max_bytes=self.limits.max_bytes, headers_only=_REDIRECTS,  # a redirect's body is never needed
