@@ -197,6 +197,20 @@ def test_sessions_beyond_the_limit_are_refused_with_a_page_saying_so(serve: Serv
     asyncio.run(fill())
 
 
+def test_a_tab_reloaded_at_the_limit_gets_its_page_back(serve: Serve) -> None:
+    """A reload closes the tab's WebSocket and asks for the page at once, while the old session's
+    process is still quitting: the page waits for that place instead of saying the limit is reached."""
+    served = serve("--max-sessions", "1")
+    cookie = served.login()
+
+    async def reload() -> int:
+        async with served.session() as terminal:
+            await terminal.wait_for("Interview Explorer")
+        return served.request("/", cookie=cookie).status
+
+    assert asyncio.run(reload()) == 200
+
+
 async def _stays_open(terminal: object) -> bool:
     read = terminal.read  # type: ignore[attr-defined]
     for _ in range(20):

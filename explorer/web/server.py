@@ -5,8 +5,9 @@ Routes (GET only; anything else is 405):
 
 - `/`: with `?token=` the token is checked and exchanged for the session cookie, then the browser
   is sent to `/` (303) so the token leaves the address bar. Without it the cookie must be valid
-  (403 and a page saying what to open otherwise); when `max_sessions` sessions are live, 503 and
-  a page saying so; else the explorer's page (`explorer.web.page`).
+  (403 and a page saying what to open otherwise); when `max_sessions` sessions are live (after a
+  short wait for one to end, as a reloaded tab's does), 503 and a page saying so; else the
+  explorer's page (`explorer.web.page`).
 - `/ws`: the WebSocket that drives one explorer process. Refused with 403 before anything starts
   unless the `Origin` is this server's own and the cookie is valid; over the session limit it is
   accepted only to write the reason into the terminal, and closed (1013) without a process.
@@ -45,6 +46,7 @@ log = logging.getLogger("explorer.web")
 
 MAX_MESSAGE = 1024 * 1024  # one WebSocket message from the browser: a large paste, at most
 HEARTBEAT = 15.0  # seconds between pings; a browser that vanished is noticed after two
+ROOM_WAIT = 3.0  # seconds a page load at the session limit waits for a session to end
 MAX_COLUMNS, MAX_ROWS = 1000, 500
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+\Z")
 _CHARSET = re.compile(r"[A-Za-z0-9_-]+\Z")
@@ -134,9 +136,19 @@ class ExplorerServer:
             return self._forbidden()
         if set(request.query) - {"fontsize"}:
             return web.Response(status=303, headers={"Location": clean})
-        if len(self.live) >= self.max_sessions:
+        if not await self._room():
             return web.Response(status=503, text=page.full_page(self.max_sessions), content_type="text/html")
         return web.Response(text=page.page(page.font_size(size)), content_type="text/html")
+
+    async def _room(self) -> bool:
+        """Whether another session fits, waiting up to `ROOM_WAIT` seconds for one to end: a tab
+        reloaded at the limit closes its old session just before it asks for the page again."""
+        deadline = asyncio.get_running_loop().time() + ROOM_WAIT
+        while len(self.live) >= self.max_sessions:
+            if asyncio.get_running_loop().time() > deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
 
     async def static(self, request: web.Request) -> web.StreamResponse:
         if not self._signed_in(request):
