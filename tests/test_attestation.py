@@ -372,5 +372,9 @@ def test_the_transcript_digest_is_the_digest_of_the_whole_rfc_8785_form() -> Non
     }  # fmt: skip
     body = {k: v for k, v in tricky.items() if k != "run_attestation"}
     assert intoto.transcript_sha256(tricky) == hashlib.sha256(jcs.canonicalize(body)).hexdigest()
+    # Long lists of scalars near the top are taken in one go (a 30-million-element array is a few
+    # C calls, not one Python call per element): the same bytes.
+    listed = {**body, "keys": [0, 2**53 + 1, -0.0, 1.0, 1e-7, 1e16, True, None, "é"], "report": [1.5, 10**15]}
+    assert intoto.transcript_sha256(listed) == hashlib.sha256(jcs.canonicalize(listed)).hexdigest()
     transcript = _run().to_transcript()
     assert intoto.transcript_sha256(transcript) == hashlib.sha256(jcs.canonicalize(transcript)).hexdigest()

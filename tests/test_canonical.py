@@ -254,3 +254,27 @@ def test_the_fast_path_takes_plain_documents_and_numeric_looking_string_keys() -
     expected = '{"1":[1,-2,123456789012345],"s":"a\\"\\\\\\u0001","true":null,"é\U0001f600":"\u2028"}'
     assert _fast_text(value) == expected
     assert canonicalize(value) == _fast_text(value).encode("utf-8")  # type: ignore[union-attr]
+
+
+_NUMBERS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.sampled_from([0.0, -0.0, 1.0, 1e16, 1e21, 1e-7, 1e-6, 5e-324, 2.0**53 + 2, 10**15, True, False, None]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_NUMBERS, min_size=1, max_size=30))
+def test_a_list_of_numbers_is_written_in_one_go_exactly_as_the_reference_writes_it(items: list) -> None:
+    """Lists of numbers skip the pure-Python path (the C encoder, then the few number forms where
+    Python's repr and ECMAScript differ rewritten); the bytes are the reference `jcs` package's."""
+    import jcs
+
+    assert canonicalize(items) == jcs.canonicalize(items)
+    assert canonical_text(items) == jcs.canonicalize(items).decode()
+
+
+def test_a_list_of_numbers_with_no_canonical_form_is_still_refused() -> None:
+    for bad in ([1.0, math.nan], [math.inf], [10**400]):
+        with pytest.raises(CanonicalError):
+            canonicalize(bad)

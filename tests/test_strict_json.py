@@ -7,6 +7,7 @@ person can read (never a traceback, never a hang) and that nothing ambiguous is 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 
@@ -331,3 +332,34 @@ _values = st.recursive(
 def test_what_json_dumps_writes_parses_back_exactly(value: object) -> None:
     assert parse(json.dumps(value)) == value
     assert parse(json.dumps(value, ensure_ascii=False).encode("utf-8")) == value
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="0123456789", min_size=1, max_size=130),
+    st.one_of(st.none(), st.text(alphabet="0123456789", min_size=1, max_size=4)),
+    st.one_of(st.none(), st.integers(min_value=-450, max_value=450)),
+    st.booleans(),
+)
+def test_every_number_is_read_exactly_and_one_that_overflows_is_refused(
+    digits: str, fraction: str | None, exponent: int | None, negative: bool
+) -> None:
+    """Numbers are parsed by the decoder's own C code unless one could overflow a double (a hundred
+    digits in a row, or a three-digit positive exponent): either way the value is exact and an
+    overflow is refused."""
+    digits = digits.lstrip("0") or "0"
+    literal = ("-" if negative else "") + digits
+    literal += f".{fraction}" if fraction is not None else ""
+    literal += f"e{exponent}" if exponent is not None else ""
+    is_float = fraction is not None or exponent is not None
+    expected: float | int = float(literal) if is_float else int(literal)
+    too_big = math.isinf(expected) if is_float else len(digits) > 309 or abs(expected) > 1.8e308
+    for text in (literal, f"[{literal}, 1]", f'{{"n": {literal}}}'):
+        if too_big:
+            with pytest.raises(StrictJsonError) as refused:
+                parse(text)
+            assert refused.value.reason == "overflow"
+            continue
+        value = parse(text)
+        got = value if text == literal else value[0] if isinstance(value, list) else value["n"]
+        assert type(got) is type(expected) and got == expected

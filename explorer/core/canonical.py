@@ -122,10 +122,16 @@ _HIGH_BMP = re.compile("[\ue000-\uffff]")
 _EXACT_INT = 10**15
 
 
+_SCALARS = frozenset({str, bool, type(None)})
+_CONTAINERS = (dict, list)
+
+
 def _plain(value: Any) -> bool:
     """Whether the C encoder writes `value` as RFC 8785 does: only exact dicts with string keys,
     lists, strings, booleans, None and integers below 10**15 (no floats, tuples or subclasses,
-    which the slow path handles). One pass, no strings built: this runs on every answer."""
+    which the slow path handles). One pass, no strings built: this runs on every answer, and a
+    list is judged by the types it holds (a million numbers cost a few C calls, not a million
+    steps of this loop)."""
     stack = [value]
     pop, extend = stack.pop, stack.extend
     while stack:
@@ -143,9 +149,28 @@ def _plain(value: Any) -> bool:
                     return False
             extend(node.values())
         elif kind is list:
-            extend(node)
+            if not _plain_items(node, extend):
+                return False
         else:
             return False
+    return True
+
+
+def _plain_items(items: list[Any], extend: Any) -> bool:
+    """A list's scalars judged at once; its containers handed to `extend` to be walked."""
+    kinds = set(map(type, items))
+    if kinds <= _SCALARS:
+        return True
+    if int in kinds:
+        ints = items if kinds == {int} else [x for x in items if type(x) is int]
+        if min(ints) <= -_EXACT_INT or max(ints) >= _EXACT_INT:
+            return False
+    rest = kinds - _SCALARS - {int}
+    if not rest:
+        return True
+    if not rest <= set(_CONTAINERS):
+        return False
+    extend(x for x in items if type(x) in _CONTAINERS)
     return True
 
 
@@ -172,15 +197,45 @@ def _checked_bytes(value: Any) -> bytes:
         raise CanonicalError(f"cannot canonicalize: {exc}") from None
 
 
+# A list of numbers (floats, or integers the fast path leaves to `jcs`) is written by the C encoder
+# and its numbers then rewritten where Python's float repr and ECMAScript's number format differ:
+# an integral float's ".0", "-0", and any exponent form or integer of 16 digits or more (rare, and
+# handed to `jcs`'s own number formatter one by one). Lists of numbers are what makes a transcript
+# large (a 30-million-element array), and `jcs` alone costs microseconds per number.
+_NUMBER_KINDS = frozenset({int, float, bool, type(None)})
+_INTEGRAL_FLOAT = re.compile(r"\.0(?=[,\]])")
+_NEGATIVE_ZERO = re.compile(r"(?<=[\[,])-0(?=[,\]])")
+_ES_FORMAT = re.compile(r"-?[0-9][0-9.]*e[-+]?[0-9]+|(?<![0-9.])-?[0-9]{16,}(?![0-9.e])")
+
+
+def _number_list_text(value: Any) -> str | None:
+    """RFC 8785 text of a list holding only numbers, booleans and null, or None (another value,
+    or a number with no canonical form: the checked path says which)."""
+    if type(value) is not list or not value or not set(map(type, value)) <= _NUMBER_KINDS:
+        return None
+    from jcs.ntoj import convert2Es6Format
+
+    try:
+        text = _ENCODE(value)
+        text = _NEGATIVE_ZERO.sub("0", _INTEGRAL_FLOAT.sub("", text))
+        return _ES_FORMAT.sub(lambda m: convert2Es6Format(float(m.group())), text)
+    except (ValueError, OverflowError):  # NaN, an infinity, an integer beyond a double
+        return None
+
+
 def canonicalize(value: Any) -> bytes:
     """The RFC 8785 canonical UTF-8 bytes of a JSON value."""
     text = _fast_text(value)
+    if text is None:
+        text = _number_list_text(value)
     return _checked_bytes(value) if text is None else text.encode("utf-8")
 
 
 def canonical_text(value: Any) -> str:
     """The canonical form as text (for display and for diffing two canonical forms)."""
     text = _fast_text(value)
+    if text is None:
+        text = _number_list_text(value)
     return _checked_bytes(value).decode("utf-8") if text is None else text
 
 

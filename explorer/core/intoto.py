@@ -103,7 +103,9 @@ def _canonical_into(digest: Any, value: Any, depth: int) -> None:
             digest.update(b":")
             _canonical_into(digest, value[key], depth - 1)
         digest.update(b"}")
-    elif depth > 0 and isinstance(value, list | tuple):
+    elif depth > 0 and isinstance(value, list | tuple) and _holds_containers(value):
+        # A list of objects (the exchanges) is taken item by item; a list of scalars in one go,
+        # which the fast path writes in C however long it is.
         digest.update(b"[")
         for index, item in enumerate(value):
             if index:
@@ -112,6 +114,10 @@ def _canonical_into(digest: Any, value: Any, depth: int) -> None:
         digest.update(b"]")
     else:
         digest.update(canonicalize(value))
+
+
+def _holds_containers(items: list[Any] | tuple[Any, ...]) -> bool:
+    return any(issubclass(kind, Mapping | list | tuple) for kind in set(map(type, items)))
 
 
 def is_uri(text: Any) -> bool:

@@ -53,6 +53,11 @@ _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 # Only text with a \uD800-\uDFFF escape can produce a lone surrogate, so only then is it searched.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A number that could overflow a double: a three-digit positive exponent, or a hundred digits in
+# a row (found as a run of marks in the text's digit mask: a plain substring search, in C).
+_BIG_EXPONENT = re.compile(rb"[eE]\+?[0-9]{3}")
+_DIGIT_MASK = bytes.maketrans(b"0123456789", b"1111111111")
+_LONG_DIGIT_RUN = b"1" * 100
 
 
 class StrictJsonError(Exception):
@@ -157,17 +162,18 @@ def _to_text(data: bytes | str, max_bytes: int) -> str:
     return text
 
 
-def _max_depth(text: str) -> int:
-    """The deepest bracket nesting outside string tokens, computed without recursion.
+def _outside_strings(text: str) -> str:
+    """The text with every string token cut out (tokenised left to right as the parser does; an
+    unterminated string swallows the rest, which the parser cannot get past either)."""
+    return _STRING.sub("", text) if '"' in text else text
 
-    Strings are cut out first, tokenised left to right as the parser does; the parser stops at
-    the first error, so the depth it could reach is never more than the deepest running sum of
-    brackets up to there. An unterminated string swallows the rest of the text, which is fine:
-    the parser cannot get past it either.
-    """
-    if text.count("[") + text.count("{") == 0:
+
+def _max_depth(outside: bytes) -> int:
+    """The deepest bracket nesting of text outside string tokens, computed without recursion: the
+    parser stops at the first error, so the depth it could reach is never more than the deepest
+    running sum of brackets up to there."""
+    if outside.count(b"[") + outside.count(b"{") == 0:
         return 0
-    outside = _STRING.sub("", text).encode("utf-8", "surrogatepass")
     steps = array("b", outside.translate(_DEPTH_STEP, _NOT_BRACKET))
     if not steps:
         return 0
@@ -224,7 +230,8 @@ def parse(
     text = _to_text(data, max_bytes)
     if not text.strip(" \t\n\r"):
         raise StrictJsonError("the body is empty: there is no JSON value in it", "syntax")
-    depth = _max_depth(text)
+    outside = _outside_strings(text).encode("utf-8", "surrogatepass")
+    depth = _max_depth(outside)
     if depth > max_depth:
         raise StrictJsonError(
             f"nesting is {depth} levels deep, over the limit of {max_depth} levels", "too_deep"
@@ -243,14 +250,13 @@ def parse(
                 seen.add(key)
         return obj
 
+    # Only a number with a hundred digits in a row or a positive exponent of three digits can
+    # overflow a double; text without one is parsed with the decoder's own (C) number parsing,
+    # which is exact for every other literal, and a long array of numbers costs no Python call each.
+    risky = _BIG_EXPONENT.search(outside) or _LONG_DIGIT_RUN in outside.translate(_DIGIT_MASK)
+    numbers = {"parse_int": _parse_int, "parse_float": _parse_float} if risky else {}
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=pairs_hook,
-            parse_int=_parse_int,
-            parse_float=_parse_float,
-            parse_constant=_parse_constant,
-        )
+        value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_parse_constant, **numbers)
     except json.JSONDecodeError as exc:
         raise StrictJsonError(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", "syntax"
