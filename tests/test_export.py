@@ -40,12 +40,20 @@ def test_json_is_complete_self_contained_and_reads_back_as_a_run() -> None:
     run = make_run(answered_name="Impostor", verdict="nonconformant", role="independent", runner="auditor")
     data = json.loads(export(run, "json"))
     back = Run.from_transcript(data)
-    assert back.report == run.report
+    assessed = ("standing", "run_attestation", "findings")  # how a reader takes an unsigned "independent"
+    assert {k: v for k, v in back.report.items() if k not in assessed} == {
+        k: v for k, v in run.report.items() if k not in assessed
+    }
+    assert back.report["findings"][:-1] == run.report["findings"]
     assert back.keys == run.keys
     assert [e.response_body for e in back.exchanges] == [e.response_body for e in run.exchanges]
     assert data["summary"]["verdict"] == "nonconformant"
-    assert data["summary"]["standing"] == "evidence"
-    assert data["summary"]["standing_words"] == "evidence: run by an independent party (auditor)"
+    assert data["summary"]["standing"] == back.report["standing"] == "claim"
+    assert back.report["findings"][-1]["code"] == "evidence_unverified"
+    assert data["summary"]["standing_words"] == (
+        "claim, unsigned: auditor says it ran this as an independent party, but the result is not signed, "
+        "so that is only a label"
+    )
     assert data["exported_with"]["explorer_version"] and data["explorer_version"] == "0.1.0"
     card = data["exchanges"][0]
     raw = base64.b64decode(card["response_body_b64"])
@@ -102,12 +110,14 @@ def test_markdown_keeps_agent_text_inert() -> None:
     assert fence is not None
 
 
-def test_evidence_is_stated_in_words_in_people_formats() -> None:
+def test_an_unsigned_role_is_stated_as_only_a_label_in_people_formats() -> None:
     run = make_run(role="independent", runner="Acme Audits")
-    assert "evidence: run by an independent party (Acme Audits)" in export(run, "md")
-    assert "evidence: run by an independent party (Acme Audits)" in export(run, "html")
+    for fmt in ("md", "html"):
+        text = export(run, fmt)
+        assert "claim, unsigned: Acme Audits says it ran this as an independent party" in text
+        assert "evidence: run by" not in text
     platform = make_run(role="platform", runner="Market")
-    assert "evidence: recorded by a platform (Market)" in export(platform, "md")
+    assert "claim, unsigned: Market says it ran this as a platform" in export(platform, "md")
 
 
 def test_html_is_one_escaped_self_contained_page() -> None:

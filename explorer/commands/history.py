@@ -216,13 +216,13 @@ def _print_table(
     changed = False
     last_id = None
     more = False
-    for summary, _ in listed:
+    for summary, read in listed:
         if limit is not None and shown == limit:
             more = True
             break
         if shown == 0:
             print_lines([_HEADER])
-        print_lines([_line(summary)])
+        print_lines([_line(summary, read)])
         shown += 1
         changed = changed or summary.changed
         last_id = summary.id
@@ -239,19 +239,23 @@ def _print_table(
     return EXIT_OK
 
 
+_STANDING = 26  # "claim · altered transcript", the longest standing mark
 _HEADER = (
-    f"{'ID':>6}  {'RECORDED (UTC)':<24}  {'VERDICT':<13}  {'STANDING':<8}  {'CARD':<12}  "
+    f"{'ID':>6}  {'RECORDED (UTC)':<24}  {'VERDICT':<13}  {'STANDING':<{_STANDING}}  {'CARD':<12}  "
     f"{'ANSWERS':<12}  AGENT"
 )
 
 
-def _line(r: RunSummary) -> str:
+def _line(r: RunSummary, read: dict[str, Any]) -> str:
+    """One run; its standing as earned here, with why a claim is one (`claim · unsigned`)."""
     from explorer.core.text import safe_text
+    from explorer.core.view import ReportView
 
     marker = "*" if r.changed else " "
     name = f"{safe_text(r.name, limit=60)} " if r.name else ""
     digests = f"{_short(r.card_sha256):<12}  {_short(r.answers_sha256):<12}"
+    standing = ReportView.of(read).standing_mark()
     return (
         f"{r.id:>6}{marker} {r.recorded_at:<24}  {safe_text(r.verdict, limit=13):<13}  "
-        f"{safe_text(r.standing or '-', limit=8):<8}  {digests}  {name}{safe_text(r.agent, limit=200)}"
+        f"{standing:<{_STANDING}}  {digests}  {name}{safe_text(r.agent, limit=200)}"
     )

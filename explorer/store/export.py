@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from explorer import __version__
+from explorer.core import attestation as att
 from explorer.core.canonical import CanonicalError, canonical_text, sha256_hex
 from explorer.core.diff import first_difference
 from explorer.core.run import Run
@@ -205,11 +206,18 @@ def transcript(run: Run) -> dict[str, Any]:
 
     A signed run is written exactly as it was signed (`Run.to_transcript()`, headers already
     redacted before signing) and nothing is added: its `run_attestation` covers every other
-    member, so anyone can recompute the digest from the file alone."""
+    member, so anyone can recompute the digest from the file alone (and whoever reads it decides
+    its standing under the runner keys they trust).
+
+    An unsigned run's report is the one recorded (what its own exchanges and keys gave, so the
+    file imports again as the same run) with the standing an unsigned transcript has wherever it
+    is read: a claim, and for a stated `independent` or `platform` role an `evidence_unverified`
+    finding saying it is only a label (CONTRACT "Signed evidence")."""
     if run.attestation is not None:
         return run.to_transcript()
-    data = run.to_transcript()
-    report = run.report
+    recorded = run.signed_report if run.signed_report is not None else run.report
+    report = att.apply(recorded, att.unsigned(recorded, live=False))
+    data = {**run.to_transcript(), "report": report}
     view = ReportView.of(report)
     ran_by = view.member("ran_by") if isinstance(view.member("ran_by"), Mapping) else {}
     for entry, ex in zip(data["exchanges"], run.exchanges, strict=True):
@@ -321,8 +329,16 @@ def _md_mismatch(p: Projection) -> list[str]:
     return lines + _fence("\n".join([answered, declared, caret])) + [""]
 
 
+def _shown(run: Run) -> ReportView:
+    """The report a people format shows: the run as its caller read it, and an unsigned run with the
+    standing it has wherever it is read (a file travels: its stated role is only a label)."""
+    if run.attestation is not None:
+        return ReportView.of(run.report)
+    return ReportView.of(att.apply(run.report, att.unsigned(run.report, live=False)))
+
+
 def _markdown(run: Run) -> str:
-    view = ReportView.of(run.report)
+    view = _shown(run)
     out = [f"# Interview transcript: {_md(_title(view), 200)}", ""]
     out += [f"- **{label}:** {_md(text, 500)}" for label, text in _facts(view)]
     out += [
@@ -433,7 +449,7 @@ def _html_projection(p: Projection) -> str:
 
 
 def _html(run: Run) -> str:
-    view = ReportView.of(run.report)
+    view = _shown(run)
     standing = view.standing
     body = [f"<h1>Interview transcript: {_h(_title(view), 200)}</h1>", "<dl>"]
     for label, text in _facts(view):
