@@ -7,8 +7,8 @@ the same input: the target to ask and the `explorer.procedure.Options` to ask it
 One rule finds a configured agent: a target that is an agent's name, or its URL (a trailing slash
 aside), brings that agent's config entry (`Config.agent`). Named by its name, the target becomes
 the agent's URL; typed as a URL, it stays as typed. Each setting then comes from its layers, least
-specific first: the config file's top level, the agent's entry, what was typed, and for a replay
-what the recorded run fixes; `explorer.settings` declares, per setting, which layers may set it
+specific first: the config file's top level, the agent's entry, and what was typed (a replay takes
+only its target from the recorded run); `explorer.settings` declares, per setting, which layers may set it
 and how they combine. Secrets (a configured header's `env:VAR`) are resolved here, at the last
 moment, and only when the surface sends them (`card` fetches without credentials, so it plans
 without secrets and never needs their variables).
@@ -57,22 +57,20 @@ def values(
     given: Mapping[str, Any],
     config: Config | None = None,
     *,
-    recorded: Mapping[str, Any] | None = None,
     secrets: bool = True,
 ) -> dict[str, Any]:
     """Every setting some layer sets, by name, combined; PlanError when a secret cannot be resolved."""
     config = config if config is not None else Config()
     agent = config.agent(target)
-    layers = (config.settings, agent.settings if agent is not None else {}, given, recorded or {})
+    layers = (config.settings, agent.settings if agent is not None else {}, given)
     out: dict[str, Any] = {}
     for setting in settings.SETTINGS:
         if setting.secret and not secrets:
             continue
         found = [layer.get(setting.name) for layer in layers]
         if setting.resolve is not None:
-            try:  # the config layers and what was typed (`--header 'Name: env:VAR'`) may hold
-                # references; a recorded run's values are already resolved (or redacted)
-                found[:3] = [setting.resolve(v) if v is not None else None for v in found[:3]]
+            try:  # the config layers and what was typed (`--header 'Name: env:VAR'`) may hold references
+                found = [setting.resolve(v) if v is not None else None for v in found]
             except ValueError as exc:
                 raise PlanError(str(exc)) from None
         value = settings.combine(setting, found)
@@ -108,17 +106,16 @@ def plan(
     given: Mapping[str, Any] | None = None,
     config: Config | None = None,
     *,
-    recorded: Mapping[str, Any] | None = None,
     secrets: bool = True,
 ) -> tuple[str, Options]:
     """The target to ask and the options to ask it with (see the module docstring).
 
-    `given` is `typed(args)` (or the TUI's launch settings); `recorded` is what a replayed run
-    fixes (`recorded_settings`). Raises PlanError when a configured secret cannot be resolved.
+    `given` is `typed(args)` (or the TUI's launch settings). Raises PlanError when a configured
+    secret cannot be resolved.
     """
     from explorer.procedure import Options
 
-    found = values(target, given or {}, config, recorded=recorded, secrets=secrets)
+    found = values(target, given or {}, config, secrets=secrets)
     problem = settings.credential_problem(found) if secrets else None
     if problem is not None:
         raise PlanError(problem)
@@ -148,34 +145,21 @@ def unbound_credentials(given: Mapping[str, Any], targets: int) -> str | None:
     )
 
 
-def recorded_settings(run: Run) -> tuple[str, dict[str, Any]]:
-    """The target a recorded run asked and the settings a replay keeps from it: the same role
-    and runner (a claim stays a claim), the keys the user trusted then (stored with the run),
-    and a key from the card's own `jku` fetched again (never promoted to trusted)."""
-    report = run.report
-    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
-    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
-    signature = card.get("signature") if isinstance(card.get("signature"), Mapping) else {}
-    key_source = signature.get("key_source")
-    target = report.get("target")
-    if not isinstance(target, str) or not target:
-        target = card.get("url") if isinstance(card.get("url"), str) else ""
-    kept: dict[str, Any] = {}
-    for name in ("role", "runner"):
-        value = ran_by.get("name" if name == "runner" else "role")
-        if isinstance(value, str):
-            kept[name] = value
-    if key_source == "user" and isinstance(run.keys, Mapping) and run.keys.get("keys"):
-        kept["keys"] = (dict(run.keys),)
-    if key_source == "jku":
-        kept["allow_jku"] = True
-    return target, kept
+def recorded_target(run: Run) -> str:
+    """The target a recorded run asked, derived from its bytes: the target it states when that
+    leads to the first card request it recorded, else that request's URL (so a transcript cannot
+    make a replay contact a host its exchanges never asked)."""
+    from explorer.core.rederive import derived_target
+
+    target = run.recorded_report.get("target")
+    return derived_target(target if isinstance(target, str) and target else None, run.exchanges)
 
 
 def plan_for_run(
     run: Run, given: Mapping[str, Any] | None = None, config: Config | None = None
 ) -> tuple[str, Options]:
-    """`plan` for asking a recorded run's interview again: its target, role, runner and key
-    trust, with headers and anything else from the command line and the config file."""
-    target, kept = recorded_settings(run)
-    return plan(target, given, config, recorded=kept)
+    """`plan` for asking a recorded run's interview again: its target (`recorded_target`), and
+    everything else, keys, `--allow-jku`, role and runner included, from the command line and
+    the config file as for any target. A recorded or imported run is never a trust root: its keys
+    and its runner's name and role are its own, not the person's who replays it."""
+    return plan(recorded_target(run), given, config)

@@ -48,6 +48,7 @@ from explorer.core.evaluate import FAMILY_CARD, UNDEFINED_METHOD, UNMATCHED_SELE
 from explorer.core.findings import QUESTIONS
 from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.outage import all_down
+from explorer.core.rederive import rederive
 from explorer.core.run import Exchange, Run
 from explorer.core.security import Scheme, read_security
 from explorer.core.signatures import jku_urls, signature_kids
@@ -60,7 +61,7 @@ from explorer.net.discovery import CARD_REQUEST_HEADERS, card_for_version, disco
 from explorer.net.gate import HostGate
 from explorer.net.http import MIB, Deadline, Fetcher, Limits, now_rfc3339
 from explorer.net.jsonrpc import call_headers, rpc_body
-from explorer.net.keys import load_keys, merge, public_keys
+from explorer.net.keys import load_keys, user_keys
 from explorer.net.origins import is_loopback_host, origin, site_of
 
 MAX_PROPOSALS = 16  # a card cannot make the verifier fetch the whole internet
@@ -487,20 +488,15 @@ class _Attempt:
 async def _trusted_keys(items: Sequence[Any], limits: Limits, tell: _Teller) -> dict[str, Any]:
     """The user's keys as one public JWKS. Raises KeysError for an unusable source."""
     sources = [item for item in items if isinstance(item, str)]
-    sets: list[list[dict[str, Any]]] = []
-    notes: list[str] = []
+    loaded, notes = ({"keys": []}, [])
     if sources:
         loaded, notes = await load_keys(
             sources, Limits(timeout=limits.timeout, public_only=limits.public_only, deadline=limits.deadline)
         )
-        sets.append(loaded["keys"])
-    for index, item in enumerate(i for i in items if not isinstance(i, str)):
-        keys, dropped = public_keys(item, f"key set {index + 1}")
-        sets.append(keys)
-        notes.extend(dropped)
-    for note in notes:
+    keys, dropped = user_keys(items, loaded)
+    for note in (*notes, *dropped):
         tell("keys", note)
-    return merge(sets)
+    return keys
 
 
 def _has_errors(report: Mapping[str, Any]) -> bool:
@@ -600,18 +596,11 @@ def run_interview_sync(target: str, options: Options, progress: ProgressCallback
 
 
 def reverify_offline(run: Run) -> Run:
-    """Rebuild the report from the recorded exchanges and keys alone (no network)."""
-    old = run.report
-    ran_by = old.get("ran_by") if isinstance(old.get("ran_by"), Mapping) else None
-    role = ran_by.get("role") if ran_by is not None and ran_by.get("role") in ROLES else "self"
-    name = ran_by.get("name") if ran_by is not None and isinstance(ran_by.get("name"), str) else None
-    target = old.get("target")
-    if not isinstance(target, str):
-        card = next((e for e in run.exchanges if e.purpose == "card"), None)
-        target = card.url if card is not None else ""
-    started = old.get("started_at") if isinstance(old.get("started_at"), str) else ""
-    finished = old.get("finished_at") if isinstance(old.get("finished_at"), str) else ""
-    report = _evaluate(
-        run.exchanges, run.keys, target, {"name": name or "unknown", "role": role}, started, finished
-    )
+    """The report this run's own exchanges and keys give (no network): what its maker's trust
+    gave them, so that a report a transcript states can be checked against it (`history
+    import`). The keys a run carries are data, not trust: what a reader is shown is derived under
+    the reader's own keys (`explorer.reading`). Raises TranscriptError for a stated label (target,
+    `ran_by`, times) of the wrong type."""
+    report = rederive(run, run.keys, allow_jku=True)
+    report = attestation.apply(report, attestation.unsigned(report, live=False))
     return Run(report=report, exchanges=run.exchanges, keys=run.keys)

@@ -53,9 +53,13 @@ def settle(
     history: HistoryStore | None,
     previous: tuple[int | None, Mapping[str, Any]] | None,
 ) -> Step:
-    """Record a finished run in `history` (when given) and compare it with `previous` (id, report)."""
+    """Record a finished run in `history` (when given) and compare it with `previous` (id, report,
+    as a recorded run reads back); the new run is compared as it too will read back, so an unsigned
+    run's stated role is a label on both sides (`explorer.evidence.read_back_report`)."""
+    from explorer.evidence import read_back_report
+
     run_id = history.record(run) if history is not None else None
-    comparison = compare_reports(previous[1], run.report) if previous is not None else None
+    comparison = compare_reports(previous[1], read_back_report(run.report)) if previous is not None else None
     return Step(run, run_id, previous[0] if previous is not None else None, comparison, _now())
 
 

@@ -2,10 +2,10 @@
 
 An interview's options come from layers, each more specific than the one before: the built-in
 default (the field's default in `explorer.procedure.Options`), the config file's top level, the
-config file's entry for the agent being asked, what the person typed (the command line, or what
-the TUI was launched with), and, for a replay, what the recorded run fixes (its role, runner and
-key trust). `explorer.planning` walks the layers; this module only says, per setting, where it
-may come from and how the layers combine:
+config file's entry for the agent being asked, and what the person typed (the command line, or what
+the TUI was launched with). A recorded run fixes nothing but the target a replay asks: keys,
+`--allow-jku`, role and runner are always the person's own. `explorer.planning` walks the layers;
+this module only says, per setting, where it may come from and how the layers combine:
 
 - `override`: the most specific layer that sets it wins (role, runner, timeout, ...);
 - `extend`: every layer adds to it, in layer order (trusted key sources);
@@ -382,8 +382,9 @@ LIVE = ("headers", "keys", "allow_jku", "timeout", "deadline", "openclasp_base",
 GROUPS: dict[str, tuple[str, ...]] = {
     "verify": (*WHO, *LIVE, "reruns", "public_only"),
     "card": ("keys", "timeout"),
-    "replay": LIVE,  # who asks is the recorded run's
+    "replay": (*WHO, *LIVE),  # who asks, and with which keys, is yours: never the recorded run's
     "watch": (*WHO, *LIVE),
+    "read": ("keys", "allow_jku"),  # re-deriving a recorded run under your keys (show, export, ...)
     "tui": ("keys", "allow_jku", "headers", *WHO, "openclasp_base", *AUTH),
 }
 

@@ -283,7 +283,8 @@ def test_replay_watch_and_a_watched_list_sign_with_the_configs_key(
         )[0]
         == 0
     )
-    assert _run(capsys, "replay", "1", *home)[0] == 0
+    yours = ("--keys", str(keys), "--runner", "ci", "--as", "platform")  # a replay asks as you
+    assert _run(capsys, "replay", "1", *yours, *home)[0] == 0
     assert _run(capsys, "watch", agent.card_url, "--keys", str(keys), "--runner", "ci", "--as", "platform",
                 "--every", "0.1", "--count", "1", *home)[0] == 0  # fmt: skip
     listed = tmp_path / "agents.txt"

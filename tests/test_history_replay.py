@@ -27,19 +27,20 @@ def _with_key_source(run: Run, source: str | None) -> Run:
     return Run(report=report, exchanges=run.exchanges, keys=run.keys)
 
 
-def test_a_replay_asks_the_same_target_as_the_same_runner_trusting_the_same_keys() -> None:
-    run = _with_key_source(make_run(role="independent", runner="auditor"), "user")
-    target, options = plan_for_run(run, {"timeout": 3.0, "role": "platform"})
-    assert (target, options.role, options.runner) == (CARD_URL, "independent", "auditor")
-    assert options.timeout == 3.0
-    assert options.keys == (dict(run.keys),)
-    assert options.allow_jku is False
+def test_a_replay_asks_the_recorded_target_as_you_never_with_the_runs_keys_or_runner() -> None:
+    run = _with_key_source(make_run(role="independent", runner="ACME Certification Platform"), "user")
+    target, options = plan_for_run(run, {"timeout": 3.0})
+    assert target == CARD_URL and options.timeout == 3.0
+    assert (options.role, options.runner, options.keys, options.allow_jku) == ("self", None, (), False)
+    _, yours = plan_for_run(run, {"role": "platform", "runner": "me", "keys": ("mine.jwks",)})
+    assert (yours.role, yours.runner, yours.keys) == ("platform", "me", ("mine.jwks",))
 
 
-def test_a_key_from_the_cards_jku_is_fetched_again_not_promoted_to_trusted() -> None:
+def test_a_key_from_the_cards_jku_is_used_again_only_when_you_allow_it() -> None:
     _, options = plan_for_run(_with_key_source(make_run(), "jku"))
-    assert options.allow_jku is True
-    assert options.keys == ()
+    assert options.allow_jku is False and options.keys == ()
+    _, allowed = plan_for_run(_with_key_source(make_run(), "jku"), {"allow_jku": True})
+    assert allowed.allow_jku is True
 
 
 def test_headers_come_from_the_command_line_and_the_config_never_from_the_run(

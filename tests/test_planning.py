@@ -169,24 +169,30 @@ def test_the_deadline_comes_from_the_config_or_the_flag_and_a_bad_one_is_refused
     assert "deadline must be a number of seconds" in capsys.readouterr().err
 
 
-def test_replay_asks_as_the_recorded_run_with_todays_flags_and_config(
+def test_replay_asks_the_recorded_target_as_you_with_todays_flags_and_config(
     config_home: Path, asked: _Asked, capsys: pytest.CaptureFixture[str]
 ) -> None:
     recorded = Run(
         report={
             "verdict": "conformant",
             "target": AGENT_URL,
-            "ran_by": {"name": "me", "role": "independent"},
-            "card": {"url": AGENT_URL, "signature": {"key_source": "card"}},
+            "ran_by": {"name": "ACME Certification Platform", "role": "independent"},
+            "card": {"url": AGENT_URL, "signature": {"key_source": "user"}},
             "findings": [],
-        }
+        },
+        keys={"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "A" * 43, "kid": "k1"}]},
     )
     with History.open() as history:
         run_id = history.record(recorded)
     main(["replay", str(run_id), "--no-history", *FLAGS])
     _watch(str(run_id), *FLAGS)
-    expected = plan(AGENT_URL, settings.given(_tui_parser().parse_args([*WHO, *FLAGS])), load_config())
+    # The recorded run's runner, role and keys are its own: who asks, and with which keys, is you.
+    expected = plan(AGENT_URL, settings.given(_tui_parser().parse_args(FLAGS)), load_config())
     assert asked.calls == [expected, expected]
+    assert (expected[1].role, expected[1].runner) == ("platform", "ci")  # the config's
+    main(["replay", str(run_id), "--no-history", *WHO, *FLAGS])
+    yours = settings.given(_tui_parser().parse_args([*WHO, *FLAGS]))
+    assert asked.calls[-1] == plan(AGENT_URL, yours, load_config())
 
 
 def test_card_reads_the_same_target_keys_and_timeout_without_credentials(

@@ -268,11 +268,14 @@ def test_import_refuses_a_transcript_whose_bytes_do_not_give_its_verdict(
     forged.write_text(json.dumps(data))
     junk = tmp_path / "junk.json"
     junk.write_text("[1, 2")
-    code, out, err = _run(capsys, "history", "import", str(forged), str(junk), str(path))
-    assert code == 1
-    assert out.count("refused") == 2 and out.count("imported as run") == 1
-    assert "its bytes give verdict 'nonconformant', but it states 'conformant'" in err
-    assert "not readable as JSON" in err and "Traceback" not in err
+    code, out, err = _run(capsys, "history", "import", str(forged), str(path))
+    assert code == 1  # refused: its bytes do not give what it states
+    assert out.count("refused") == 1 and out.count("imported as run") == 1
+    assert '/report/verdict: its bytes give "nonconformant" but it states "conformant"' in err
+    code, out, err = _run(capsys, "history", "import", str(junk), str(path))
+    assert code == 2  # not a transcript at all; the next file is still tried (and already there)
+    assert out.count("refused") == 1 and out.count("already recorded as run") == 1
+    assert "not strict JSON" in err and "Traceback" not in err
     code, _, err = _run(capsys, "history", "import")
     assert code == 2 and "needs one or more" in err
 

@@ -2,9 +2,10 @@
 
 Per question, projections are aligned by source (document, url and pointer), and the added,
 removed and changed ones are listed with both values; then the card and proposal digests, the
-signature, the verdict and the findings; each run's standing is re-derived under the runner keys
-trusted here (`--trust-runner`, the config's `trusted_runners`). Offline: only the stored runs
-are read.
+signature, the verdict and the findings. Both runs are read as `show` reads them: each report
+derived again from its bytes under your keys (`--keys`, `--allow-jku`, the config), its standing
+under the runner keys you trust (`--trust-runner`, the config's `trusted_runners`). Offline: only
+the stored runs are read.
 
 Exit status: 0 identical, 1 different, 2 usage error, 6 no such run, or an unreadable history.
 """
@@ -26,14 +27,14 @@ from explorer.commands.common import (
     read_runs,
     run_id_argument,
 )
-from explorer.commands.evidence_options import add_trust_runner_argument, assessed
+from explorer.commands.evidence_options import add_reader_arguments, assessed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_a", type=run_id_argument, metavar="RUN_A", help="the earlier run id")
     parser.add_argument("run_b", type=run_id_argument, metavar="RUN_B", help="the later run id")
     parser.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    add_trust_runner_argument(parser)
+    add_reader_arguments(parser)
     add_home_argument(parser)
 
 
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         heads_json = {
             key: {
                 **r.to_json(),
+                "verdict": run.report.get("verdict"),
                 "standing": run.report.get("standing"),
                 "run_attestation": run.report.get("run_attestation"),
             }
@@ -63,10 +65,11 @@ def run(args: argparse.Namespace) -> int:
         }
         print_json({**heads_json, **comparison.to_json()}, indent=2)
     else:
+        views = {label: ReportView.of(run.report) for label, run in (("a", run_a), ("b", run_b))}
         heads = [
-            f"run {label}: {r.id}, {r.recorded_at}, {safe_text(r.verdict, limit=20)}, "
-            f"{safe_text(r.agent, limit=200)}; {ReportView.of(run.report).standing_words()}"
-            for label, r, run in (("a", a, run_a), ("b", b, run_b))
+            f"run {label}: {r.id}, {r.recorded_at}, {safe_text(views[label].verdict, limit=20)}, "
+            f"{safe_text(r.agent, limit=200)}; {views[label].standing_words()}"
+            for label, r in (("a", a), ("b", b))
         ]
         print_lines([*heads, *comparison.lines()])
     return EXIT_OK if comparison.identical else EXIT_DIFFERENT

@@ -1,4 +1,5 @@
-"""The options of signed evidence, shared by `verify`, `show`, `compare`, `export` and the TUI.
+"""The options of signed evidence and of reading a recorded run, shared by `verify`, `show`,
+`compare`, `export`, `history import`, `replay` and `watch`.
 
 - `--sign-key PATH` (or the config's `sign_key`): the runner key `verify` signs a live run with.
   Signing needs a runner name and an `independent` or `platform` role. `--sign-key` with the
@@ -8,6 +9,8 @@
 - `--trust-runner JWKS` (repeatable, files or URLs; plus the config's `trusted_runners`): the
   runner keys whose signed results read as evidence. The reader's own configured `sign_key`
   counts as trusted on the reader's machine: they hold its private half.
+- `--keys` and `--allow-jku` on a command that reads a recorded run: the card keys it is checked
+  again under (`explorer.reading`). A recorded run's own keys are never among them.
 
 Errors are `UsageError`s (exit status 2) naming the file and the problem, never a key's bytes.
 """
@@ -23,6 +26,7 @@ from explorer.commands.common import UsageError, load_trusted_keys, say
 if TYPE_CHECKING:
     from explorer.config import Config
     from explorer.core.run import Run
+    from explorer.reading import ReaderTrust
     from explorer.runner_keys import RunnerKey
 
 
@@ -104,13 +108,73 @@ def trusted_runners(sources: list[str], config: Config, timeout: float, command:
     return trusted_set(jwks, own)
 
 
-def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Run]:
-    """Stored runs with the standing each earns here (`--trust-runner` and the config)."""
-    from explorer.commands.common import config_of
-    from explorer.evidence import assess_run
+def add_reader_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--keys`, `--allow-jku` and `--trust-runner`: the reader's trust roots for a recorded run."""
+    from explorer.commands.common import add_setting_arguments
 
-    trusted = trusted_runners(getattr(args, "trust_runner", []), config_of(args), 10.0, command)
-    return [assess_run(run, trusted) for run in runs]
+    add_setting_arguments(
+        parser,
+        "read",
+        helps={
+            "keys": "your trusted public keys for the card signature (repeatable; with the config's "
+            "keys): a recorded run is checked again under them, never under the keys it carries",
+            "allow_jku": "accept a key set the recorded run fetched from the card's own jku",
+        },
+    )
+    add_trust_runner_argument(parser)
+
+
+def reader_trust(
+    args: argparse.Namespace, config: Config, command: str, agent: str = "", timeout: float = 10.0
+) -> ReaderTrust:
+    """The reader's trust roots for a recorded run of `agent` (a card URL): the card keys of
+    `--keys` and the config (its top level and that agent's entry), `--allow-jku`, and the runner
+    keys of `--trust-runner`, the config's `trusted_runners` and its own `sign_key`. UsageError
+    for a key source that cannot be used."""
+    from explorer.commands.common import load_trusted_keys, typed_settings
+    from explorer.net.keys import KeysError, user_keys
+    from explorer.planning import values
+    from explorer.reading import ReaderTrust
+
+    found = values(agent, typed_settings(args), config, secrets=False)
+    items = tuple(found.get("keys", ()))
+    loaded = load_trusted_keys([k for k in items if isinstance(k, str)], timeout, command)
+    try:
+        keys, notes = user_keys(items, loaded)
+    except KeysError as exc:
+        raise UsageError(str(exc)) from None
+    for note in notes:
+        say(f"note: {note}", command)
+    runners = trusted_runners(getattr(args, "trust_runner", None) or [], config, timeout, command)
+    return ReaderTrust(keys, bool(found.get("allow_jku")), runners)
+
+
+def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Run]:
+    """Stored runs as read here (`explorer.reading`): each report derived again from its bytes under
+    your keys (`--keys`, `--allow-jku`, the config) and its standing under the runner keys you
+    trust (`--trust-runner`, the config). UsageError for an unusable key source or a run that
+    cannot be read."""
+    from explorer.commands.common import config_of
+    from explorer.reading import read_run
+
+    config = config_of(args)
+    trusts: dict[str, ReaderTrust] = {}
+    out = []
+    for run in runs:
+        agent = _agent_of(run)
+        if agent not in trusts:
+            trusts[agent] = reader_trust(args, config, command, agent)
+        try:
+            out.append(read_run(run, trusts[agent]))
+        except ValueError as exc:
+            raise UsageError(f"the run cannot be read again from its bytes: {exc}") from None
+    return out
+
+
+def _agent_of(run: Run) -> str:
+    from explorer.store.history import agent_of
+
+    return agent_of(run.recorded_report)
 
 
 def sign_or_keep(run: Run, key: RunnerKey, target: str, command: str = "verify") -> Run:

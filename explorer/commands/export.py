@@ -5,8 +5,11 @@ for people. The format defaults to the suffix of FILE, else JSON. With `-o` the 
 atomically (a temporary file renamed into place) and an existing FILE is never replaced without
 `--force`; without `-o` the transcript goes to stdout.
 Secrets never appear in any format. `intoto` writes a signed run's attestation alone (a DSSE
-envelope); Markdown and HTML state the standing the run earns under the trusted runner keys
-(`--trust-runner`, the config's `trusted_runners`).
+envelope). Every format states the standing the run earns here: Markdown and HTML show the run as
+read here (its report derived again from its bytes under `--keys`/`--allow-jku` and the config,
+its standing under `--trust-runner` and the config's `trusted_runners`); JSON is the transcript
+as recorded, exactly as signed for a signed run, and for an unsigned one with the standing any
+reader gives it (a claim, `evidence_unverified` for a stated independent or platform role).
 
 Exit status: 0 exported, 1 the file could not be written (or exists, without `--force`), 2 usage
 error (also a format the run has nothing for, such as `intoto` of an unsigned run, to a file or
@@ -30,7 +33,7 @@ from explorer.commands.common import (
     run_id_argument,
     say,
 )
-from explorer.commands.evidence_options import add_trust_runner_argument, assessed
+from explorer.commands.evidence_options import add_reader_arguments, assessed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write to FILE instead of stdout (an existing FILE is kept unless --force)",
     )
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    add_trust_runner_argument(parser)
+    add_reader_arguments(parser)
     add_home_argument(parser)
 
 
@@ -69,9 +72,8 @@ def run(args: argparse.Namespace) -> int:
         [(_, stored)] = read_runs(args, args.run_id)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
-    try:
-        if fmt in ("md", "html"):  # JSON and intoto are written exactly as signed and recorded
-            [stored] = assessed([stored], args, "export")
+    try:  # as read here; a signed run's JSON and intoto are still written exactly as signed
+        [stored] = assessed([stored], args, "export")
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:

@@ -2,31 +2,38 @@
 
 This is how sweeps on several machines become one history without a coordinator: each shard
 writes `verify --transcripts DIR`, and one `history import DIR...` merges them (a directory
-means every `*.json` in it). A transcript is evidence only if its bytes say what it says, so
-each one is re-verified offline first (`procedure.reverify_offline`: the recorded exchanges and
-keys alone, no network) and refused with a message when the bytes do not reproduce its stated
-verdict, card digest and answers digest. What is recorded is the transcript's own run, so a
-transcript imported twice, or one of a run this history already recorded, is recorded once
-(`History.record_once`).
+means every `*.json` in it). A transcript is a file anyone can write, so each one is read as
+strictly as a card (`explorer.core.transcript`: duplicate keys, wrong types, too deep or too
+large are refused) and the report it states must be the one its bytes give: derived again from
+its exchanges under the keys it carries (what its maker's trust gave them; `explorer.reading`),
+target included, it is refused with a message naming the first member that differs. What is
+recorded is the transcript's own run (for an unsigned one, with the standing any reader gives
+it), so a transcript imported twice, or one of a run this history already recorded, is recorded
+once (`History.record_once`); a signed copy is kept even when an unsigned copy of the same run
+was recorded first. A signed transcript whose signature does not hold for these bytes (altered
+after signing, or a bad signature) is recorded, as the claim it is, with a warning.
 
-One line per file on stdout: imported (with the new run id), already recorded, or refused
-(the reason on stderr too). Exit status: 0 when every file was imported or already recorded,
-1 when any was refused, 2 usage error, 6 an unusable history.
+One line per file on stdout: imported (with the new run id), already recorded, or refused (the
+reason on stderr too); every file is tried, whatever happened to the ones before. Exit status:
+0 when every file was imported or already recorded, 1 when one was refused because its bytes do
+not give what it states, 2 when one is not a readable transcript at all (or a usage error), 6 an
+unusable history.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from explorer.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
     EXIT_UNKNOWN,
     EXIT_USAGE,
+    UsageError,
+    config_of,
     error,
     open_history,
     say,
@@ -37,17 +44,14 @@ if TYPE_CHECKING:
     from explorer.store.base import HistoryStore
 
 COMMAND = "history import"
-MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
-# What the bytes must reproduce: (label, path in the report).
-_CHECKED: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("verdict", ("verdict",)),
-    ("card digest", ("card", "sha256")),
-    ("answers digest", ("answers_sha256",)),
-)
 
 
 class Refused(Exception):
     """This file is not recorded; str() says why."""
+
+
+class Malformed(Refused):
+    """This file is not a readable transcript at all."""
 
 
 def _files(names: list[str]) -> Iterator[Path]:
@@ -59,78 +63,81 @@ def _files(names: list[str]) -> Iterator[Path]:
             yield path
 
 
-def _lookup(report: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    value: Any = report
-    for key in path:
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
+def import_file(history: HistoryStore, path: Path, trusted: Mapping[str, bytes]) -> tuple[Run, int, bool]:
+    """Read, check and record one transcript file: (the run with the standing it earns here, its
+    id, True when recorded now). Raises Malformed for a file that is not a transcript, Refused for
+    one whose stated report its bytes do not give."""
+    from dataclasses import replace
 
-
-def _read(path: Path) -> Run:
-    from explorer.core.run import Run
+    from explorer.core.run import TranscriptError
+    from explorer.evidence import assess_transcript
+    from explorer.reading import read_transcript_file, stated_problem
 
     try:
-        if path.stat().st_size > MAX_TRANSCRIPT_BYTES:
-            raise Refused(f"larger than {MAX_TRANSCRIPT_BYTES // (1024 * 1024)} MiB")
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise Refused("no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise Refused(f"not readable as JSON ({exc})") from None
-    try:
-        run = Run.from_transcript(data)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise Refused(f"not a transcript: {exc}") from None
+        transcript = read_transcript_file(path)
+    except TranscriptError as exc:
+        raise Malformed(str(exc)) from None
+    run = transcript.run
     if not run.exchanges:
         raise Refused("the transcript holds no exchanges, so there is nothing to re-verify")
-    return run
-
-
-def check(run: Run) -> None:
-    """Raise Refused unless the transcript's bytes reproduce its stated verdict and digests."""
-    from explorer.procedure import reverify_offline
-
     try:
-        again = reverify_offline(run).report
-    except Exception as exc:  # noqa: BLE001 - a hostile transcript is refused, never a traceback
-        raise Refused(f"it cannot be re-verified ({type(exc).__name__}: {exc})") from None
-    for label, path in _CHECKED:
-        stated, found = _lookup(run.report, path), _lookup(again, path)
-        if stated != found:
-            raise Refused(f"its bytes give {label} {found!r}, but it states {stated!r}")
+        problem = stated_problem(run)
+    except TranscriptError as exc:
+        raise Malformed(str(exc)) from None
+    if problem is not None:
+        raise Refused(problem)
+    lossy = transcript.may_hold_lossy_integers
+    report = assess_transcript(transcript.data, run.report, trusted, run=run, may_hold_lossy_integers=lossy)
+    if run.attestation is None:  # what any reader gives an unsigned transcript: its role is a label
+        run = replace(run, report=report)
+    return (replace(run, report=report), *history.record_once(run))
 
 
-def import_file(history: HistoryStore, path: Path) -> tuple[Run, int, bool]:
-    """Check and record one transcript file: (the run, its id, True when recorded now).
-
-    Raises Refused."""
-    run = _read(path)
-    check(run)
-    return (run, *history.record_once(run))
+def _warning(run: Run) -> str | None:
+    """What to say about a signed transcript whose signature does not hold for its bytes."""
+    attestation = run.report.get("run_attestation")
+    if run.attestation is None or not isinstance(attestation, Mapping):
+        return None
+    if attestation.get("status") != "invalid":
+        return None
+    reason = attestation.get("reason") or "bad signature"
+    detail = attestation.get("detail") or ""
+    return f"its signature does not hold for these bytes ({reason}: {detail}); recorded as a claim"
 
 
 def run_import(args: argparse.Namespace, names: list[str]) -> int:
+    from explorer.commands.evidence_options import trusted_runners
     from explorer.core.text import safe_text
     from explorer.store.history import HistoryError, agent_of
 
     if not names:
         return error("history import needs one or more transcript files or directories", EXIT_USAGE, COMMAND)
-    refused = 0
+    try:
+        trusted = trusted_runners(args.trust_runner, config_of(args), 10.0, COMMAND)
+    except UsageError as exc:
+        return error(str(exc), EXIT_USAGE, COMMAND)
+    refused = malformed = 0
     try:
         with open_history(args) as history:
             for path in _files(names):
                 shown = safe_text(str(path), limit=300)
                 try:
-                    run, run_id, new = import_file(history, path)
+                    run, run_id, new = import_file(history, path, trusted)
                 except Refused as exc:
-                    refused += 1
-                    print(f"refused  {shown}")
+                    malformed += isinstance(exc, Malformed)
+                    refused += not isinstance(exc, Malformed)
+                    print(f"refused  {shown}", flush=True)
                     say(f"{shown} refused: {safe_text(str(exc), limit=500)}", COMMAND)
                     continue
                 word = "imported as run" if new else "already recorded as run"
                 verdict = safe_text(run.verdict, limit=20)
                 agent = safe_text(agent_of(run.report), limit=200)
                 print(f"{word} {run_id}  {verdict}  {agent}  ({shown})", flush=True)
+                warning = _warning(run)
+                if warning is not None:
+                    say(f"warning: {shown}: {safe_text(warning, limit=600)}", COMMAND)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN, COMMAND)
+    if malformed:
+        return EXIT_USAGE
     return EXIT_DIFFERENT if refused else EXIT_OK

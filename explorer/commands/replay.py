@@ -1,10 +1,13 @@
 """`interview-explorer replay RUN`: run a recorded interview again now and report what changed.
 
-The new run asks the same target with the same role and runner as run RUN, trusting the same
-keys (see `explorer.planning.plan_for_run`; `explorer.replay` runs and compares it). Headers are
-not stored, so an agent that needs one gets it
-from `--header` or the config file, as with `verify`. The new run is recorded (unless
-`--no-history`) and compared with RUN: per question and pointer, then digests and verdict.
+The new run asks the target run RUN asked (as its recorded bytes show it:
+`explorer.planning.plan_for_run`; `explorer.replay` runs and compares it). Everything else is
+yours, exactly as for `verify`: the keys you trust (`--keys`, `--allow-jku`, the config), who
+runs it (`--as`, `--runner`, the config's `role` and `runner`, else `self`), the config's
+`sign_key` for an independent or platform run, headers and credentials. A recorded or imported run
+never lends its keys, its `jku` choice, its runner's name or role, so a replay of someone else's
+run is signed, if at all, as yours. The new run is recorded (unless `--no-history`) and compared
+with RUN as read under the same keys: per question and pointer, then digests and verdict.
 
 Exit status: like verify for the new run (0 conformant, 1 nonconformant, 3 unreachable,
 4 not_offered, 5 churn), 2 usage error, 6 no such run, or an unreadable history.
@@ -31,7 +34,7 @@ from explorer.commands.common import (
     typed_settings,
     verdict_exit,
 )
-from explorer.commands.evidence_options import signed_run_fn, signing_key
+from explorer.commands.evidence_options import assessed, signed_run_fn, signing_key
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
             old = history.load(args.run_id)
             try:
                 target, options = plan_for_run(old, given, config)
+                [old] = assessed([old], args, "replay")
             except PlanError as exc:
+                return error(str(exc), EXIT_USAGE)
+            except UsageError as exc:
                 return error(str(exc), EXIT_USAGE)
             print(
                 f"replaying run {before.id} ({before.recorded_at}, {safe_text(before.verdict, limit=20)}): "

@@ -1,8 +1,10 @@
 """`interview-explorer show RUN|AGENT [--json]`: a recorded run's report (an agent's newest), offline.
 
 Without `--json`, the same human summary `verify` prints, headed by the run's id, time and
-agent; with `--json`, exactly the stored report (one JSON object, as `verify --json` printed it).
-Nothing goes to the network.
+agent; with `--json`, the report as one JSON object. Either way the run is shown as read here
+(`explorer.reading`): its report derived again from its recorded bytes under your keys (`--keys`,
+`--allow-jku`, the config's `keys`), never under the keys it carries, and its standing under the
+runner keys you trust. Nothing goes to the network (unless a key source you name is a URL).
 
 Exit status: 0 shown, 2 usage error, 6 no such run, or an unreadable history.
 """
@@ -24,7 +26,7 @@ from explorer.commands.common import (
     read_runs,
     run_id_argument,
 )
-from explorer.commands.evidence_options import add_trust_runner_argument, assessed
+from explorer.commands.evidence_options import add_reader_arguments, assessed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a run id from `history`, or an agent (its newest run): card URL, base URL, card name, "
         "configured or reference agent name",
     )
-    parser.add_argument("--json", action="store_true", help="print the stored report as JSON")
-    add_trust_runner_argument(parser)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_reader_arguments(parser)
     add_home_argument(parser)
 
 

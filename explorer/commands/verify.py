@@ -14,7 +14,6 @@ A history problem is a warning, never a different exit status: the verdict is th
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -46,7 +45,6 @@ from explorer.commands.evidence_options import (
     add_trust_runner_argument,
     sign_or_keep,
     signing_key,
-    trusted_runners,
 )
 from explorer.commands.verify_many import EXIT_INTERRUPTED, add_sweep_arguments, is_sweep
 
@@ -125,27 +123,37 @@ def _options(
 
 
 def _offline(path: str, args: argparse.Namespace) -> Run:
-    """Re-verify a transcript file: the verdict from its bytes, the standing from its signature."""
-    from dataclasses import replace
+    """Re-verify a transcript file: everything shown derived from its bytes under your keys
+    (`--keys`, `--allow-jku`, the config), the standing from its signature under the runner keys
+    you trust. A malformed file is a UsageError (one sentence); a stated report that its bytes do
+    not give is said on stderr, and what is shown is what the bytes give."""
+    from explorer.commands.evidence_options import reader_trust
+    from explorer.core.rederive import first_card_request
+    from explorer.core.run import TranscriptError
+    from explorer.core.text import safe_text
+    from explorer.reading import read_run, read_transcript_file, stated_problem
 
-    from explorer.core.run import Run
-    from explorer.evidence import assess_transcript
-    from explorer.procedure import Options, reverify_offline
+    shown_path = safe_text(path, limit=300)
+    try:
+        transcript = read_transcript_file(Path(path).expanduser())
+        problem = stated_problem(transcript.run)
+    except TranscriptError as exc:
+        raise UsageError(_unreadable(shown_path, exc)) from None
+    card = first_card_request([e for e in transcript.run.exchanges if e.purpose == "card"])
+    trust = reader_trust(args, config_of(args), COMMAND, card.url if card is not None else "")
+    if problem is not None:
+        say(f"warning: {shown_path} states a report its bytes do not give ({safe_text(problem, limit=500)}); "
+            "what follows is what its bytes give", COMMAND)
+    try:
+        return read_run(transcript.run, trust, transcript)
+    except TranscriptError as exc:
+        raise UsageError(_unreadable(shown_path, exc)) from None
 
-    try:
-        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--offline: no such file {path}") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"--offline: cannot read {path} as JSON ({exc})") from None
-    try:
-        run = Run.from_transcript(data)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--offline: {path}: {exc}") from None
-    timeout = args.timeout if args.timeout is not None else Options().timeout  # --timeout, else the default
-    trusted = trusted_runners(args.trust_runner, config_of(args), timeout, COMMAND)
-    rebuilt = reverify_offline(run)
-    return replace(rebuilt, report=assess_transcript(data, rebuilt.report, trusted))
+
+def _unreadable(path: str, exc: Exception) -> str:
+    from explorer.core.text import safe_text
+
+    return f"--offline: cannot read {path} as a transcript: {safe_text(str(exc), limit=500)}"
 
 
 def _interview(target: str, options: Options, quiet: bool) -> Run | None:
@@ -219,6 +227,9 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError("give either TARGET or --offline TRANSCRIPT.json, not both")
             if args.sign_key:
                 raise UsageError("--sign-key signs a live run; --offline re-checks one (use --trust-runner)")
+            if args.role is not None or args.runner is not None:
+                raise UsageError("--as and --runner say who runs a live interview; --offline re-checks "
+                                 "a recorded one, whose runner only its signature can name")
             result = _offline(args.offline, args)
         else:
             if not args.target:

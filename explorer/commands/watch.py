@@ -3,8 +3,9 @@
 With `--from FILE` the whole list is re-swept instead, one line per sweep naming the agents that
 changed (`explorer.commands.watch_many`).
 
-TARGET is a run id (its interview is repeated: same target, role, runner and key trust) or
-anything `verify` accepts. Each run is recorded (unless `--no-history`) and compared with the one
+TARGET is a run id (the target it asked is asked again; keys, `--allow-jku`, role and runner are
+yours, from the command line and the config, never the recorded run's) or anything `verify`
+accepts. Each run is recorded (unless `--no-history`) and compared with the one
 before it (for the first, the latest recorded run of that agent, if any); the line shows the
 time, the run id, the verdict, the card and answers digests, what changed, and the findings that
 mark an unstable or inconsistent agent. Runs start every SECONDS (a slow run delays the next one,
@@ -37,7 +38,7 @@ from explorer.commands.common import (
     typed_settings,
     verdict_exit,
 )
-from explorer.commands.evidence_options import signed_async_run_fn, signing_key
+from explorer.commands.evidence_options import assessed, signed_async_run_fn, signing_key
 from explorer.commands.verify_many import add_list_arguments
 from explorer.config import MAX_WATCH_EVERY
 from explorer.settings import seconds_type
@@ -69,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--count", type=_count, default=None, metavar="N", help="stop after N runs")
     add_setting_arguments(
-        parser, "watch", helps={"role": "who runs the interview (for a URL target; a run id keeps its own)"}
+        parser, "watch", helps={"role": "who runs the interview (for a run id too: never the run's own)"}
     )
     parser.add_argument("--no-history", action="store_true", help="do not record the new runs")
     add_home_argument(parser)
@@ -89,6 +90,7 @@ def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[str, An
             url, options = plan_for_run(old, typed_settings(args), config)
         except PlanError as exc:
             raise UsageError(str(exc)) from None
+        [old] = assessed([old], args, "watch")  # compared as read under your keys, as the new runs are
         return url, options, (int(target), old.report)
     url, options = plan_of(args, config, "watch", target=target, check=True)
     previous = None

@@ -123,6 +123,9 @@ class Signature:
     alg: str | None = None
     kid: str | None = None
     key_source: str | None = None
+    # What the keys a recorded run carries would say (`explorer.reading`), when it differs:
+    # shown as a fact about the file, never trusted.
+    with_recorded_keys: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, data: Any) -> Signature:
@@ -133,6 +136,7 @@ class Signature:
             alg=_str(d.get("alg")),
             kid=_str(d.get("kid")),
             key_source=_str(d.get("key_source")),
+            with_recorded_keys=_map(d.get("with_recorded_keys")),
         )
 
     @property
@@ -148,13 +152,25 @@ class Signature:
         return _s(self.status, 40) + (f" ({', '.join(parts)})" if parts else "")
 
     def hint(self) -> str | None:
-        """What would make an unverifiable signature checkable, in words (None for other states):
-        the signer's public key given with `--keys`, or `--allow-jku` for the key set the card names."""
+        """What would make the signature checkable, in words (None when nothing would): the
+        signer's public key given with `--keys` (or the config's `keys`), or `--allow-jku` for the
+        key set the card names; for a recorded run, also what the keys it carries say, which are
+        not trusted."""
+        recorded = _str(self.with_recorded_keys.get("status"))
+        kid = f" (kid {_s(self.kid, 80)})" if self.kid else ""
+        if recorded == "verified" and self.status == "invalid":
+            return (f"the key set recorded with this run verifies it, but the key you trust{kid} does "
+                    "not: the card was signed by another key under the same kid")
         if self.status != "unverifiable" or not (self.kid or self.alg):
             return None  # no card, or a card without signatures: nothing to check
-        kid = f" (kid {_s(self.kid, 80)})" if self.kid else ""
-        return (f"to check it: --keys JWKS_FILE_OR_URL with the signer's public key{kid}, "
-                "or --allow-jku to trust the key set the card names")
+        how = (f"--keys JWKS_FILE_OR_URL with the signer's public key{kid} (or keys in the config), "
+               "or --allow-jku to trust the key set the card names")
+        if recorded != "verified":
+            return f"to check it: {how}"
+        jku = self.with_recorded_keys.get("key_source") == "jku"
+        where = "a key set from its card's own jku" if jku else "the keys it carries"
+        return (f"verified by {where} when recorded, but keys a recorded run carries are not trusted "
+                f"here; to check it: {how}")
 
 
 @dataclass(frozen=True)

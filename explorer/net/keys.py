@@ -132,4 +132,25 @@ async def load_keys(sources: Sequence[str], limits: Limits | None = None) -> tup
 
 def load_keys_sync(sources: Sequence[str], limits: Limits | None = None) -> tuple[dict[str, Any], list[str]]:
     """`load_keys` for synchronous callers (not from inside a running event loop)."""
+    if not any(_is_url(s) for s in sources):  # files only: no event loop needed (the TUI's thread has one)
+        sets, notes = [], []
+        for source in sources:
+            keys, dropped = public_keys(_decode(_read_file(source), source), source)
+            sets.append(keys)
+            notes.extend(dropped)
+        return merge(sets), notes
     return asyncio.run(load_keys(sources, limits))
+
+
+def user_keys(
+    items: Sequence[Any], loaded: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The user's keys as one public JWKS: `loaded` (what `load_keys` made of the sources among
+    `items`) and every JWKS or JWK object among `items`, reduced to public keys. Raises KeysError."""
+    sets: list[Sequence[Mapping[str, Any]]] = [list((loaded or {}).get("keys") or [])]
+    notes: list[str] = []
+    for index, item in enumerate(i for i in items if not isinstance(i, str)):
+        keys, dropped = public_keys(item, f"key set {index + 1}")
+        sets.append(keys)
+        notes.extend(dropped)
+    return merge(sets), notes

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from explorer.core.run import Run
 
 Clock = Callable[[], datetime]
-MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024  # a transcript opened as a target (as history import)
 CHECKING = "… signed, checking"  # a signed run's standing mark until its signature is checked
 
 
@@ -87,6 +86,7 @@ class AppContext:
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
     _trusted: Any = None  # thumbprint -> key of the runner keys trusted here (loaded on first use)
     _sign_key: Any = None  # the config's sign_key, loaded on first signed run (False: unusable)
+    _readers: dict[str, Any] = field(default_factory=dict)  # agent -> ReaderTrust, loaded on first use
     _marks: dict[int, str] = field(default_factory=dict)  # run id -> standing mark, once checked
     _standings: dict[int, str] = field(default_factory=dict)  # run id -> claim | evidence, once checked
 
@@ -365,11 +365,39 @@ class AppContext:
             self.warnings.extend(notes)
         return dict(self._trusted)
 
-    def assessed(self, run: Run) -> Run:
-        """A stored or received run with the standing it earns under the trusted runner keys."""
-        from explorer.evidence import assess_run
+    def reader_trust(self, agent: str = "") -> Any:
+        """Your trust roots for reading a recorded run of `agent` (`explorer.reading.ReaderTrust`):
+        the card keys of the launch settings and the config (key files and key sets; URLs are not
+        fetched by the screens), `--allow-jku`, and the trusted runner keys. Never a run's own."""
+        if agent not in self._readers:
+            from explorer.net.keys import KeysError, load_keys_sync, user_keys
+            from explorer.planning import PlanError, values
+            from explorer.reading import ReaderTrust
 
-        return assess_run(run, self.trusted_runners())
+            try:
+                found = values(agent, self.settings, self.config, secrets=False)
+            except PlanError as exc:
+                raise ExplorerError(str(exc)) from None
+            items = tuple(found.get("keys", ()))
+            files = [k for k in items if isinstance(k, str) and "://" not in k]
+            for url in (k for k in items if isinstance(k, str) and "://" in k):
+                self.warnings.append(f"trusted keys at {url}: not fetched by the screens")
+            try:
+                loaded, notes = load_keys_sync(files)
+                keys, dropped = user_keys(items, loaded)
+            except KeysError as exc:
+                raise ExplorerError(f"trusted keys: {exc}") from None
+            self.warnings.extend((*notes, *dropped))
+            self._readers[agent] = ReaderTrust(keys, bool(found.get("allow_jku")), self.trusted_runners())
+        return self._readers[agent]
+
+    def assessed(self, run: Run) -> Run:
+        """A stored run as read here (`explorer.reading`): its report derived again from its bytes
+        under your keys, its standing under the runner keys you trust."""
+        from explorer.reading import read_run
+        from explorer.store.history import agent_of
+
+        return read_run(run, self.reader_trust(agent_of(run.recorded_report)))
 
     def looks_like_transcript(self, target: str) -> bool:
         """A `.json` file whose first bytes name `transcript_version` (cheap: no parsing)."""
@@ -384,33 +412,34 @@ class AppContext:
 
     def open_transcript(self, target: str) -> Run | None:
         """A JSON transcript file named as a target, re-verified offline (nothing is fetched):
-        the verdict from its bytes, the standing from its signature. None when `target` is not
-        a transcript file; ExplorerError when it is one that cannot be read."""
-        import json
-        from dataclasses import replace
-
-        from explorer.core.run import Run as RunRecord
-        from explorer.evidence import assess_transcript
-        from explorer.procedure import reverify_offline
+        everything shown derived from its bytes under your keys, the standing from its signature.
+        None when `target` is not a transcript file; ExplorerError (one sentence) when it is one
+        that cannot be read, is malformed, or states a report its bytes do not give (then what
+        is shown is what its bytes give, and a warning says so)."""
+        from explorer.core.rederive import first_card_request
+        from explorer.core.run import TranscriptError
+        from explorer.reading import read_run, read_transcript_file, stated_problem
 
         path = Path(target).expanduser()
         if path.suffix.lower() != ".json" or not path.is_file():
             return None
         try:
-            with path.open("rb") as fh:
-                raw = fh.read(MAX_TRANSCRIPT_BYTES + 1)
-            data = json.loads(raw) if len(raw) <= MAX_TRANSCRIPT_BYTES else None
-        except (OSError, ValueError):
-            data = None
-        if not isinstance(data, dict) or "transcript_version" not in data:
-            return None  # a card file (or not JSON at all): the live path reads it and says what is wrong
-        try:
-            stored = RunRecord.from_transcript(data)
-            rebuilt = reverify_offline(stored)
-            report = assess_transcript(data, rebuilt.report, self.trusted_runners())
-        except Exception as exc:  # noqa: BLE001 - a hostile transcript is a message, never a crash
+            transcript = read_transcript_file(path)
+        except TranscriptError as exc:
+            if not self.looks_like_transcript(target):
+                return None  # a card file (or not JSON at all): the live path reads it and says what is wrong
             raise ExplorerError(f"{path} is not a usable transcript: {exc}") from None
-        return replace(rebuilt, report=report, attestation=stored.attestation, signed_report=stored.report)
+        run = transcript.run
+        card = first_card_request([e for e in run.exchanges if e.purpose == "card"])
+        try:
+            problem = stated_problem(run)
+            shown = read_run(run, self.reader_trust(card.url if card is not None else ""), transcript)
+        except TranscriptError as exc:
+            raise ExplorerError(f"{path} is not a usable transcript: {exc}") from None
+        if problem is not None:
+            self.warnings.append(f"{path} states a report its bytes do not give ({problem}); shown is what "
+                                 "its bytes give")
+        return shown
 
     def fleet(self) -> list[Any]:
         """Every agent with its latest run and churn (history `FleetSummary`), for the fleet view."""
@@ -521,9 +550,12 @@ class AppContext:
         return formats
 
     def compare(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> Any:
+        """What changed from `a` to `b`, both as they read back (a live unsigned run's stated role
+        is a label, as in the run it is compared with)."""
         from explorer.core.compare import compare_reports
+        from explorer.evidence import read_back_report
 
-        return compare_reports(dict(a), dict(b))
+        return compare_reports(dict(read_back_report(a)), dict(read_back_report(b)))
 
 
 def _row(summary: Any, standing: str = "") -> RunRow:
