@@ -134,6 +134,44 @@ def target_problem(
     return message + "".join(f"; {hint}" for hint in hints)
 
 
+_PATH_START = ("/", "~", "./", "../", ".\\", "..\\", "\\")
+
+
+def list_line_problem(line: str, position: int, agents: Iterable[str] = ()) -> str | None:
+    """Why a line of a target list (`--from`) may not be used without `--allow-files`, or None.
+
+    A list holds URLs (and names of configured agents): it often comes from someone else, and a
+    line naming a file (`/etc/passwd`, `~/.ssh/id_rsa`) would be read as a card and copied into
+    the transcript and the history. A line that looks like a path, or names one that exists, is
+    refused; the person who means to read card files from a list says so with `--allow-files`."""
+    text = line.strip()
+    if _is_url(text) or text in set(agents):
+        return None
+    looks_like_a_path = text.startswith(_PATH_START) or text.lower().startswith("file:")
+    try:
+        exists = Path(text).expanduser().exists()
+    except (OSError, ValueError, RuntimeError):  # an unknown ~user, a NUL byte, a name too long
+        exists = False
+    if not (looks_like_a_path or exists):
+        return None
+    shown = text if len(text) <= 80 else text[:79] + "…"
+    return (
+        f"target {position} of the list, {shown!r}, is a file path: a target list holds URLs and configured "
+        "agent names (a list from someone else must not make the explorer read your files into its "
+        "records); give --allow-files to read card files from a list"
+    )
+
+
+def list_files_problem(lines: Iterable[str], agents: Iterable[str] = ()) -> str | None:
+    """The first line of a target list that is a file path (`list_line_problem`), or None."""
+    names = list(agents)
+    for position, line in enumerate(lines, start=1):
+        problem = list_line_problem(line, position, names)
+        if problem is not None:
+            return problem
+    return None
+
+
 def command_suggestion(word: str, commands: Iterable[str]) -> str | None:
     """The command `word` was probably meant to be (`verfiy` -> `verify`), or None."""
     close = _close(word, commands)

@@ -9,6 +9,7 @@ needs: one that takes the connection and never answers.
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -32,6 +33,16 @@ def serving(handler: type[BaseHTTPRequestHandler], *, backlog: int = 5) -> Itera
         server.shutdown()  # returns at once when a test already shut it down
         server.server_close()
         thread.join(timeout=5)
+
+
+def send_json(handler: BaseHTTPRequestHandler, doc: Any, status: int = 200) -> None:
+    """Answer a request of `handler` with `doc` as JSON (a whole response, Content-Length set)."""
+    body = json.dumps(doc).encode("utf-8")
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 def base_url(server: ThreadingHTTPServer) -> str:

@@ -614,6 +614,7 @@ def test_targets_from_arguments_and_a_list_split_by_shard(tmp_path: Path, home: 
             cards[1],
             "--from",
             "-",
+            "--allow-files",  # the list holds card files
             *shard,
             "--json",
             "--no-history",
@@ -1311,7 +1312,7 @@ def test_a_list_saved_with_a_byte_order_mark_and_crlf_reads_every_target(tmp_pat
     cards = _card_files(tmp_path, 2)
     listed = tmp_path / "list.txt"
     listed.write_bytes(("\ufeff" + "\r\n".join(cards) + "\r\n").encode("utf-8"))
-    result = cli("verify", "--from", str(listed), "--json", "--no-history", home=home)
+    result = cli("verify", "--from", str(listed), "--allow-files", "--json", "--no-history", home=home)
     assert sorted(line["target"] for line in result.lines()) == sorted(cards)
     assert {line["verdict"] for line in result.lines()} == {"not_offered"} and result.status == 0
 

@@ -34,7 +34,7 @@ from explorer.demo.fleet import Fleet, RunningAgent
 from explorer.net.auth import TokenCache
 from explorer.procedure import Options, run_interview
 from tests.http_support import Spy as _Spy
-from tests.http_support import base_url, serving
+from tests.http_support import base_url, send_json, serving
 
 pytestmark = pytest.mark.slow  # real servers, full interviews
 
@@ -49,7 +49,7 @@ class _Provider(BaseHTTPRequestHandler):
     lock = threading.Lock()
 
     def do_GET(self) -> None:
-        self._send(200, json.dumps(self.jwks).encode(), "application/json")
+        send_json(self, self.jwks)
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -264,12 +264,7 @@ async def test_openid_connect_discovery_on_its_own_origin_may_not_name_an_endpoi
 
     class _Discovery(_Spy):
         def do_GET(self) -> None:
-            body = json.dumps({"issuer": "x", "token_endpoint": f"{spy}/token"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, {"issuer": "x", "token_endpoint": f"{spy}/token"})
 
     with serving(_Discovery) as server:
         site = base_url(server)
@@ -305,12 +300,7 @@ class _Collector(BaseHTTPRequestHandler):
             "securityRequirements": [{"schemes": {"oauth2": {"list": ["interview:read"]}}}],
             "skills": [],
         }
-        body = json.dumps(card).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, card)
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))

@@ -246,6 +246,11 @@ def add_explorer_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="open the fleet view and sweep the targets listed in FILE (one per line)",
     )
+    parser.add_argument(
+        "--allow-files",
+        action="store_true",
+        help="let --from list card files too (a list holds URLs and configured agent names only)",
+    )
 
 
 # --- what the options become --------------------------------------------------------------------

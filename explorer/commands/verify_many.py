@@ -95,6 +95,12 @@ def add_list_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs", type=_jobs, default=8, metavar="N", help="interviews in flight at once (default 8)"
     )
+    parser.add_argument(
+        "--allow-files",
+        action="store_true",
+        help="let --from list card files too (a list holds URLs and configured agent names only, "
+        "so a list from someone else cannot make the explorer read your files)",
+    )
 
 
 def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,9 +127,14 @@ def is_sweep(args: argparse.Namespace) -> bool:
     return args.from_ is not None or args.shard is not None or len(args.target) > 1
 
 
-def listed_targets(positional: Sequence[str], from_: str | None) -> list[str]:
-    """The positional targets, then the lines of `--from FILE|-`; UsageError when unreadable."""
+def listed_targets(
+    positional: Sequence[str], from_: str | None, *, allow_files: bool = False, agents: Sequence[str] = ()
+) -> list[str]:
+    """The positional targets, then the lines of `--from FILE|-`; UsageError when unreadable, or
+    when a line is a file path and not `allow_files` (`explorer.targets.list_files_problem`;
+    `agents` are the configured agents' names, which a list may hold)."""
     from explorer.core.sweep import target_lines
+    from explorer.targets import list_files_problem
 
     targets = [t.strip() for t in positional if t.strip()]
     if from_ is None:
@@ -137,7 +148,11 @@ def listed_targets(positional: Sequence[str], from_: str | None) -> list[str]:
         raise UsageError(f"--from: no such file {from_}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"--from: cannot read {from_} as UTF-8 text ({exc})") from None
-    return targets + target_lines(text)
+    lines = target_lines(text)
+    problem = None if allow_files else list_files_problem(lines, agents)
+    if problem is not None:
+        raise UsageError(f"--from: {problem}")
+    return targets + lines
 
 
 class _Outputs:
@@ -298,7 +313,9 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
     from explorer.sweep import Job, sweep
 
     try:
-        listed = listed_targets(args.target, args.from_)
+        config = config_of(args)
+        agents = list(config.agents)
+        listed = listed_targets(args.target, args.from_, allow_files=args.allow_files, agents=agents)
         if not listed:
             raise UsageError("no targets: give them as arguments or one per line with --from FILE|-")
         _check_urls(listed)
@@ -308,7 +325,6 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
         positions = list(enumerate(listed))
         if args.shard is not None:
             positions = shard(positions, *args.shard)
-        config = config_of(args)
         load_keys = cached_key_loader(load_trusted_keys)
         jobs = [Job(p, *plan(given, config, load_keys)) for p, given in positions]
         first = jobs[0].options if jobs else None

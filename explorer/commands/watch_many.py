@@ -133,10 +133,11 @@ def _jobs(args: argparse.Namespace) -> tuple[list[Job], dict[str, RunnerKey]]:
     from explorer.planning import PlanError, plan, unbound_credentials
     from explorer.sweep import Job
 
-    targets = listed_targets([args.target] if args.target else [], args.from_)
+    config = config_of(args)
+    typed = [args.target] if args.target else []
+    targets = listed_targets(typed, args.from_, allow_files=args.allow_files, agents=list(config.agents))
     if not targets:
         raise UsageError("no targets in the list: give one per line (blank lines and # comments skipped)")
-    config = config_of(args)
     given = typed_settings(args)
     unbound = unbound_credentials(given, len(targets))
     if unbound is not None:

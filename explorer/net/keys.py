@@ -8,7 +8,9 @@ party (docs/PROTOCOL.md section 2). Every problem is a `KeysError` with a messag
 source; nothing here returns half-read keys silently.
 
 Fetching a key URL goes through the same bounded `Fetcher` as everything else, but is not part
-of the run's exchanges: the keys themselves are kept in `Run.keys`.
+of the run's exchanges: the keys themselves are kept in `Run.keys`. A key set is a trust root,
+so over plain HTTP it is fetched only from a loopback address written as one (by address, never
+by name): anyone on the path could otherwise swap the keys the user trusts.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from explorer.core.strict_json import StrictJsonError, parse
 from explorer.net.files import read_capped
 from explorer.net.http import Fetcher, Limits
+from explorer.net.origins import is_loopback_address
 
 PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 MAX_KEYS_BYTES = 1024 * 1024
@@ -96,6 +99,17 @@ def _is_url(source: str) -> bool:
     return source.lower().startswith(("http://", "https://"))
 
 
+def plain_http_refusal(source: str) -> str | None:
+    """Why a key set may not be fetched from this URL: over plain HTTP, anyone on the path could
+    swap the keys you trust, so only from a loopback address (by address, never by name)."""
+    if not source.lower().startswith("http://") or is_loopback_address(source):
+        return None
+    return (
+        f"{source}: a trusted key set is fetched over plain HTTP only from a loopback address "
+        "(http://127.0.0.1:PORT/..., http://[::1]:PORT/...); use https"
+    )
+
+
 def merge(sets: Iterable[Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
     """One JWKS from several; an exact duplicate key is kept once, order preserved."""
     out: list[dict[str, Any]] = []
@@ -116,6 +130,10 @@ async def load_keys(sources: Sequence[str], limits: Limits | None = None) -> tup
     sets: list[list[dict[str, Any]]] = []
     notes: list[str] = []
     urls = [s for s in sources if _is_url(s)]
+    for url in urls:
+        refusal = plain_http_refusal(url)
+        if refusal is not None:
+            raise KeysError(refusal)
     fetched: dict[str, bytes] = {}
     if urls:
         capped = replace(limits or Limits(timeout=10.0), max_bytes=MAX_KEYS_BYTES)

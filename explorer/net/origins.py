@@ -20,17 +20,29 @@ from explorer.core.urls import site_of as site_of
 
 
 def is_loopback_host(url: str) -> bool:
-    """True for localhost and loopback literals: the only hosts plain HTTP is trusted on."""
+    """True for `localhost` and loopback literals: the only hosts a secret goes to over plain HTTP.
+
+    Not `*.localhost`: RFC 6761 asks resolvers to keep those on the machine, but a resolver may
+    send them upstream, and a plain-HTTP token URL there would carry a client secret in clear."""
     try:
         host = (urlsplit(url).hostname or "").lower()
     except ValueError:
         return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
+    return host == "localhost" or is_loopback_address(url)
+
+
+def is_loopback_address(url: str) -> bool:
+    """True when the URL's host is a loopback address written as one (127.0.0.0/8, ::1, or
+    ::ffff:127.x): what a trust root (`--keys`, `--trust-runner`) may be fetched from over
+    plain HTTP. By address, not by name: no resolver is asked to say where a name points."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        host = (urlsplit(url).hostname or "").lower()
+        ip = ipaddress.ip_address(host)
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback
 
 
 class Blocked(Exception):
@@ -63,14 +75,50 @@ def check_public_url(url: str) -> tuple[str, int]:
     return host, 443
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052: the IPv4 address in the last 32 bits
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: for local use only
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # RFC 4291, deprecated: ::a.b.c.d
+_IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")  # RFC 2765: ::ffff:0:a.b.c.d
+_SITE_LOCAL = ipaddress.IPv6Network("fec0::/10")  # RFC 3879, deprecated
+
+
+def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses an IPv6 address carries (mapped, translated, NAT64, 6to4, Teredo), or
+    None for a form that is never public (IPv4-compatible, local-use NAT64, site-local).
+
+    Python's `is_global` judges these by the IPv6 range alone, so `64:ff9b::7f00:1` (NAT64 for
+    127.0.0.1) or `2002:a00:1::` (6to4 for 10.0.0.1) would pass as public while a NAT64 or 6to4
+    gateway delivers them to a loopback or private IPv4 address."""
+    if ip in _IPV4_COMPATIBLE or ip in _NAT64_LOCAL or ip in _SITE_LOCAL:
+        return None
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip in _IPV4_TRANSLATED or ip in _NAT64:
+        return [low]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)
+    return []
+
+
 def check_address(address: str) -> None:
-    """Refuse anything that is not a globally routable address (loopback, private, link-local...)."""
+    """Refuse anything that is not a globally routable address (loopback, private, link-local...),
+    also when an IPv6 form carries such an IPv4 address."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         raise Blocked(f"resolved to something that is not an IP address: {address!r}") from None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address) and not (ip.is_loopback or ip.is_unspecified):
+        inner = _embedded(ip)
+        if inner is None:
+            raise Blocked(f"{address} is not a public address (a deprecated or local-use IPv6 form)")
+        for v4 in inner:
+            if not v4.is_global:
+                raise Blocked(f"{address} is not a public address (it carries {v4})")
+        if ip.ipv4_mapped is not None:
+            return
     if not ip.is_global:
         raise Blocked(f"{address} is not a public address")
 

@@ -84,7 +84,9 @@ def build_app(
     if listed is not None:
         if target:
             raise LaunchError("give either TARGET or --from FILE, not both")
-        return ExplorerApp(context, Start(fleet=tuple(_targets_from(listed))))
+        agents = list(getattr(context.config, "agents", None) or ())
+        allow = bool(getattr(args, "allow_files", False))
+        return ExplorerApp(context, Start(fleet=tuple(_targets_from(listed, allow, agents))))
     if target and not target.isdigit():
         problem = context.target_problem(target)
         if problem is not None:
@@ -102,9 +104,11 @@ def build_app(
     return ExplorerApp(context, start)
 
 
-def _targets_from(listed: str) -> list[str]:
-    """The targets of `--from FILE|-`; LaunchError when the list cannot be read or is empty."""
+def _targets_from(listed: str, allow_files: bool = False, agents: list[str] | None = None) -> list[str]:
+    """The targets of `--from FILE|-`; LaunchError when the list cannot be read or is empty, or
+    holds a file path without `--allow-files` (`explorer.targets.list_files_problem`)."""
     from explorer.core.sweep import target_lines
+    from explorer.targets import list_files_problem
 
     if listed == "-":
         raise LaunchError("--from: the explorer reads the keyboard on stdin; give the list as a file")
@@ -115,6 +119,9 @@ def _targets_from(listed: str) -> list[str]:
     targets = target_lines(text)
     if not targets:
         raise LaunchError(f"--from: {listed} lists no targets (one per line, # comments skipped)")
+    problem = None if allow_files else list_files_problem(targets, agents or ())
+    if problem is not None:
+        raise LaunchError(f"--from: {problem}")
     return targets
 
 
