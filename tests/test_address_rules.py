@@ -190,3 +190,15 @@ def test_allow_files_reads_card_files_from_a_list_and_names_of_agents_are_not_fi
     assert code == 3 and "private-line-7Q" not in out
     targets = {r["target"] for r in map(json.loads, out.splitlines())}
     assert targets == {"http://127.0.0.1:9/", "http://127.0.0.1:9/other"}
+
+
+def test_the_explorer_opened_on_a_list_refuses_a_file_line_too(private_file: Path, tmp_path: Path) -> None:
+    from explorer.cli import _tui_parser
+    from explorer.tui.launch import LaunchError, build_app
+
+    listed = tmp_path / "agents.txt"
+    listed.write_text(f"http://127.0.0.1:9/a\n{private_file}\n", encoding="utf-8")
+    with pytest.raises(LaunchError, match="target 2 of the list.*--allow-files"):
+        build_app(_tui_parser().parse_args(["--from", str(listed)]))
+    app = build_app(_tui_parser().parse_args(["--from", str(listed), "--allow-files"]))
+    assert app.start.fleet == ("http://127.0.0.1:9/a", str(private_file))
