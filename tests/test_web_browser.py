@@ -101,3 +101,66 @@ def test_drifting_in_chromium_is_interviewed_recorded_and_nothing_leaves_the_ori
     finally:
         driver.quit()
         assert served.stop() == 0, served.stderr()
+
+
+HOSTILE_PAGE = """<!DOCTYPE html><html><body>
+<iframe id="frame" src="%(origin)s/"></iframe>
+<script>
+  window.__result = "pending";
+  const socket = new WebSocket("%(ws)s/ws?width=80&height=24");
+  socket.onopen = () => { window.__result = "opened"; socket.send(JSON.stringify(["stdin", "q"])); };
+  socket.onerror = () => { if (window.__result === "pending") window.__result = "refused"; };
+  socket.onclose = () => { if (window.__result === "pending") window.__result = "refused"; };
+</script></body></html>"""
+
+
+def test_a_hostile_page_on_another_loopback_port_cannot_drive_the_explorer(tmp_path: Path) -> None:
+    """The user opened the explorer, so the browser holds its cookie, and browsers send a host's
+    cookies to all its ports: a page served on another port of 127.0.0.1 tries to open the
+    explorer's WebSocket and to frame its page. Both are refused, and no session is started."""
+    from http.server import BaseHTTPRequestHandler
+
+    from http_support import base_url, serving
+    from web_support import children
+
+    served = Served.start([], cwd=tmp_path)
+    page = (HOSTILE_PAGE % {"origin": served.origin, "ws": served.origin.replace("http", "ws", 1)}).encode()
+
+    class Hostile(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    driver = chromium.start(profile, performance_log=True)
+    try:
+        chromium.tap_websockets(driver)
+        driver.get(served.url)
+        _wait_for_text(driver, "Interview Explorer")  # the user's own tab: one session
+        assert len(children(served.process.pid)) == 1
+        with serving(Hostile) as hostile:
+            assert urlsplit(base_url(hostile)).hostname == "127.0.0.1"
+            driver.switch_to.new_window("tab")
+            driver.get(base_url(hostile) + "/")
+            result = wait_until(
+                lambda: (r := driver.execute_script("return window.__result")) != "pending" and r,
+                timeout=SESSION_WAIT, what="the hostile page's WebSocket to settle",
+            )
+            assert result == "refused"
+            console = [entry["message"] for entry in driver.get_log("browser")]
+            blocks = ("frame-ancestors", "X-Frame-Options")
+            frame_blocked = [line for line in console if any(block in line for block in blocks)]
+            assert frame_blocked, "the explorer's page was framed by another origin"
+        time.sleep(1.0)
+        assert len(children(served.process.pid)) == 1  # still only the user's own session
+        assert "refused a WebSocket from origin http://127.0.0.1:" in served.stderr()
+    finally:
+        driver.quit()
+        assert served.stop() == 0, served.stderr()
