@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 from tui_support import plain, wait_for, wait_for_interview
 
 from explorer import evidence, runner_keys
@@ -93,9 +93,9 @@ async def test_history_and_compare_mark_each_run(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("f2")
-        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.loaded)
         await pilot.pause()
-        table = app.screen.query_one(DataTable)
+        table = app.screen.query_one("#runs")
         column = COLUMNS.index("standing")
 
         def marks() -> list[str]:

@@ -1,6 +1,7 @@
 """The fleet view, driven through the TUI: every agent of the history with its latest verdict,
-signature, last change and churn; sort and verdict filter; enter opens the latest interview; a
-live sweep of a seeded crowd fills it as runs finish; a thousand agents stay responsive."""
+where it is, signature, last change and churn; sort, verdict filter and find; enter opens the
+latest interview; a live sweep of a seeded crowd fills it as runs finish; ten thousand agents
+sort, filter and find. Runs another process records are in tests/test_tui_history_depth.py."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable
-from tui_support import make_app, plain, wait_for, wait_for_interview
+from tui_support import make_app, plain, screen_text, wait_for, wait_for_interview
 
 from explorer.demo.crowd import Crowd
 from explorer.demo.ratelimit import RateLimit
@@ -18,12 +18,12 @@ from explorer.store.history import FleetSummary, History
 from explorer.tui.app import ExplorerApp, Start
 from explorer.tui.fleet import demo_keys
 from explorer.tui.fleet_model import PENDING, Finished, FleetModel
-from explorer.tui.screens.fleet import FleetScreen
+from explorer.tui.screens.fleet import FleetScreen, FleetTable
 
 SIZE = (160, 50)
 
 
-def rows(table: DataTable) -> list[list[str]]:
+def rows(table: FleetTable) -> list[list[str]]:
     return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
 
 
@@ -75,16 +75,18 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
     app = make_app(fleet, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_fleet(pilot)
-        table = screen.query_one(DataTable)
+        table = screen.query_one(FleetTable)
         shown = rows(table)
         assert len(shown) == 3
         by_name = {row[1]: row for row in shown}
         flaky = next(row for name, row in by_name.items() if "Flaky" in name)
         steady = next(row for name, row in by_name.items() if "Steady" in name)
-        assert flaky[0] == "✗ nonconformant" and flaky[5] == "1" and flaky[6] == "2"  # answers changed
-        assert flaky[4] != "-"
-        assert steady[0] == "✓ conformant" and steady[5] == "0" and steady[6] == "2"
-        assert steady[3] == "verified" and steady[2] == "claim"
+        assert flaky[0] == "✗ nonconformant" and flaky[3] == "1" and flaky[4] == "2"  # answers changed
+        assert flaky[5] != "-"
+        assert steady[0] == "✓ conformant" and steady[3] == "0" and steady[4] == "2"
+        assert steady[7] == "verified" and steady[6] == "claim"
+        port = fleet.agents["steady"].card_url.split("/")[2]
+        assert steady[2] == port and steady[8] == fleet.agents["steady"].card_url  # where: host:port
         assert shown[0][0].endswith("nonconformant")  # worst first
         title = plain(screen.query_one("#fleet-title"))
         assert "3 agents" in title and "2 nonconformant" in title and "1 conformant" in title
@@ -98,14 +100,14 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
         for _ in range(5):
             await pilot.press("v")
         await pilot.pause()
-        assert len(rows(table)) == 3 and "all verdicts" in plain(screen.query_one("#fleet-title"))
+        assert len(rows(table)) == 3 and "every verdict" in plain(screen.query_one("#fleet-title"))
         await pilot.press("s")  # by churn
         await pilot.pause()
         assert "Flaky" in rows(table)[0][1] and "sort: churn" in plain(screen.query_one("#fleet-title"))
 
         with History.open() as other:  # another process's sweep records a run: it shows up
             other.record(runs["drifting"])
-        await wait_for(pilot, lambda: any("Drifting" in r[1] and r[6] == "2" for r in rows(table)), 15)
+        await wait_for(pilot, lambda: any("Drifting" in r[1] and r[4] == "2" for r in rows(table)), 15)
 
         table.move_cursor(row=next(i for i, r in enumerate(rows(table)) if "Flaky" in r[1]))
         await pilot.press("enter")
@@ -125,7 +127,7 @@ async def test_a_live_sweep_of_a_seeded_crowd_fills_the_fleet(tmp_path: Path) ->
             assert isinstance(screen, FleetScreen)
             await wait_for(pilot, lambda: screen.done == len(targets) and not screen.sweeping, timeout=90)
             await pilot.pause(0.5)
-            shown = {row[7]: row[0].split(" ", 1)[1] for row in rows(screen.query_one(DataTable))}
+            shown = {row[8]: row[0].split(" ", 1)[1] for row in rows(screen.query_one(FleetTable))}
             assert shown == expected
             assert "sweep done: 12/12 agents" in plain(screen.query_one("#fleet-status"))
     with History.open() as history:
@@ -136,7 +138,7 @@ def _summary(i: int) -> FleetSummary:
     verdicts = ("conformant", "nonconformant", "churn", "not_offered", "unreachable")
     return FleetSummary(
         agent=f"http://127.0.0.1:{20000 + i}/.well-known/agent-card.json",
-        name=f"Agent {i:04d} \x1b[31m[b]red[/b]",
+        name=f"Agent {i:05d} \x1b[31m[b]red[/b]",
         runs=3,
         last_run_id=i + 1,
         last_recorded_at="2026-12-01T12:00:00.000Z",
@@ -151,19 +153,30 @@ def _summary(i: int) -> FleetSummary:
 
 
 @pytest.mark.slow  # TUI (Pilot)
-async def test_a_thousand_agents_sort_and_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("size", [(80, 24), SIZE], ids=["80x24", "160x50"])
+async def test_ten_thousand_agents_sort_filter_and_find(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    summaries = [_summary(i) for i in range(10_000)]
     app: ExplorerApp = make_app(None, tmp_path)
-    monkeypatch.setattr(type(app.context), "fleet", lambda self: [_summary(i) for i in range(1000)])
-    async with app.run_test(size=SIZE) as pilot:
+    monkeypatch.setattr(type(app.context), "fleet", lambda self: summaries)
+    async with app.run_test(size=size) as pilot:
         screen = await open_fleet(pilot)
-        table = screen.query_one(DataTable)
-        assert table.row_count == 1000
+        table = screen.query_one(FleetTable)
+        assert table.row_count == 10_000
         await pilot.press("s", "s", "v", "v")
         await pilot.press("end", "up", "home", "down")
         await pilot.pause()
-        assert table.row_count == 200  # nonconformant only
+        assert table.row_count == 2_000  # churn only
         text = " ".join(row[1] for row in rows(table)[:5])
         assert "\x1b" not in text and "[b]red[/b]" in text  # shown as text, never as markup
+        await pilot.press("slash", *"04212")
+        await pilot.pause()
+        assert [row[1].split(" \\x1b")[0] for row in rows(table)] == ["Agent 04212"]  # a churn one
+        assert "Agent 04212" in screen_text(app)
+        await pilot.press("escape")  # clears the search; a second escape leaves
+        await pilot.pause()
+        assert table.row_count == 2_000 and isinstance(app.screen, FleetScreen)
 
 
 def test_from_file_opens_the_fleet_first_and_bad_lists_are_usage_errors(tmp_path: Path) -> None:
@@ -203,9 +216,9 @@ async def test_demo_with_a_crowd_opens_on_the_fleet_sweeping_it_with_its_keys_tr
             assert isinstance(screen, FleetScreen) and len(screen.targets) == 6
             await wait_for(pilot, lambda: screen.done == 6 and not screen.sweeping, timeout=90)
             await pilot.pause(0.5)
-            shown = {row[7]: row for row in rows(screen.query_one(DataTable))}
+            shown = {row[8]: row for row in rows(screen.query_one(FleetTable))}
             for agent in crowd.agents.values():
                 row = shown[agent.card_url]
                 assert row[0].split(" ", 1)[1] == agent.variant.expected_verdict
                 if agent.variant.signed and agent.variant.expected_verdict != "unreachable":
-                    assert row[3] == "verified"  # the crowd's keys are trusted
+                    assert row[7] == "verified"  # the crowd's keys are trusted

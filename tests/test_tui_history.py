@@ -3,7 +3,8 @@
 Runs are real interviews of the reference agents, recorded in a real SQLite history in the
 test's own home; the assertions are what a user reads: the rows and their churn markers, the
 aligned compare rows with the differing span marked, the replay toast, the watch timeline, the
-exported file and its toast, and that delete asks first.
+exported file and its toast, and that delete asks first. Paging, filters, the jump to a date
+and runs recorded by another process are in tests/test_tui_history_depth.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tui_support import Tui, plain, wait_for, wait_for_interview
 from explorer.store.history import History
 from explorer.tui.screens.compare import CompareScreen
 from explorer.tui.screens.confirm import ConfirmScreen
-from explorer.tui.screens.history import HistoryScreen
+from explorer.tui.screens.history import HistoryScreen, RunTable
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.watch import WatchScreen
 
@@ -34,13 +35,17 @@ def recorded(demo_runs: dict[str, Any]) -> list[int]:
         return [history.record(demo_runs[name]) for name in ("steady", "drifting", "steady")]
 
 
-def table_rows(table: DataTable) -> list[list[str]]:
+def table_rows(table: DataTable | RunTable) -> list[list[str]]:
     return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def runs_table(screen: HistoryScreen) -> RunTable:
+    return screen.query_one("#runs", RunTable)
 
 
 async def open_history(pilot: Any) -> HistoryScreen:
     await pilot.press("f2")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen))
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen) and pilot.app.screen.loaded)
     await pilot.pause()
     return pilot.app.screen
 
@@ -52,11 +57,11 @@ async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
         app = pilot.app
         await pilot.pause()
         screen = await open_history(pilot)
-        rows = table_rows(screen.query_one(DataTable))
+        rows = table_rows(runs_table(screen))
         assert [row[0] for row in rows] == ["  #3", "  #2", "  #1"]
-        assert rows[0][4] == "Stonework Books (Steady)" and rows[0][1] == "✓ conformant"
+        assert rows[0][2] == "Stonework Books (Steady)" and rows[0][1] == "✓ conformant"
         assert rows[1][1] == "✗ nonconformant"
-        assert [row[2] for row in rows] == ["= same", "first", "first"]
+        assert [row[3] for row in rows] == ["= same", "first", "first"]
         assert rows[0][5] == rows[2][5] and len(rows[0][5]) == 8  # short card digest, same card
         agents = screen.query_one("#agents", OptionList)
         assert agents.get_option_at_index(0).prompt.plain == "all agents (2)"
@@ -75,7 +80,7 @@ async def test_marking_two_runs_compares_them_side_by_side(recorded: list[int], 
         await pilot.press("c")
         assert any("mark two runs" in n.message for n in app._notifications)
         await pilot.press("down", "space", "down", "space")  # #2 and #1
-        assert table_rows(screen.query_one(DataTable))[1][0] == "● #2"
+        assert table_rows(runs_table(screen))[1][0] == "● #2"
         assert "marked: #2, #1" in plain(screen.query_one("#history-title", Static))
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen))
@@ -116,16 +121,16 @@ async def test_delete_asks_first_and_export_names_the_file(
 ) -> None:
     async with tui(size=SIZE) as pilot:
         app = pilot.app
+        app.NOTIFICATION_TIMEOUT = 600  # the toasts are read after a loaded machine's seconds
         await pilot.pause()
         screen = await open_history(pilot)
         await pilot.press("d")
         assert isinstance(app.screen, ConfirmScreen)
         assert "Delete run #3 of Stonework Books (Steady)" in plain(app.screen.query_one("#question", Static))
         await pilot.press("n")
-        assert app.screen is screen and screen.query_one(DataTable).row_count == 3
+        assert app.screen is screen and runs_table(screen).row_count == 3
         await pilot.press("d", "y")
-        await pilot.pause()
-        assert [row[0] for row in table_rows(screen.query_one(DataTable))] == ["  #2", "  #1"]
+        await wait_for(pilot, lambda: [row[0] for row in table_rows(runs_table(screen))] == ["  #2", "  #1"])
         assert any(n.message == "deleted run #3" for n in app._notifications)
         with History.open() as history:
             assert [r.id for r in history.runs()] == [2, 1]
@@ -144,12 +149,13 @@ async def test_replay_runs_the_interview_again_and_says_what_changed(recorded: l
         app = pilot.app
         await pilot.pause()
         await open_history(pilot)
+        app.NOTIFICATION_TIMEOUT = 600  # a loaded machine takes seconds to draw the interview
         await pilot.press("r")  # the newest run: steady #3
         await wait_for_interview(pilot)
         assert "run #4 · live" in plain(app.screen.query_one("#header", Static))
         assert any(
             n.message == "replayed run #3: conformant -> conformant; no change" for n in app._notifications
-        )
+        ), [n.message for n in app._notifications]
 
 
 async def test_watch_replays_on_an_interval_with_a_timeline(demo_runs: dict[str, Any], tui: Tui) -> None:
@@ -219,7 +225,7 @@ async def test_keys_work_where_they_are_shown(recorded: list[int], tui: Tui) -> 
         await pilot.press("down", "space")
         await pilot.pause()
         assert screen.agent is not None and not screen.marked  # filtered, nothing marked
-        assert len(table_rows(screen.query_one(DataTable))) < 3
+        await wait_for(pilot, lambda: screen.loaded and 0 < runs_table(screen).row_count < 3)
 
         await pilot.press("escape")
         await pilot.pause()

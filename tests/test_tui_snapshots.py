@@ -30,9 +30,9 @@ def pictures(fleet: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     return {"fleet": fleet, "home": Path(home), "runs": runs, "ids": ids}
 
 
-def _compare(snap_compare: Any, pictures: dict[str, Any], name: str) -> bool:
+def _compare(snap_compare: Any, pictures: dict[str, Any], name: str, size: tuple[int, int] = SIZE) -> bool:
     app, before = scene(name, pictures["fleet"], pictures["home"], pictures["runs"], pictures["ids"])
-    return snap_compare(app, terminal_size=SIZE, run_before=before)
+    return snap_compare(app, terminal_size=size, run_before=before)
 
 
 def test_load_screen_lists_the_reference_agents(snap_compare: Any, pictures: dict[str, Any]) -> None:
@@ -57,6 +57,14 @@ def test_history_screen(snap_compare: Any, pictures: dict[str, Any]) -> None:
 
 def test_fleet_screen(snap_compare: Any, pictures: dict[str, Any]) -> None:
     assert _compare(snap_compare, pictures, "fleet")
+
+
+def test_history_screen_at_80x24(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "history", (80, 24))
+
+
+def test_fleet_screen_at_80x24(snap_compare: Any, pictures: dict[str, Any]) -> None:
+    assert _compare(snap_compare, pictures, "fleet", (80, 24))
 
 
 def test_hostile_agent(snap_compare: Any, pictures: dict[str, Any]) -> None:

@@ -41,6 +41,7 @@ class RunRow(NamedTuple):
     answers_sha256: str | None
     changed: bool = False  # card or answers differ from this agent's previous run
     standing: str = ""  # the mark the run earns here: "evidence · signed", "claim · unsigned", ...
+    since: str = ""  # what changed since the agent's run before: "first", "= same", "≠ card+answers"
 
     @property
     def target(self) -> str:
@@ -54,6 +55,41 @@ class RunRow(NamedTuple):
             "card_sha256": self.card_sha256,
             "answers_sha256": self.answers_sha256,
         }
+
+
+class RunFilter(NamedTuple):
+    """Which runs the history screen lists: one agent's or every agent's, one verdict or every
+    one, only the runs that changed, only those recorded before a moment (a jump to a date)."""
+
+    agent: str | None = None
+    verdict: str | None = None
+    changed: bool = False
+    until: datetime | None = None
+
+    def query(self, before: int | None, limit: int) -> Any:
+        from explorer.store.base import RunQuery
+
+        return RunQuery(
+            agents=None if self.agent is None else (self.agent,),
+            until=self.until,
+            verdicts=() if self.verdict is None else (self.verdict,),
+            changed=self.changed,
+            before=before,
+            limit=limit,
+        )
+
+
+def changes_since(before: Any, run: Any) -> str:
+    """What differs between an agent's run and its run before (`RunSummary`s) in words, the
+    history's "since previous run" column: `first`, `= same`, `≠ card+answers+verdict`."""
+    if before is None:
+        return "first"
+    changed = [
+        word
+        for word, key in (("card", "card_sha256"), ("answers", "answers_sha256"), ("verdict", "verdict"))
+        if getattr(run, key) != getattr(before, key)
+    ]
+    return ("≠ " + "+".join(changed)) if changed else "= same"
 
 
 class ExplorerError(Exception):
@@ -333,6 +369,31 @@ class AppContext:
             for s in summaries
         ]
 
+    def page(self, which: RunFilter, before: int | None = None, limit: int = 200) -> list[RunRow]:
+        """One page of the history screen: the newest `limit` runs `which` selects, older than run
+        `before` (keyset paging: the store answers each page from an index, never OFFSET), each
+        with what changed since its agent's run before it and the standing it earns here (a
+        signed run shows CHECKING until `check_signed`). A blocking read: call it off the event
+        loop. ExplorerError when the history cannot be read."""
+        from explorer.evidence import read_back
+        from explorer.tui.model import standing_mark
+
+        with self._reading():
+            history = self.history()
+            summaries = list(history.query(which.query(before, limit)))
+            ids = [s.id for s in summaries]
+            previous = history.previous(ids)
+            signed = history.signed(ids)
+            unsigned = read_back(history, [s for s in summaries if s.id not in signed], {})
+        return [
+            _row(
+                s,
+                self._marks.get(s.id, CHECKING) if s.id in signed else standing_mark(unsigned[s.id]),
+                changes_since(previous.get(s.id), s),
+            )
+            for s in summaries
+        ]
+
     def check_signed(self, run_ids: Sequence[int]) -> dict[int, str]:
         """The standing marks of signed runs (their signature checked under the trusted runner
         keys), remembered for the session: a stored run never changes. Safe in a thread."""
@@ -461,6 +522,13 @@ class AppContext:
         with self._reading():
             return list(self.history().agents())
 
+    def mark(self) -> Any:
+        """The history's change fingerprint (`HistoryStore.mark`, one small aggregate on either
+        backend): when it differs from the last one read, a runner (this one, another process,
+        another machine) recorded or forgot runs. A blocking read: call it off the event loop."""
+        with self._reading():
+            return self.history().mark()
+
     @contextmanager
     def _reading(self) -> Iterator[None]:
         try:
@@ -558,7 +626,7 @@ class AppContext:
         return compare_reports(dict(read_back_report(a)), dict(read_back_report(b)))
 
 
-def _row(summary: Any, standing: str = "") -> RunRow:
+def _row(summary: Any, standing: str = "", since: str = "") -> RunRow:
     """A history `RunSummary` as the screens' `RunRow`."""
     return RunRow(
         run_id=summary.id,
@@ -570,6 +638,7 @@ def _row(summary: Any, standing: str = "") -> RunRow:
         answers_sha256=summary.answers_sha256,
         changed=summary.changed,
         standing=standing,
+        since=since,
     )
 
 

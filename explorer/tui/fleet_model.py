@@ -3,9 +3,11 @@
 Plain Python, no textual, so the rules a user reads in the fleet view are tested without a
 terminal: which row an agent is (its card URL, the history's key; a target still waiting for
 its first answer is keyed by the target), what "changed" means (the verdict, the card digest or
-the answers digest differs from the agent's previous run; `churn` counts such runs), and how
-rows sort and filter. The model keeps one small `FleetEntry` per agent and never a report, so a
-sweep of thousands stays light; the screen asks for `view(sort, verdict)` when it repaints.
+the answers digest differs from the agent's previous run; `churn` counts such runs), where an
+agent is in words short enough for a narrow terminal (`where_labels`: host:port, with as much
+of the path as tells two agents on one host apart), and how rows sort and filter. The model
+keeps one small `FleetEntry` per agent and never a report, so a sweep of ten thousand stays
+light; the screen asks for `view(sort, verdict, text)` when it repaints.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit
+
+from explorer.core.card import WELL_KNOWN
 
 PENDING = "pending"
 # Sort keys the screen cycles through, and verdict order for "verdict": worst first.
@@ -44,6 +49,7 @@ class FleetEntry:
     last_at: str | None = None
     card_sha256: str | None = None
     answers_sha256: str | None = None
+    live: bool = False  # set by a run of this session's sweep, not (yet) read from the history
 
 
 def entry_of_summary(summary: Any) -> FleetEntry:
@@ -101,23 +107,29 @@ class FleetModel:
     def __init__(self) -> None:
         self.entries: dict[str, FleetEntry] = {}
         self.pending: dict[str, FleetEntry] = {}
+        self._where: dict[str, str] | None = None
 
     def load(self, summaries: Iterable[Any]) -> None:
-        """Put the history's agents in (a live entry already here is newer and kept)."""
-        for summary in summaries:
-            entry = entry_of_summary(summary)
-            current = self.entries.get(entry.key)
-            if current is None or (current.last_run_id or 0) <= (entry.last_run_id or 0):
-                self.entries[entry.key] = entry
+        """The history's agents, as they are now: an agent forgotten since is gone; a row this
+        session's sweep wrote that the history does not hold yet (or holds an older run of) is kept."""
+        loaded = {entry.key: entry for entry in map(entry_of_summary, summaries)}
+        for key, current in self.entries.items():
+            known = loaded.get(key)
+            if current.live and (known is None or (current.last_run_id or 0) > (known.last_run_id or 0)):
+                loaded[key] = current
+        self.entries = loaded
+        self._where = None
 
     def expect(self, targets: Iterable[str]) -> None:
         """A sweep is about to ask these targets: each is a pending row until it finishes."""
         for target in targets:
             if target not in self.entries:
                 self.pending[target] = FleetEntry(key=target, name=target, verdict=PENDING)
+        self._where = None
 
     def finish(self, target: str, done: Finished, *, run_id: int | None, at: str) -> FleetEntry:
-        """A run of the sweep finished: update (or add) its agent's row, counting a change."""
+        """A run of the sweep finished: update (or add) its agent's row. It counts as churn when
+        it differs from the agent's previous run or churned within itself (verdict churn)."""
         self.pending.pop(target, None)
         before = self.entries.get(done.agent)
         entry = before or FleetEntry(key=done.agent, name=done.name or done.agent, verdict=done.verdict)
@@ -125,21 +137,24 @@ class FleetModel:
             (before.verdict, before.card_sha256, before.answers_sha256)
             != (done.verdict, done.card_sha256, done.answers_sha256)
         )
+        churned = changed or done.verdict == "churn"
         entry = replace(
             entry,
             name=done.name or entry.name,
             verdict=done.verdict,
             standing=done.standing,
             signature=done.signature,
-            churn=entry.churn + (1 if changed else 0),
-            last_change_at=at if changed else entry.last_change_at,
+            churn=entry.churn + (1 if churned else 0),
+            last_change_at=at if churned else entry.last_change_at,
             runs=entry.runs + 1,
             last_run_id=run_id if run_id is not None else entry.last_run_id,
             last_at=at,
             card_sha256=done.card_sha256,
             answers_sha256=done.answers_sha256,
+            live=True,
         )
         self.entries[done.agent] = entry
+        self._where = None
         return entry
 
     def all(self) -> list[FleetEntry]:
@@ -151,16 +166,96 @@ class FleetModel:
             out[entry.verdict] = out.get(entry.verdict, 0) + 1
         return out
 
-    def view(self, sort: str = "verdict", verdict: str | None = None) -> list[FleetEntry]:
-        """The rows to show: only `verdict` (when given), ordered by `sort` (one of SORTS)."""
-        rows = [e for e in self.all() if verdict is None or e.verdict == verdict]
+    def where(self, key: str) -> str:
+        """Where the agent of `key` is, in words that tell it from every other agent here."""
+        if self._where is None:
+            self._where = where_labels(e.key for e in self.all())
+        return self._where.get(key, key)
+
+    def where_width(self) -> int:
+        """The length of the longest where label."""
+        if self._where is None:
+            self.where(next(iter(self.entries), ""))
+        return max((len(label) for label in (self._where or {}).values()), default=0)
+
+    def view(self, sort: str = "verdict", verdict: str | None = None, text: str = "") -> list[FleetEntry]:
+        """The rows to show: only `verdict` (when given) and only agents whose name or URL holds
+        `text` (any case), ordered by `sort` (one of SORTS)."""
+        wanted = text.strip().casefold()
+        rows = [
+            e
+            for e in self.all()
+            if (verdict is None or e.verdict == verdict)
+            and (not wanted or wanted in e.name.casefold() or wanted in e.key.casefold())
+        ]
         rank = {v: i for i, v in enumerate(VERDICT_ORDER)}
         if sort == "churn":
-            rows.sort(key=lambda e: (-e.churn, e.name.casefold()))
+            rows.sort(key=lambda e: (-e.churn, e.name.casefold(), e.key))
         elif sort == "last change":
-            rows.sort(key=lambda e: (e.last_change_at or "", e.name.casefold()), reverse=True)
+            rows.sort(key=lambda e: (e.last_change_at or "", e.name.casefold(), e.key), reverse=True)
         elif sort == "name":
             rows.sort(key=lambda e: (e.name.casefold(), e.key))
         else:
-            rows.sort(key=lambda e: (rank.get(e.verdict, len(rank)), -e.churn, e.name.casefold()))
+            rows.sort(key=lambda e: (rank.get(e.verdict, len(rank)), -e.churn, e.name.casefold(), e.key))
         return rows
+
+
+def _parts(key: str) -> tuple[str, str, str]:
+    """(host:port, path without the well-known card suffix, the rest) of an agent's key; a key
+    that is not an HTTP URL (a card file) is all path."""
+    try:
+        parts = urlsplit(key)
+        port = parts.port
+    except ValueError:
+        return "", key, ""
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "", key, ""
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    default = 443 if parts.scheme == "https" else 80
+    netloc = f"{host}:{port or default}"
+    path = parts.path
+    for suffix in WELL_KNOWN:
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    rest = (f"?{parts.query}" if parts.query else "") + ("" if parts.scheme == "http" else " https")
+    return netloc, path.rstrip("/"), rest
+
+
+def where_labels(keys: Iterable[str]) -> dict[str, str]:
+    """Each agent's URL said as briefly as tells it from the others: `host:port`; with the path
+    when two agents share a host and port; with the query and scheme when even that is shared.
+    The userinfo of a URL is never part of it (it may hold a secret)."""
+    keys = list(dict.fromkeys(keys))
+    parts = {key: _parts(key) for key in keys}
+    by_host: dict[str, list[str]] = {}
+    for key, (netloc, _path, _rest) in parts.items():
+        by_host.setdefault(netloc, []).append(key)
+    labels: dict[str, str] = {}
+    for netloc, same_host in by_host.items():
+        if netloc and len(same_host) == 1:
+            labels[same_host[0]] = netloc
+            continue
+        by_path: dict[str, list[str]] = {}
+        for key in same_host:
+            by_path.setdefault(netloc + parts[key][1], []).append(key)
+        for label, same_path in by_path.items():
+            for key in same_path:
+                labels[key] = label if len(same_path) == 1 else label + parts[key][2]
+    seen: dict[str, int] = {}
+    for key, label in labels.items():  # URLs that differ only in what is not shown (userinfo)
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            labels[key] = f"{label} ({seen[label]})"
+    return labels
+
+
+def fit_middle(text: str, width: int) -> str:
+    """`text` cut to `width` characters in the middle (`127.0.0.1:80…/b/agent`), so both the
+    host and the end of a path, where two agents differ, stay in view."""
+    if len(text) <= width:
+        return text
+    if width < 5:
+        return text[: max(width - 1, 0)] + "…"
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]

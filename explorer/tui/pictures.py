@@ -164,9 +164,9 @@ def scene(
     if name == "load":
         return ExplorerApp(context), _settle
     if name == "history":
-        return ExplorerApp(context), _press("f2")
+        return ExplorerApp(context), _read_after("f2")
     if name == "fleet":
-        return ExplorerApp(context), _fleet
+        return ExplorerApp(context), _read_after("f3")
     if name == "compare":
         from explorer.tui.screens.compare import CompareScreen
 
@@ -188,21 +188,17 @@ async def _settle(pilot: Any) -> None:
     await pilot.pause()
 
 
-async def _fleet(pilot: Any) -> None:
-    """F3, then wait for the fleet view to have read the history (it reads in a worker thread)."""
-    await _settle(pilot)
-    await pilot.press("f3")
-    for _ in range(400):
-        if getattr(pilot.app.screen, "loaded", False):
-            break
-        await pilot.pause(0.05)
-    await _settle(pilot)
+def _read_after(key: str) -> Before:
+    """The key, then wait for the screen it opens (history, fleet) to have read the history,
+    which it does in a worker thread."""
 
-
-def _press(*keys: str) -> Before:
-    async def press(pilot: Any) -> None:
+    async def read(pilot: Any) -> None:
         await _settle(pilot)
-        await pilot.press(*keys)
+        await pilot.press(key)
+        for _ in range(400):
+            if getattr(pilot.app.screen, "loaded", False):
+                break
+            await pilot.pause(0.05)
         await _settle(pilot)
 
-    return press
+    return read

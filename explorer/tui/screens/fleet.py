@@ -1,27 +1,35 @@
 """The fleet: every agent in the history, and every agent of a sweep in progress, one row each.
 
 A row says what a platform watching many agents scans for: the latest verdict (symbol and
-word), the agent, its standing, the card signature status, when it last changed and how many of
-its runs changed (churn), and how many runs there are. `s` cycles the sort (verdict worst
-first, churn, last change, name), `v` cycles a verdict filter, enter opens the agent's latest
-interview (from there history and compare work as everywhere), `r` reloads the history. The
-history is read in a worker thread, and read again when another process records runs (a
-`verify --from` in another terminal shows up within seconds).
+word), the agent's card name and where it is (host:port, with as much of the path as tells two
+agents on one host apart, so two agents of one name are two different rows a user can tell
+apart), its churn (runs that changed from the one before or churned within themselves), how
+many runs, when it last changed, its standing and card signature status, and the card URL.
+`s` cycles the sort (verdict worst first, churn, last change, name), `v` cycles a verdict
+filter, `/` finds agents by name or URL as you type, enter opens the agent's latest interview,
+`h` its history, `r` reads the history again.
+
+Nothing here blocks the event loop: the history is read in a worker thread, and every two
+seconds another worker reads the store's change mark (`HistoryStore.mark`, one small aggregate
+on either backend) and reads the fleet again only when it moved, so runs that another process
+or another machine records into the same history show up by themselves. The table
+(`widgets.rowtable.RowTable`) turns only the rows in view into cells, so sorting, filtering or
+reloading ten thousand agents costs a sort of a Python list.
 
 Started with targets (`interview-explorer --from FILE`), the screen sweeps them: the
 interviews run with the sweep engine in a worker thread with its own event loop, so
 verification never blocks drawing, and each finished run is recorded and turned into a small
-`fleet_model.Finished` before it reaches the screen. The table is rebuilt from the model at
-most every quarter second, and never sooner than four times the last repaint took; a DataTable
-draws only the rows in view, so a thousand agents stay responsive. Leaving the screen stops
-handing out new interviews; the ones in flight finish within their timeout. Agent names and
-URLs are untrusted: every cell is `rich.text.Text` of `safe` output, never markup.
+`fleet_model.Finished` before it reaches the screen. The rows are rebuilt from the model at
+most every quarter second, and never sooner than four times the last rebuild took. Leaving the
+screen stops handing out new interviews; the ones in flight finish within their timeout. Agent
+names and URLs are untrusted: every cell is `rich.text.Text` of `safe` output, never markup.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -31,30 +39,41 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
-from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel
+from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel, fit_middle
+from explorer.tui.widgets.rowtable import Column, RowTable
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
 
-# Fixed widths, the same as the cells are clipped to: a row never needs measuring (a thousand
-# agents stay cheap) and no column is cut to its label's width.
-COLUMNS = (
-    ("verdict", 16),
-    ("agent", 34),
-    ("standing", 10),
-    ("signature", 14),
-    ("last change", 16),
-    ("churn", 5),
-    ("runs", 5),
-    ("card URL", 60),
+VERDICT_WIDTH = 15  # "✗ nonconformant"
+WHERE_WIDTHS = (9, 28)  # the where column fits its longest label within these (cut in the middle)
+TAIL = (
+    Column("churn", 5),
+    Column("runs", 5),
+    Column("last change", 16),
+    Column("standing", 10),
+    Column("signature", 12),
+    Column("card URL", 60),
 )
+AGENT_WIDTHS = (16, 40)  # the agent column takes what a narrow terminal leaves, within these
 REPAINT_EVERY = 0.25  # seconds between repaints while a sweep reports runs
-POLL_EVERY = 2.0  # seconds between looks for runs recorded by another process
+POLL_EVERY = 2.0  # seconds between looks at the history's change mark
+
+
+def fleet_columns(width: int, where: int) -> list[Column]:
+    """The columns for a table `width` cells wide whose longest where label is `where`: verdict,
+    agent, where, churn and runs always in view (at 80 columns too); the agent's name takes the
+    width the others leave."""
+    where = max(WHERE_WIDTHS[0], min(WHERE_WIDTHS[1], where))
+    fixed = VERDICT_WIDTH + where + TAIL[0].width + TAIL[1].width + 5 * 2
+    low, high = AGENT_WIDTHS
+    agent = max(low, min(high, width - fixed))
+    return [Column("verdict", VERDICT_WIDTH), Column("agent", agent), Column("where", where), *TAIL]
 
 
 def short_stamp(stamp: str | None) -> str:
@@ -65,15 +84,18 @@ def short_stamp(stamp: str | None) -> str:
     return text[:10] + " " + text[11:16] if "T" in text and len(text) >= 16 else text
 
 
-class FleetTable(DataTable):
+class FleetTable(RowTable):
     HELP = """
 ## Fleet
 
-One row per agent: latest verdict, standing, signature, when it last changed and its churn
-(runs whose verdict, card or answers differ from the run before).
+One row per agent: its latest verdict, its card name and where it is (host:port, and the path
+when two agents share a host), its **churn** (runs that differed from the run before, in
+verdict, card or answers, or that churned within themselves), runs, when it last changed, its
+standing and card signature.
 
-- **enter** open the agent's latest interview
-- **s** change the sort, **v** show only one verdict, **r** reload the history
+- **enter** open the agent's latest interview, **h** its history
+- **s** change the sort, **v** show only one verdict, **/** find agents by name or URL
+- **r** read the history again (runs other runners record show up by themselves)
 """
 
 
@@ -84,7 +106,9 @@ class FleetScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="fleet.back"),
         Binding("s", "sort", "Sort", id="fleet.sort"),
-        Binding("v", "filter", "Verdict filter", id="fleet.filter"),
+        Binding("v", "filter", "Verdict", id="fleet.filter"),
+        Binding("slash", "find", "Find", id="fleet.find"),
+        Binding("h", "history", "History", id="fleet.history"),
         Binding("r", "reload", "Reload", id="fleet.reload"),
     ]
 
@@ -95,31 +119,32 @@ class FleetScreen(Screen[None]):
         self.fleet = FleetModel()
         self.sort = SORTS[0]
         self.verdict: str | None = None
+        self.find = ""
         self.rows: list[FleetEntry] = []
         self.done = 0
         self.sweeping = False
         self.error: str | None = None
+        self.loaded = False
+        self.reads = 0  # how many times the history's fleet was read (the first load included)
+        self._mark: Any = None  # the history's change mark when it was last read
         self._dirty = True
         self._stop = threading.Event()
         self._began = 0.0
         self._painted_at = 0.0
         self._paint_cost = 0.0
-        self._seen = 0  # the newest run id the fleet has read from the history
-        self._loaded_at = 0.0
-        self._load_cost = 0.0
-        self.loaded = False
+        self._polling = False
+        self._where_width = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fleet"):
             yield Static(id="fleet-title")
-            yield FleetTable(id="fleet-table", cursor_type="row", zebra_stripes=True)
+            yield Input(placeholder="find agents by name or URL (esc: every agent)", id="fleet-find")
+            yield FleetTable(self._cells, self._columns, id="fleet-table")
             yield Static(id="fleet-status")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(FleetTable)
-        for label, width in COLUMNS:
-            table.add_column(label, width=width)
+        self.query_one("#fleet-find", Input).display = False
         self._load_history()
         if self.targets:
             self.fleet.expect(self.targets)
@@ -127,7 +152,7 @@ class FleetScreen(Screen[None]):
         self.set_interval(REPAINT_EVERY, self._repaint)
         self.set_interval(POLL_EVERY, self._poll)
         self._repaint(now=True)
-        table.focus()
+        self.query_one(FleetTable).focus()
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -135,44 +160,48 @@ class FleetScreen(Screen[None]):
     # ---- data ------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="fleet-load")
     def _load_history(self) -> None:
-        """Read the history's fleet in this thread (a thousand agents take a second or more) and
-        hand it to the screen; the table draws what it has meanwhile."""
+        """Read the history's fleet in this thread and hand it to the screen; the table draws
+        what it has meanwhile. The mark is read first: a run recorded while the fleet is read
+        moves the mark again, so the next poll reads once more."""
         context = self.app.context  # type: ignore[attr-defined]
-        began = time.perf_counter()
         try:
-            latest = context.rows(limit=1)
+            mark = context.mark()
             summaries, error = context.fleet(), None
         except ExplorerError as exc:
-            latest, summaries, error = [], [], str(exc)
-        seen = latest[0].run_id if latest else 0
-        self._load_cost = time.perf_counter() - began
-        self.app.call_from_thread(self._loaded, summaries, error, seen)
+            mark, summaries, error = None, [], str(exc)
+        self.app.call_from_thread(self._loaded, summaries, error, mark)
 
-    def _loaded(self, summaries: list[Any], error: str | None, seen: int) -> None:
+    def _loaded(self, summaries: list[Any], error: str | None, mark: Any) -> None:
         if not self.is_mounted:
             return
-        self.fleet.load(summaries)
+        if error is None:
+            self.fleet.load(summaries)
         self.error = error
         self.loaded = True
-        self._seen = max(self._seen, seen)
-        self._loaded_at = time.perf_counter()
+        self.reads += 1
+        self._mark = mark
         self._dirty = True
         self._repaint(now=True)
 
     def _poll(self) -> None:
-        """Reload when another process (a `verify --from` in another terminal) recorded runs; never
-        sooner than four times the last reading took, so a large history read while a sweep
-        records runs elsewhere takes at most a fifth of the time."""
-        if self.sweeping or not self.loaded:
+        """Look at the history's change mark off the event loop (another runner may have
+        recorded or forgotten runs); read the fleet again when it moved."""
+        if self.sweeping or not self.loaded or self._polling:
             return
-        if time.perf_counter() - self._loaded_at < 4 * self._load_cost:
-            return
+        self._polling = True
+        self._read_mark()
+
+    @work(thread=True, exclusive=True, group="fleet-mark")
+    def _read_mark(self) -> None:
         try:
-            latest = self.app.context.rows(limit=1)  # type: ignore[attr-defined]
+            mark = self.app.context.mark()  # type: ignore[attr-defined]
         except ExplorerError:
-            return
-        if latest and latest[0].run_id > self._seen:
-            self._seen = latest[0].run_id
+            mark = None
+        self.app.call_from_thread(self._marked, mark)
+
+    def _marked(self, mark: Any) -> None:
+        self._polling = False
+        if self.is_mounted and mark is not None and mark != self._mark:
             self._load_history()
 
     @work(thread=True, exclusive=True, group="fleet-sweep")
@@ -181,7 +210,7 @@ class FleetScreen(Screen[None]):
         from explorer.store.history import agent_of
 
         def failed(target: str, message: str) -> None:
-            self.app.call_from_thread(self.notify, f"{target}: {message}", severity="error")
+            self.app.call_from_thread(self.notify, f"{target}: {message}", severity="error", markup=False)
 
         def finished(target: str, run: Run | None, run_id: int | None) -> None:
             if run is None:
@@ -211,9 +240,9 @@ class FleetScreen(Screen[None]):
 
     # ---- drawing ---------------------------------------------------------------------------------
     def _repaint(self, *, now: bool = False) -> None:
-        """Rebuild the rows from the model when it changed. While a sweep reports runs, a repaint
+        """Rebuild the rows from the model when it changed. While a sweep reports runs, a rebuild
         waits at least four times as long as the previous one took, so however large the fleet,
-        at most a fifth of the time goes to repainting and keys stay responsive."""
+        at most a fifth of the time goes to it and keys stay responsive."""
         if not self._dirty:
             return
         began = time.perf_counter()
@@ -221,28 +250,48 @@ class FleetScreen(Screen[None]):
             return
         self._dirty = False
         table = self.query_one(FleetTable)
-        current = self.current()
-        self.rows = self.fleet.view(self.sort, self.verdict)
-        table.clear()
-        table.add_rows(_cells(entry) for entry in self.rows)
+        current = table.current
+        self.rows = self.fleet.view(self.sort, self.verdict, self.find)
+        index = None
         if current is not None:
             index = next((i for i, e in enumerate(self.rows) if e.key == current.key), None)
-            if index is not None:
-                table.move_cursor(row=index, animate=False)
+        if self.fleet.where_width() != self._where_width:
+            self._where_width = self.fleet.where_width()
+            table.set_columns(self._columns)
+        table.set_rows(self.rows, cursor=index)
         self._title()
         self._painted_at = time.perf_counter()
         self._paint_cost = self._painted_at - began
 
+    def _columns(self, width: int) -> list[Column]:
+        return fleet_columns(width, self._where_width)
+
+    def _cells(self, entry: FleetEntry) -> Sequence[Text]:
+        mark = model.VERDICT_MARK.get(entry.verdict, "…" if entry.verdict == PENDING else "?")
+        return (
+            Text(f"{mark} {safe.visible(entry.verdict, 14)}"),
+            Text(safe.clip(entry.name, 80)),
+            Text(fit_middle(safe.visible(self.fleet.where(entry.key), 200), WHERE_WIDTHS[1])),
+            Text(str(entry.churn)),
+            Text(str(entry.runs)),
+            Text(short_stamp(entry.last_change_at)),
+            Text(safe.visible(entry.standing or "-", 10)),
+            Text(safe.visible(entry.signature or "-", 14)),
+            Text(safe.clip(entry.key, 200)),
+        )
+
     def _title(self) -> None:
         counts = self.fleet.counts()
         words = ", ".join(f"{counts[v]} {v}" for v in (*model.VERDICT_MARK, PENDING) if counts.get(v))
-        shown = "all verdicts" if self.verdict is None else f"only {self.verdict}"
+        shown = "every verdict" if self.verdict is None else f"only {self.verdict}"
+        if self.find:
+            shown += f" · name or URL has “{safe.visible(self.find, 40)}”"
         self.query_one("#fleet-title", Static).update(
             Content.assemble(
                 ("Fleet  ", "bold"),
                 (f"{model.plural(len(self.fleet.all()), 'agent')}", "bold"),
                 (f"  ({words or 'no runs yet'})", "dim"),
-                (f"   sort: {self.sort} · {shown} · showing {len(self.rows)}", "dim"),
+                (f"\nsort: {self.sort} · {shown} · showing {len(self.rows)}", "dim"),
             )
         )
         status = self.query_one("#fleet-status", Static)
@@ -259,17 +308,16 @@ class FleetScreen(Screen[None]):
         elif not self.loaded:
             status.update(Content.styled("reading the history…", "dim"))
         else:
-            status.update(Content.styled("enter: latest interview · s: sort · v: verdict filter", "dim"))
+            status.update(Content.styled("runs recorded elsewhere into this history show up by themselves",
+                                         "dim"))
 
     def current(self) -> FleetEntry | None:
-        table = self.query_one(FleetTable)
-        row = table.cursor_row
-        if not self.rows or row is None or not 0 <= row < len(self.rows):
-            return None
-        return self.rows[row]
+        entry = self.query_one(FleetTable).current
+        return entry if isinstance(entry, FleetEntry) else None
 
     # ---- actions ---------------------------------------------------------------------------------
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_row_table_selected(self, event: RowTable.Selected) -> None:
+        event.stop()
         self.action_open()
 
     def action_open(self) -> None:
@@ -282,6 +330,15 @@ class FleetScreen(Screen[None]):
             return
         self.app.open_stored(entry.last_run_id)  # type: ignore[attr-defined]
 
+    def action_history(self) -> None:
+        from explorer.tui.screens.history import HistoryScreen
+
+        entry = self.current()
+        if entry is None or entry.last_run_id is None:
+            self.notify("no recorded runs for this row", severity="warning")
+            return
+        self.app.push_screen(HistoryScreen(agent=entry.key))
+
     def action_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self._dirty = True
@@ -292,10 +349,31 @@ class FleetScreen(Screen[None]):
         self._dirty = True
         self._repaint(now=True)
 
+    def action_find(self) -> None:
+        field = self.query_one("#fleet-find", Input)
+        field.display = True
+        field.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "fleet-find":
+            self.find = event.value
+            self._dirty = True
+            self._repaint(now=True)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "fleet-find":
+            self.query_one(FleetTable).focus()
+
     def action_reload(self) -> None:
         self._load_history()
 
     def action_back(self) -> None:
+        field = self.query_one("#fleet-find", Input)
+        if field.display and (field.has_focus or field.value):
+            field.value = ""  # esc clears the search first, then leaves
+            field.display = False
+            self.query_one(FleetTable).focus()
+            return
         self._stop.set()
         if len(self.app.screen_stack) > 1:
             self.dismiss()
@@ -305,21 +383,9 @@ class FleetScreen(Screen[None]):
     def palette_commands(self) -> list[PaletteCommand]:
         return [
             PaletteCommand("open: selected agent", "its latest interview", self.action_open),
+            PaletteCommand("show: history of selected agent", "every run of this agent", self.action_history),
             PaletteCommand("sort: fleet", f"cycle the sort ({', '.join(SORTS)})", self.action_sort),
             PaletteCommand("filter: fleet by verdict", "cycle through the verdicts", self.action_filter),
+            PaletteCommand("find: agents in the fleet", "by name or URL, as you type", self.action_find),
             PaletteCommand("reload: fleet", "read the history again", self.action_reload),
         ]
-
-
-def _cells(entry: FleetEntry) -> tuple[Text, ...]:
-    mark = model.VERDICT_MARK.get(entry.verdict, "…" if entry.verdict == PENDING else "?")
-    return (
-        Text(f"{mark} {safe.visible(entry.verdict, 14)}"),
-        Text(safe.clip(entry.name, 34)),
-        Text(safe.visible(entry.standing or "-", 10)),
-        Text(safe.visible(entry.signature or "-", 14)),
-        Text(short_stamp(entry.last_change_at)),
-        Text(str(entry.churn)),
-        Text(str(entry.runs)),
-        Text(safe.clip(entry.key, 60)),
-    )
