@@ -22,9 +22,12 @@ it), and the agents' counters are set from the runs. Then, medians of repeated m
 On PostgreSQL, also: `--writers` processes each recording `--writer-runs` runs at once through
 `record` (every run its own transaction), against a floor of the same run rows sent as bare
 INSERTs, one per transaction, from as many connections: target at least 0.5x the floor's runs
-per second. And a `--crowd`-agent seeded crowd sweep (`verify --from LIST --jobs 8`, the crowd
-in its own process) recording into a fresh PostgreSQL history against the same sweep recording
-into a fresh SQLite file: target at least 0.8x SQLite's agents per second.
+per second. The floor's rows are prepared before its clock starts; a second floor builds each
+row from its run while timed, as `record` does (`encode_run`), to show what is the database's
+share and what is the client's. The three alternate for `--writer-rounds` rounds (medians).
+And a `--crowd`-agent seeded crowd sweep (`verify --from LIST --jobs 8`, the crowd in its own
+process) recording into a fresh PostgreSQL history against the same sweep recording into a fresh
+SQLite file: target at least 0.8x SQLite's agents per second.
 
 Without `--postgres URL` (a server where the benchmark may create databases), a PostgreSQL
 server of the benchmark's own is started from the server programs the tests use
@@ -54,6 +57,7 @@ sys.path.insert(0, str(REPO))
 from explorer.core.run import Run  # noqa: E402
 from explorer.store.base import HistoryStore, RunQuery  # noqa: E402
 from explorer.store.location import open_store  # noqa: E402
+from explorer.store.sql import LATEST_OF_AGENTS  # noqa: E402
 
 TARGETS = {"newest": 3.0, "agent": 3.0, "changed": 5.0, "writers": 0.5, "crowd": 0.8}
 EPOCH = 1_700_000_000  # seconds: the seeded runs' recorded_at start here, one second apart
@@ -167,8 +171,7 @@ def seed(store: HistoryStore, run: Run, runs: int, agents: int) -> dict[str, flo
                WHERE agents.id = c.agent_id"""
         )
         conn.execute(
-            """UPDATE agents SET (last_verdict, last_card, last_answers, last_changed) =
-               (SELECT verdict, card_sha256, answers_sha256, changed FROM runs WHERE id = agents.last_run)"""
+            LATEST_OF_AGENTS
         )
         conn.execute("DROP TABLE seed_map")
 
@@ -223,13 +226,14 @@ def reading(store: HistoryStore, run: Run, agents: int, repeat: int) -> dict[str
 _WRITER = """
 import json, pickle, sys, time
 sys.path.insert(0, sys.argv[1])
-mode, url, first, count, agents = sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
+mode, url, first, count, agents, n = sys.argv[2], sys.argv[3], *map(int, sys.argv[4:8])
 run = pickle.loads(bytes.fromhex(sys.stdin.readline()))
-from bench.history_scale import as_agent, floor_rows
+from bench.history_scale import FLOOR_INSERT, as_agent, floor_ids, floor_row
 from explorer.store.location import open_store
 store = open_store(url)
-runs = [as_agent(run, (first + j) % agents, 10_000 + first + j) for j in range(count)]
-rows = floor_rows(store, runs) if mode == "floor" else None
+runs = [as_agent(run, (first + j) % agents, n + first + j) for j in range(count)]
+ids = floor_ids(store, runs) if mode != "record" else None
+rows = [floor_row(one, ids) for one in runs] if mode == "floor" else None
 print("ready", flush=True)
 sys.stdin.readline()
 began = time.perf_counter()
@@ -237,86 +241,75 @@ if mode == "record":
     for one in runs:
         store.record(one)
 else:
-    sql = ("INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,"
-           " answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature)"
-           " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)")
     with store._pool.connection() as raw:
-        for row in rows:
-            raw.execute(sql, row)  # autocommit: one transaction each
+        for one, row in zip(runs, rows or runs):
+            # autocommit: one transaction each; "encoded" builds each row from its run meanwhile
+            raw.execute(FLOOR_INSERT, row if mode == "floor" else floor_row(one, ids))
 print(json.dumps({"seconds": time.perf_counter() - began}), flush=True)
 store.close()
 """
 
 
-def floor_rows(store: Any, runs: list[Run]) -> list[tuple[Any, ...]]:
-    """The run rows `record` would insert for these runs (their documents and agents exist)."""
-    from explorer.store.base import agent_of, stamp, summary_fields, utc_now
+FLOOR_INSERT = (
+    "INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256, answers_sha256,"
+    " report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def floor_ids(store: Any, runs: list[Run]) -> dict[Any, int]:
+    """The ids the floor's rows refer to: each run's agent (by URL) and documents (by digest)."""
+    from explorer.store.base import agent_of
     from explorer.store.codec import encode_run
 
-    out = []
+    ids: dict[Any, int] = {}
     with store._reading() as conn:  # noqa: SLF001
         for run in runs:
             encoded = encode_run(run)
-            fields = summary_fields(run.report)
-            agent_id = conn.execute(
-                "SELECT id FROM agents WHERE agent = ?", (agent_of(run.report),)
-            ).fetchone()[0]
-            docs = {
-                bytes(d): i
-                for i, d in conn.execute(
-                    "SELECT id, sha256 FROM documents WHERE sha256 IN (?, ?, ?)",
-                    (encoded.report.digest, encoded.exchanges.digest, encoded.keys.digest),
-                ).fetchall()
-            }
-            out.append(
-                (
-                    agent_id,
-                    stamp(utc_now()),
-                    fields["verdict"],
-                    fields["standing"],
-                    fields["role"],
-                    fields["runner"],
-                    fields["card_sha256"],
-                    fields["answers_sha256"],
-                    docs[encoded.report.digest],
-                    docs[encoded.exchanges.digest],
-                    docs[encoded.keys.digest],
-                    encoded.volatile,
-                    None,
-                    0,
-                    fields["signature"],
-                )
-            )
-    return out
+            agent = agent_of(run.report)
+            ids[agent] = conn.execute("SELECT id FROM agents WHERE agent = ?", (agent,)).fetchone()[0]
+            for doc in (encoded.report, encoded.exchanges, encoded.keys):
+                ids[doc.digest] = conn.execute(
+                    "SELECT id FROM documents WHERE sha256 = ?", (doc.digest,)
+                ).fetchone()[0]
+    return ids
 
 
-def writers(url: str, run: Run, agents: int, count: int, runs_each: int) -> dict[str, Any]:
+def floor_row(run: Run, ids: dict[Any, int]) -> tuple[Any, ...]:
+    """The run row `record` inserts for this run, built the way it builds it (`encode_run`)."""
+    from explorer.store.base import agent_of, stamp, summary_fields, utc_now
+    from explorer.store.codec import encode_run
+
+    encoded = encode_run(run)
+    fields = summary_fields(run.report)
+    return (
+        ids[agent_of(run.report)], stamp(utc_now()), fields["verdict"], fields["standing"], fields["role"],
+        fields["runner"], fields["card_sha256"], fields["answers_sha256"], ids[encoded.report.digest],
+        ids[encoded.exchanges.digest], ids[encoded.keys.digest], encoded.volatile, None, 0,
+        fields["signature"],
+    )  # fmt: skip
+
+
+def writers(url: str, run: Run, agents: int, count: int, runs_each: int, rounds: int) -> dict[str, Any]:
+    """`count` processes recording `runs_each` runs each at once, against the same rows sent as
+    bare INSERTs (prepared beforehand: "floor"; built from each run as `record` builds them:
+    "encoded"), in alternating rounds so that a change in the machine's load hits all three."""
     import pickle
 
     blob = pickle.dumps(run).hex()
+    sequence = [0]
 
     def once(mode: str) -> float:
+        sequence[0] += 1
+        first_n = 100_000 * sequence[0]  # every round's runs are new runs
+        argv = [sys.executable, "-c", _WRITER, str(REPO), mode, url]
         procs = [
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-c",
-                    _WRITER,
-                    str(REPO),
-                    mode,
-                    url,
-                    str(k * runs_each),
-                    str(runs_each),
-                    str(agents),
-                ],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
+            subprocess.Popen([*argv, str(k * runs_each), str(runs_each), str(agents), str(first_n)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for k in range(count)
-        ]
+        ]  # fmt: skip
         for proc in procs:
-            assert proc.stdin is not None and proc.stdout is not None
+            assert proc.stdin is not None
             proc.stdin.write(blob + "\n")
             proc.stdin.flush()
         for proc in procs:
@@ -327,32 +320,39 @@ def writers(url: str, run: Run, agents: int, count: int, runs_each: int) -> dict
             proc.stdin.write("go\n")
             proc.stdin.flush()
         for proc in procs:
-            out, _ = proc.communicate(timeout=3600)
+            proc.communicate(timeout=3600)
             assert proc.returncode == 0
         return time.perf_counter() - began
 
+    def floor(mode: str) -> float:
+        with open_store(url) as store:
+            before = store.last_run_id()
+        seconds = once(mode)
+        with open_store(url) as store:  # the floor's rows go again: they are not the store's
+            store._transaction(  # noqa: SLF001
+                lambda conn: conn.execute("DELETE FROM runs WHERE id > ?", (before,)),
+                what="could not remove the floor's rows",
+            )
+        return seconds
+
     with open_store(url) as store:
-        before, runs_before = store.last_run_id(), store.stats()["runs"]
-    floor_s = once("floor")
-    with open_store(url) as store:
-        store._transaction(
-            lambda conn: conn.execute("DELETE FROM runs WHERE id > ?", (before,)),  # noqa: SLF001
-            what="could not remove the floor's rows",
-        )
-    record_s = once("record")
+        runs_before = store.stats()["runs"]
+    samples: dict[str, list[float]] = {"floor": [], "encoded": [], "record": []}
+    for _ in range(rounds):
+        samples["floor"].append(floor("floor"))
+        samples["encoded"].append(floor("encoded"))
+        samples["record"].append(once("record"))
     total = count * runs_each
     with open_store(url) as store:
-        assert store.stats()["runs"] == runs_before + total
+        assert store.stats()["runs"] == runs_before + total * rounds
+    record_s, floor_s = statistics.median(samples["record"]), statistics.median(samples["floor"])
+    encoded_s = statistics.median(samples["encoded"])
     return {
-        "writers": count,
-        "runs_each": runs_each,
-        "record_s": record_s,
-        "floor_s": floor_s,
-        "record_runs_per_s": total / record_s,
-        "floor_runs_per_s": total / floor_s,
-        "ratio": floor_s / record_s,
-        "target": TARGETS["writers"],
-    }
+        "writers": count, "runs_each": runs_each, "rounds": rounds, "samples": samples,
+        "record_runs_per_s": total / record_s, "floor_runs_per_s": total / floor_s,
+        "encoded_floor_runs_per_s": total / encoded_s, "ratio": floor_s / record_s,
+        "ratio_to_encoded_floor": encoded_s / record_s, "target": TARGETS["writers"],
+    }  # fmt: skip
 
 
 # --- a crowd sweep into each store -------------------------------------------------------------------
@@ -476,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--postgres", metavar="URL", help="a server where databases may be created")
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--writer-rounds", type=int, default=3, help="alternating rounds (medians)")
     parser.add_argument("--writer-runs", type=int, default=1000)
     parser.add_argument("--crowd", type=int, default=1000, help="agents in the crowd sweep (0: none)")
     parser.add_argument("--crowd-repeat", type=int, default=1)
@@ -512,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 if kind == "postgresql" and args.writers:
                     figures[kind]["many_writers"] = writers(
-                        url, run, args.agents, args.writers, args.writer_runs
+                        url, run, args.agents, args.writers, args.writer_runs, args.writer_rounds
                     )
             if args.crowd and server is not None:
                 figures["crowd"] = crowd_sweep(
@@ -561,7 +562,9 @@ def report(f: dict[str, Any]) -> str:
         if "many_writers" in k:
             w = k["many_writers"]
             lines.append(
-                f"  {w['writers']} writers x {w['runs_each']} runs: {w['record_runs_per_s']:.0f} runs/s vs "
+                f"  {w['writers']} writers x {w['runs_each']} runs (median of {w['rounds']} rounds): "
+                f"{w['record_runs_per_s']:.0f} runs/s; rows built the same way then bare INSERTs "
+                f"{w['encoded_floor_runs_per_s']:.0f} runs/s = {w['ratio_to_encoded_floor']:.2f}x; vs "
                 f"bare INSERT floor {w['floor_runs_per_s']:.0f} runs/s = {w['ratio']:.2f}x "
                 f"(target >= {w['target']:g}x)"
             )

@@ -100,14 +100,17 @@ def check_whole(url: str) -> list[int]:
                    OR keys_doc NOT IN (SELECT id FROM documents)"""
             ).fetchone()[0] == 0
             kept = conn.execute(
-                "SELECT id, runs, last_run, churn FROM agents ORDER BY id"
+                """SELECT id, runs, last_run, churn, last_verdict, last_recorded_at, last_signature
+                   FROM agents ORDER BY id"""
             ).fetchall()
             counted = conn.execute(
-                """SELECT agent_id, COUNT(*), MAX(id), SUM(changed) FROM runs GROUP BY agent_id
-                   ORDER BY agent_id"""
+                """SELECT c.agent_id, c.n, c.last, c.churn, r.verdict, r.recorded_at, r.signature
+                   FROM (SELECT agent_id, COUNT(*) AS n, MAX(id) AS last, SUM(changed) AS churn
+                         FROM runs GROUP BY agent_id) c JOIN runs r ON r.id = c.last
+                   ORDER BY c.agent_id"""
             ).fetchall()
-            assert [tuple(int(v) for v in row) for row in kept] == [
-                tuple(int(v) for v in row) for row in counted
+            assert [(*map(int, row[:4]), *row[4:]) for row in kept] == [
+                (*map(int, row[:4]), *row[4:]) for row in counted
             ]
         ids = [r.id for r in history.runs(limit=1_000_000)]
         by_agent: dict[str, list] = {}

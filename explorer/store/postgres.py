@@ -353,11 +353,12 @@ WITH input(sha256, size, encoding, body) AS (
     RETURNING child
 ), ag AS (
     INSERT INTO agents AS a (agent, name, runs, last_run, churn, last_change_at, last_verdict, last_card,
-                             last_answers, last_changed)
+                             last_answers, last_changed, last_recorded_at, last_standing, last_signature)
     VALUES (%(agent)s, %(name)s, 1,
             CASE WHEN NOT EXISTS (SELECT 1 FROM agents WHERE agent = %(agent)s)
                  THEN nextval(pg_get_serial_sequence('runs', 'id')) END,
-            0, NULL, %(verdict)s, %(card_sha256)s, %(answers_sha256)s, 0)
+            0, NULL, %(verdict)s, %(card_sha256)s, %(answers_sha256)s, 0, %(recorded_at)s, %(standing)s,
+            %(signature)s)
     ON CONFLICT (agent) DO UPDATE SET
         name = COALESCE(EXCLUDED.name, a.name),
         runs = a.runs + 1,
@@ -367,7 +368,10 @@ WITH input(sha256, size, encoding, body) AS (
         last_changed = CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
         last_verdict = EXCLUDED.last_verdict,
         last_card = EXCLUDED.last_card,
-        last_answers = EXCLUDED.last_answers
+        last_answers = EXCLUDED.last_answers,
+        last_recorded_at = EXCLUDED.last_recorded_at,
+        last_standing = EXCLUDED.last_standing,
+        last_signature = EXCLUDED.last_signature
     RETURNING a.id, a.last_run, a.last_changed
 )
 INSERT INTO runs(id, agent_id, recorded_at, verdict, standing, role, runner, card_sha256, answers_sha256,

@@ -95,7 +95,7 @@ def _signatures_from_reports(conn: sqlite3.Connection) -> None:
 
 # Version 3: what listing at any depth and the fleet view read without a scan. A run keeps whether
 # it changed (verdict, card or answers against the agent's previous run) and its card signature
-# status; an agent keeps its counters and its latest run's verdict and digests; a transcript
+# status; an agent keeps its counters and what the fleet view shows of its latest run; a transcript
 # recorded once is unique by `imported_key`; a forget is counted, so a reader polling `counters`
 # and `agents` sees every change.
 SCHEMA_V3: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
@@ -110,6 +110,9 @@ SCHEMA_V3: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     "ALTER TABLE agents ADD COLUMN last_card TEXT",
     "ALTER TABLE agents ADD COLUMN last_answers TEXT",
     "ALTER TABLE agents ADD COLUMN last_changed INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE agents ADD COLUMN last_recorded_at TEXT",
+    "ALTER TABLE agents ADD COLUMN last_standing TEXT",
+    "ALTER TABLE agents ADD COLUMN last_signature TEXT",
     "CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     "INSERT INTO counters(name, value) VALUES ('forgotten', 0)",
     """UPDATE runs SET changed = 1 WHERE id IN (
@@ -124,11 +127,12 @@ SCHEMA_V3: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
         last_run = (SELECT MAX(id) FROM runs WHERE agent_id = agents.id),
         churn = (SELECT COUNT(*) FROM runs WHERE agent_id = agents.id AND changed = 1),
         last_change_at = (SELECT MAX(recorded_at) FROM runs WHERE agent_id = agents.id AND changed = 1)""",
-    """UPDATE agents SET (last_verdict, last_card, last_answers, last_changed) =
-        (SELECT verdict, card_sha256, answers_sha256, changed FROM runs WHERE id = agents.last_run)
-        WHERE last_run IS NOT NULL""",
     "DELETE FROM agents WHERE runs = 0",
     _signatures_from_reports,
+    """UPDATE agents SET (last_verdict, last_card, last_answers, last_changed, last_recorded_at,
+            last_standing, last_signature)
+        = (SELECT verdict, card_sha256, answers_sha256, changed, recorded_at, standing, signature
+           FROM runs WHERE id = agents.last_run)""",
     "CREATE UNIQUE INDEX runs_imported ON runs(imported_key)",
     "CREATE INDEX runs_changed ON runs(id) WHERE changed = 1",
     "CREATE INDEX runs_verdict_id ON runs(verdict, id)",

@@ -70,7 +70,8 @@ _INSERT_RUN = """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role
     RETURNING id"""
 _COUNT_RUN = """UPDATE agents SET runs = runs + 1, last_run = ?, churn = churn + ?,
     last_change_at = CASE WHEN ? = 1 THEN ? ELSE last_change_at END,
-    last_verdict = ?, last_card = ?, last_answers = ?, last_changed = ?
+    last_verdict = ?, last_card = ?, last_answers = ?, last_changed = ?,
+    last_recorded_at = ?, last_standing = ?, last_signature = ?
     WHERE id = ?"""
 _REFRESH_AGENT = """UPDATE agents SET
     runs = (SELECT COUNT(*) FROM runs WHERE agent_id = ?),
@@ -78,9 +79,13 @@ _REFRESH_AGENT = """UPDATE agents SET
     churn = (SELECT COUNT(*) FROM runs WHERE agent_id = ? AND changed = 1),
     last_change_at = (SELECT MAX(recorded_at) FROM runs WHERE agent_id = ? AND changed = 1)
     WHERE id = ?"""
-_LATEST_OF_AGENT = """UPDATE agents SET (last_verdict, last_card, last_answers, last_changed) =
-    (SELECT verdict, card_sha256, answers_sha256, changed FROM runs WHERE id = agents.last_run)
-    WHERE id = ? AND last_run IS NOT NULL"""
+# What the fleet view shows of an agent's latest run, kept on its row (so `fleet()` reads the
+# agents alone) and what `changed` of its next run is decided against.
+_LATEST_COLUMNS = """(last_verdict, last_card, last_answers, last_changed, last_recorded_at, last_standing,
+    last_signature) = (SELECT verdict, card_sha256, answers_sha256, changed, recorded_at, standing, signature
+                       FROM runs WHERE id = agents.last_run)"""
+LATEST_OF_AGENTS = f"UPDATE agents SET {_LATEST_COLUMNS} WHERE last_run IS NOT NULL"
+_LATEST_OF_AGENT = f"UPDATE agents SET {_LATEST_COLUMNS} WHERE id = ? AND last_run IS NOT NULL"
 
 
 class Cursor(Protocol):
@@ -230,7 +235,9 @@ class SqlHistory(HistoryStore):
             existing = conn.execute("SELECT id FROM runs WHERE imported_key = ?", (once_key,)).fetchone()
             return int(existing[0]), False
         new_id = int(row[0])
-        conn.execute(_COUNT_RUN, (new_id, changed, changed, recorded_at, *current, changed, agent_id))
+        latest = (recorded_at, fields["standing"], fields["signature"])
+        counted = (new_id, changed, changed, recorded_at, *current, changed, *latest, agent_id)
+        conn.execute(_COUNT_RUN, counted)
         return new_id, True
 
     def _link(self, conn: Conn, parent: int, children: Sequence[int]) -> None:
@@ -336,17 +343,17 @@ class SqlHistory(HistoryStore):
     def agents(self) -> list[AgentSummary]:
         with self._reading() as conn:
             rows = conn.execute(
-                """SELECT a.agent, a.name, a.runs, a.last_run, r.recorded_at, r.verdict
-                   FROM agents a JOIN runs r ON r.id = a.last_run ORDER BY a.last_run DESC"""
+                """SELECT agent, name, runs, last_run, last_recorded_at, last_verdict
+                   FROM agents WHERE last_run IS NOT NULL ORDER BY last_run DESC"""
             ).fetchall()
         return [AgentSummary(*row) for row in rows]
 
     def fleet(self) -> list[FleetSummary]:
         with self._reading() as conn:
             rows = conn.execute(
-                """SELECT a.agent, a.name, a.runs, a.last_run, r.recorded_at, r.verdict, r.standing,
-                          a.churn, a.last_change_at, r.card_sha256, r.answers_sha256, r.signature
-                   FROM agents a JOIN runs r ON r.id = a.last_run ORDER BY a.last_run DESC"""
+                """SELECT agent, name, runs, last_run, last_recorded_at, last_verdict, last_standing, churn,
+                          last_change_at, last_card, last_answers, last_signature
+                   FROM agents WHERE last_run IS NOT NULL ORDER BY last_run DESC"""
             ).fetchall()
         return [FleetSummary(*row) for row in rows]
 
