@@ -12,7 +12,6 @@ window as a PNG. The agents' ports differ from run to run, so the picture does t
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import select
 import signal
@@ -25,14 +24,6 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 WAIT = 90.0
-
-
-def _chromium() -> Any:
-    spec = importlib.util.spec_from_file_location("chromium", Path(__file__).with_name("chromium.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _wait_for(chromium: Any, driver: Any, needle: str, since: int = 0) -> None:
@@ -50,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     width, height = (int(n) for n in args.size.lower().split("x"))
 
-    chromium = _chromium()
+    import chromium  # scripts/chromium.py: this script's folder is first on sys.path
+
     reason = chromium.missing()
     if reason is not None:
         raise SystemExit(f"browser_screenshot: {reason}")

@@ -9,19 +9,15 @@ path. Skipped, with the reason, where the browser tests are.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from web_support import chromium
 
 REPO = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("chromium", REPO / "scripts" / "chromium.py")
-assert _spec is not None and _spec.loader is not None
-chromium = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(chromium)
 
 pytestmark = [
     pytest.mark.slow,  # a benchmark

@@ -16,7 +16,6 @@ Selenium the test is skipped with one line saying which is missing.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 from pathlib import Path
@@ -24,13 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from web_support import SESSION_WAIT, Served, wait_until
-
-REPO = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("chromium", REPO / "scripts" / "chromium.py")
-assert _spec is not None and _spec.loader is not None
-chromium = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(chromium)
+from web_support import SESSION_WAIT, Served, chromium, wait_until
 
 pytestmark = [
     pytest.mark.slow,  # a browser, the reference agents and a server with its session process

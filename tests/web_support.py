@@ -9,6 +9,7 @@ is checked: 0). The clients are the real thing, on 127.0.0.1:
 - `session(origin=..., cookie=..., host=...)`: an aiohttp WebSocket client to `/ws`, with the
   `Origin` a page of any origin would send; `Terminal` reads what the explorer draws into it.
 
+`chromium` is scripts/chromium.py (headless Chromium under Selenium), for the browser tests.
 `children()` lists the server's child processes from /proc (Linux), which is how the tests see
 whether a session process was started; `environ(pid)` reads one process's environment the same
 way. `SESSION_WAIT` bounds every wait for a process or a frame: sessions start a Python process
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.client
+import importlib.util
 import os
 import re
 import select
@@ -38,6 +40,18 @@ import aiohttp
 
 REPO = Path(__file__).resolve().parent.parent
 SESSION_WAIT = 60.0
+
+
+def _load_chromium() -> Any:
+    """scripts/chromium.py, loaded by path (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("chromium", REPO / "scripts" / "chromium.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+chromium = _load_chromium()
 CSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\x1b[=>]")
 
 
