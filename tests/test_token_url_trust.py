@@ -247,6 +247,40 @@ async def test_an_unsigned_card_may_name_a_token_url_on_its_own_origin(
     assert _asked(run), run.report["findings"]
 
 
+class _CardHost(BaseHTTPRequestHandler):
+    """Serves `card` at every path: the origin the user points the explorer at."""
+
+    card: ClassVar[dict[str, Any]] = {}
+
+    def do_GET(self) -> None:
+        send_json(self, self.card)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+async def test_a_card_that_moves_its_interface_and_token_url_elsewhere_gets_no_secret(
+    agent: RunningAgent, spy: str
+) -> None:
+    """The agent's own origin is the one its card came from: a card fetched from one origin that
+    names both its interface and its token URL on another chose where the secret would go."""
+    card = _card(agent, f"{spy}/token")
+    for interface in card["supportedInterfaces"]:
+        interface["url"] = f"{spy}/a2a"
+    _CardHost.card = card
+    with serving(_CardHost) as server:
+        run = await run_interview(f"{base_url(server)}/.well-known/agent-card.json", _options(agent))
+    assert not _secret_sent(_Spy.seen) and not [p for p, _, _ in _Spy.seen if p == "/token"]
+    assert "another origin than the agent's own" in _detail(run.report, "auth_token_url_untrusted")
+    # Served from the token URL's own origin, the same card may name it.
+    _CardHost.card = _card(agent, "/oauth2/token")
+    with serving(_CardHost) as server:
+        site = base_url(server)
+        run = await run_interview(f"{site}/.well-known/agent-card.json", _options(agent))
+    assert "auth_token_url_untrusted" not in _codes(run.report)
+    assert [e.url for e in run.exchanges if e.purpose == "auth:token"] == [f"{site}/oauth2/token"]
+
+
 async def test_openid_connect_discovery_elsewhere_is_not_fetched_for_an_unsigned_card(
     agent: RunningAgent, spy: str, tmp_path: Path
 ) -> None:

@@ -8,16 +8,17 @@ used only when the card earns it:
   the config's `keys`; a key fetched through the card's own `jku` does not count, or a card
   could vouch for its own spy) and its payload covers the security scheme that names the URL.
   Identity providers usually live on another origin, so then any origin will do;
-- **the agent's own origin**: otherwise, the URL is on the origin of the agent's JSON-RPC
-  interface, where the access token goes anyway. The credential is bound to this one agent by
-  construction: planning refuses a credential given for many agents and bound to none;
+- **the agent's own origin**: otherwise, the URL is on the origin the card was fetched from (the
+  one the user pointed the explorer at; for a card read from a file, its JSON-RPC interface's).
+  The credential is bound to this one agent by construction: planning refuses a credential
+  given for many agents and bound to none;
 - never while the card's signature fails (status `invalid`, as the report states it, with the
   same keys: a known key that does not verify it is evidence of tampering).
 
 Otherwise nothing is sent and the run has `auth_token_url_untrusted`. An OpenID Connect scheme is
 judged the same way at both steps: its discovery URL is the card's choice (not fetched unless
 it passes), and the token endpoint the discovery document names passes when the scheme is
-signed (the provider the signer named chooses its own endpoints) or is on the interface's origin.
+signed (the provider the signer named chooses its own endpoints) or is on the agent's own origin.
 
 Pure: the decision depends only on the card, the keys and the URLs, so it is tested without a
 socket and an offline re-check of the recorded refusal reads the same words.
@@ -86,19 +87,22 @@ def vouch_for(
     return Vouch("unvouched", why)
 
 
-def card_url_refusal(vouch: Vouch, url: str, interface: str | None, what: str = "tokenUrl") -> str | None:
+def card_url_refusal(vouch: Vouch, url: str, agent: str | None, what: str = "tokenUrl") -> str | None:
     """Why the client secret may not go to `url`, a URL the card chose (its `what`), or None.
 
-    `interface` is the agent's JSON-RPC interface URL, the origin the access token goes to."""
+    `agent` is a URL on the agent's own origin: the card's (where the user pointed the explorer),
+    or, for a card read from a file, its JSON-RPC interface's. Not the interface's when the card
+    came from a URL: that too is the card's choice, and a card moving its interface and its
+    token URL to one host elsewhere would otherwise choose where the secret goes."""
     shown = safe_text(url, limit=300)
     if vouch.standing == "signed":
         return None
     if vouch.standing == "failed":
         return f"{vouch.detail}, so its {what} {shown} is not trusted with the client secret"
-    home = origin(interface) if interface else None
+    home = origin(agent) if agent else None
     if home is not None and origin(url) == home:
         return None
-    where = f"another origin than the agent's interface ({home})" if home else "no origin of the agent's"
+    where = f"another origin than the agent's own ({home})" if home else "no origin of the agent's"
     return (
         f"the card's {what} {shown} is on {where} and nothing vouches for it ({vouch.detail}); the client "
         "secret goes to a URL the card chose only when a signature under a key you trust covers it or it "

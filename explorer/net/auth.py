@@ -20,7 +20,7 @@ credentials in the body.
 A token URL (or OpenID Connect discovery URL) the card chose is a place the client secret would
 go, so `Judge` asks `core.token_trust` first: it passes only when a signature under a key the
 user trusts covers the scheme, or, with nothing vouching for the card, when it is on the
-interface's own origin; never while a card signature fails. A refusal is recorded as a token
+agent's own origin (the card's); never while a card signature fails. A refusal is recorded as a token
 request not made (`auth_token_url_untrusted`), and a URL the user pinned is used as given.
 
 `Secrets`, the resolved credential values of one run, is declared here, beside what consumes it
@@ -116,11 +116,11 @@ class Choice:
 
 class Judge:
     """Whether the card may choose a URL the client secret goes to (`core.token_trust`), for the
-    interview calls at `interface`; each scheme's signatures are checked once."""
+    agent whose own origin is `agent`'s; each scheme's signatures are checked once."""
 
-    def __init__(self, vouch: Callable[[Scheme], Vouch] | None, interface: str | None) -> None:
+    def __init__(self, vouch: Callable[[Scheme], Vouch] | None, agent: str | None) -> None:
         self._vouch = vouch
-        self._interface = interface
+        self._agent = agent
         self._seen: dict[str, Vouch] = {}
 
     def refusal(self, scheme: Scheme, url: str, what: str) -> str | None:
@@ -129,7 +129,7 @@ class Judge:
                 self._vouch(scheme) if self._vouch is not None
                 else Vouch("unvouched", "the card's signatures were not checked")
             )
-        return card_url_refusal(self._seen[scheme.name], url, self._interface, what)
+        return card_url_refusal(self._seen[scheme.name], url, self._agent, what)
 
 
 def _lifetime_leeway(token: Mapping[str, Any]) -> int:
@@ -236,7 +236,7 @@ def choose(security: Security, secrets: Secrets, card_url: str, judge: Judge | N
     agents, so a token given for the agents that declare bearer must not reach those that do
     not. A person who wants a header sent regardless says so with `--header` (`env:VAR` values).
     A token URL the card chose is used only when `judge` passes it (none given: only one on the
-    interface's own origin, which then cannot be known, so none).
+    agent's own origin, which then cannot be known, so none).
     """
     judge = judge or Judge(None, None)
     for way in security.alternatives():
@@ -457,7 +457,7 @@ class AuthSession:
         signatures, under the user's keys, say for a scheme (`core.token_trust.vouch_for`)."""
         self.fetcher.scrub(self.secrets.values())
         self.endpoint = endpoint
-        judge = Judge(vouch, endpoint)
+        judge = Judge(vouch, card_url if _is_web(card_url) else endpoint)  # the agent's own origin
         if self.secrets.oauth2 and not self.secrets.token_url:
             security = await self._discover(security, card_url, judge)
         self.choice = choose(security, self.secrets, card_url, judge)
