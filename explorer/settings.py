@@ -96,7 +96,9 @@ def parse_header_option(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     name = name.strip()
     if not sep or not name or any(c.isspace() for c in name):
-        raise ValueError(f"--header expects 'Name: value', got {text!r}")
+        # The text is not repeated: a malformed header is most often a credential (`Authorization
+        # Bearer ...` without its colon), and the message lands on a terminal or in a CI log.
+        raise ValueError("--header expects 'Name: value' (what was given is not shown: it may be a secret)")
     return name, value.strip()
 
 

@@ -215,3 +215,12 @@ def test_a_secret_of_fewer_than_four_characters_is_refused_unrepeated(
     code, out, err = _cli(home, "verify", "http://127.0.0.1:9/", "--no-history", "--timeout", "1",
                           "--header", "X-Debug: 1")  # fmt: skip
     assert code == 3, err
+
+
+def test_a_malformed_header_is_refused_without_repeating_it(home: Path) -> None:
+    """`--header 'Authorization Bearer ...'` (the colon forgotten) is a usage error whose message
+    does not print the token it holds."""
+    typo = "Authorization Bearer s3cr3t-typo"
+    code, out, err = _cli(home, "verify", "http://127.0.0.1:9/", "--header", typo)
+    assert code == 2 and "--header expects 'Name: value'" in err
+    assert "s3cr3t-typo" not in out + err
