@@ -214,6 +214,6 @@ def test_serve_writes_the_fleets_public_keys_and_verify_with_them_gives_each_its
         unkeyed = verify("steady")  # without the keys: says what would make it checkable
         assert "signature: unverifiable" in unkeyed.stdout
         assert "to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid steady-card-1), " \
-            "or --allow-jku" in unkeyed.stdout
+            "or keys in the config, or --allow-jku" in unkeyed.stdout
     finally:
         _stop(proc, signal.SIGTERM)

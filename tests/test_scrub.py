@@ -27,9 +27,17 @@ _SECRET = st.text(st.one_of(_ASCII, _ANY), min_size=4, max_size=40)
 _FORMS = [name for name in encodings("x") if name != "html"]
 
 
+# What an echo sits between: any text without escape characters of its own. An agent that writes
+# `%` or `\\` right against an ENCODED secret, so that the two decode together, hides it as surely
+# as one that hashes it (SECURITY.md says so); a character in front of a secret written as is
+# does not hide it (the test below).
+_AROUND = st.text(st.characters(blacklist_characters="%\\+"), max_size=20)
+
+
 @settings(max_examples=300, deadline=None)
-@given(secret=_SECRET, form=st.sampled_from(_FORMS), before=st.text(max_size=20), after=st.text(max_size=20))
+@given(secret=_SECRET, form=st.sampled_from(_FORMS), before=_AROUND, after=_AROUND)
 def test_every_encoding_of_a_secret_is_replaced(secret: str, form: str, before: str, after: str) -> None:
+    assume(not too_short(secret))  # refused as a credential (a trailing `\\` is no character)
     assume(not (set(before) | set(after)) & set(secret))
     encoded = encodings(secret)[form]
     data = f'{{"a":"{json.dumps(before)[1:-1]}{encoded}{json.dumps(after)[1:-1]}"}}'.encode()

@@ -18,7 +18,9 @@ way. So a secret is not looked for as bytes but in a canonical form of the data:
 
 The secret itself is put in the same canonical form, so every encoding of it has the same
 canonical bytes as the secret; and every stage of decoding is searched, the raw bytes first, so
-a character put in front of a secret to change how the data decodes does not hide it. Each
+a character put in front of a secret written as is (to change how the data decodes) does not hide
+it. One put right against an encoded secret, so that the two decode as one unit (`%` before
+`000%C2%A0`), does: that is deliberate obfuscation, like hashing, and out of reach. Each
 decoded byte remembers the span of original bytes it came from, so a match is replaced in the
 original, whole: every encoded character of the secret becomes part of one `<redacted>`. The
 canonical form is lossy on purpose (`a+b` and `a b` meet), so a few bytes that merely look like an

@@ -163,7 +163,7 @@ class Signature:
                     "not: the card was signed by another key under the same kid")
         if self.status != "unverifiable" or not (self.kid or self.alg):
             return None  # no card, or a card without signatures: nothing to check
-        how = (f"--keys JWKS_FILE_OR_URL with the signer's public key{kid} (or keys in the config), "
+        how = (f"--keys JWKS_FILE_OR_URL with the signer's public key{kid}, or keys in the config, "
                "or --allow-jku to trust the key set the card names")
         if recorded != "verified":
             return f"to check it: {how}"
