@@ -51,6 +51,17 @@ CARRYING_PRIVATE = [
     "fec0::1",  # site-local
     "fec0:1234::abcd",
 ]
+MULTICAST = [
+    "224.0.0.1",  # all hosts on this link
+    "239.255.255.250",  # organisation-local scope (SSDP)
+    "233.252.0.1",  # a globally scoped group is still a group, not a host
+    "ff02::1",  # link-local scope
+    "ff05::2",  # site-local scope
+    "ff0e::1",  # global scope
+    "64:ff9b::e000:1",  # NAT64 of 224.0.0.1
+    "2002:effe:fffa::1",  # 6to4 of 239.254.255.250
+    "::ffff:224.0.0.1",  # IPv4-mapped
+]
 CARRYING_PUBLIC = ["64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8", "2606:4700:4700::1111"]
 
 
@@ -60,6 +71,15 @@ def test_public_only_refuses_ipv6_forms_that_carry_a_private_address(address: st
         check_address(address)
     with pytest.raises(Blocked, match="not a public address"):  # the URL form: refused before any connect
         asyncio.run(resolve_public(f"https://[{address}]/.well-known/agent-card.json"))
+
+
+@pytest.mark.parametrize("address", MULTICAST)
+def test_public_only_refuses_multicast_groups_which_python_calls_global(address: str) -> None:
+    with pytest.raises(Blocked, match="not a public address"):
+        check_address(address)
+    host = f"[{address}]" if ":" in address else address
+    with pytest.raises(Blocked, match="not a public address"):  # a literal: no resolver, no packet
+        asyncio.run(resolve_public(f"https://{host}/.well-known/agent-card.json"))
 
 
 @pytest.mark.parametrize("address", CARRYING_PUBLIC)

@@ -103,23 +103,30 @@ def _embedded(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address] | None:
     return []
 
 
+def _public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Globally routable unicast. Python's `is_global` calls every multicast group global (even
+    link-local 224.0.0.1 and ff02::1, and the organisation-local 239/8), but a group is no host
+    to fetch a card from, and the local scopes never leave the network they are on."""
+    return ip.is_global and not ip.is_multicast
+
+
 def check_address(address: str) -> None:
-    """Refuse anything that is not a globally routable address (loopback, private, link-local...),
-    also when an IPv6 form carries such an IPv4 address."""
+    """Refuse anything that is not a globally routable unicast address (loopback, private,
+    link-local, multicast...), also when an IPv6 form carries such an IPv4 address."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         raise Blocked(f"resolved to something that is not an IP address: {address!r}") from None
-    if isinstance(ip, ipaddress.IPv6Address) and not (ip.is_loopback or ip.is_unspecified):
+    if isinstance(ip, ipaddress.IPv6Address) and not (ip.is_loopback or ip.is_unspecified or ip.is_multicast):
         inner = _embedded(ip)
         if inner is None:
             raise Blocked(f"{address} is not a public address (a deprecated or local-use IPv6 form)")
         for v4 in inner:
-            if not v4.is_global:
+            if not _public(v4):
                 raise Blocked(f"{address} is not a public address (it carries {v4})")
         if ip.ipv4_mapped is not None:
             return
-    if not ip.is_global:
+    if not _public(ip):
         raise Blocked(f"{address} is not a public address")
 
 
