@@ -308,6 +308,8 @@ def test_a_big_integer_swapped_in_a_signed_transcript_is_not_evidence(
     assert shown["questions"]["identity"]["projections"][-1]["value"] == BIG  # what the bytes give
     code, out, err = _cli(capsys, "history", "import", str(path))
     assert code == 1 and "/report/questions/identity/projections/4/value" in err
+    # The sentence shows both integers exactly: RFC 8785 text would print 9007199254740992 twice.
+    assert f"its bytes give {BIG} but it states {2**53}" in err
     with History.open() as history:
         run_id = history.record(Run.from_transcript(swapped))  # as if a history held it
     code, out, _ = _cli(capsys, "show", str(run_id), *trust, "--json")

@@ -41,6 +41,7 @@ from explorer.core.evaluate import evaluate
 from explorer.core.openclasp import RESOLVE_PATH, classify_reference
 from explorer.core.pointer import escape
 from explorer.core.run import Exchange, Run, TranscriptError
+from explorer.core.strict_json import lossy_integers
 from explorer.core.text import safe_text
 from explorer.core.verdict import ROLES
 
@@ -208,8 +209,12 @@ class Difference:
 
 
 def _shown(value: Any) -> str:
+    """RFC 8785 text, but integers exactly: two integers beyond 2^53 that differ share their
+    RFC 8785 text, and a sentence naming the difference must not print the same number twice."""
     from explorer.core.view import canonical_or_json
 
+    if lossy_integers(value):
+        return safe_text(json.dumps(value, sort_keys=True, ensure_ascii=False), limit=120)
     return safe_text(canonical_or_json(value), limit=120)
 
 
