@@ -255,12 +255,12 @@ def _members(value: Any, name: str) -> list[Any]:
 async def _tui_says_claim(home: Path, run_id: int, who: str) -> None:
     import argparse
 
-    from textual.widgets import DataTable, Static
+    from textual.widgets import Static
     from tui_support import plain, wait_for, wait_for_interview
 
     from explorer.tui.launch import build_app
     from explorer.tui.pictures import fixed_clock
-    from explorer.tui.screens.history import COLUMNS, HistoryScreen
+    from explorer.tui.screens.history import COLUMNS, HistoryScreen, RunTable
 
     args = argparse.Namespace(target=str(run_id), home=str(home))
     app = build_app(args, cursor_blink=False, clock=fixed_clock)
@@ -271,7 +271,8 @@ async def _tui_says_claim(home: Path, run_id: int, who: str) -> None:
         await pilot.press("f2")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen))
         await pilot.pause()
-        table = app.screen.query_one(DataTable)
+        table = app.screen.query_one(RunTable)
+        await wait_for(pilot, lambda: table.row_count > 0)
         column = COLUMNS.index("standing")
         marks = {str(table.get_row_at(i)[column]) for i in range(table.row_count)}
         assert marks == {"claim · unsigned"}
