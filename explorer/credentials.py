@@ -15,13 +15,16 @@ the explorer passes around, so that what may be shown and what may not are diffe
 - `Secrets` (declared in `explorer.net.auth`, which consumes it) holds the resolved values. Its
   repr hides them; it lives only in memory for the run (`procedure.Options.secrets`), and
   `net.auth` sends each value only where the card's scheme says.
+- `TypedSecrets` holds values a person typed into the explorer's sign-in dialog (a running
+  program cannot read a variable exported in another shell). They are values, not references,
+  so they never pass through a config file: the TUI keeps them in memory for its session only.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from explorer.core.security import Security
@@ -107,6 +110,31 @@ class Credentials:
         return out
 
 
+@dataclass(frozen=True)
+class TypedSecrets:
+    """Credential values typed into the explorer for one agent: memory only, repr shows none.
+
+    `settings()` gives them by setting name, as `explorer.planning` takes values that are
+    already resolved (never read as references, never written)."""
+
+    bearer: str | None = field(default=None, repr=False)
+    api_key: str | None = field(default=None, repr=False)
+    oauth2_client_id: str | None = None  # not a secret, but it goes with the one below
+    oauth2_client_secret: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        problem = credential_problem(self.settings())
+        if problem is not None:
+            raise CredentialError(problem)
+
+    def settings(self) -> dict[str, str]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+
+    def values(self) -> tuple[str, ...]:
+        """The secret values held (what must never be written anywhere)."""
+        return tuple(v for v in (self.bearer, self.api_key, self.oauth2_client_secret) if v)
+
+
 # --- what an agent entry carries, and suggesting one -------------------------------------------
 
 _KIND_OF_SETTING = {"bearer": "bearer token", "api_key": "API key", "oauth2_client_id": "OAuth 2.0 client"}
@@ -118,8 +146,17 @@ def carried(agent_settings: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def env_name(agent: str, what: str) -> str:
-    """An environment variable name for one agent's secret: `STONEWORK_BEARER`."""
-    stem = "".join(c if c.isalnum() else "_" for c in agent.upper()).strip("_") or "AGENT"
+    """An environment variable name for one agent's secret: `STONEWORK_TOKEN`. The agent's name
+    is not repeated into the kind of secret: `guarded-apikey` gets `GUARDED_API_KEY`, not
+    `GUARDED_APIKEY_API_KEY`, and `stonework-token` gets `STONEWORK_TOKEN`."""
+    words = "".join(c if c.isascii() and c.isalnum() else " " for c in agent.upper()).split()
+    kind = what.split("_")
+    squashed = "".join(kind)
+    for size in range(len(words), 0, -1):  # the longest tail of the name that spells the kind
+        if "".join(words[-size:]) == squashed:
+            del words[-size:]
+            break
+    stem = "_".join(words) or "AGENT"
     if stem[0].isdigit():
         stem = f"AGENT_{stem}"
     return f"{stem}_{what}"
@@ -138,7 +175,7 @@ def suggest(security: Security, agent: str, client_id: str | None = None) -> Cre
             if scheme.kind == "apiKey":
                 out["api_key"] = f"env:{env_name(agent, 'API_KEY')}"
             elif scheme.kind == "bearer":
-                out["bearer"] = f"env:{env_name(agent, 'BEARER')}"
+                out["bearer"] = f"env:{env_name(agent, 'TOKEN')}"
             elif scheme.kind == "oauth2":
                 out["oauth2_client_id"] = client_id or "CLIENT_ID"
                 out["oauth2_client_secret"] = f"env:{env_name(agent, 'CLIENT_SECRET')}"

@@ -122,10 +122,11 @@ async def click_over(pilot: Any, places: list[tuple[int, int]], length: int) -> 
 
 async def still_answers_a_key(pilot: Any) -> None:
     app = pilot.app
+    beneath = app.screen
     await pilot.press("f1")
-    await wait_for(pilot, lambda: bool(app.screen.query("HelpPanel")), 10)
+    await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", 10)
     await pilot.press("f1")
-    await wait_for(pilot, lambda: not app.screen.query("HelpPanel"), 10)
+    await wait_for(pilot, lambda: app.screen is beneath, 10)
 
 
 def nothing_ran(app: ExplorerApp) -> None:

@@ -287,20 +287,22 @@ async def test_export_by_key_and_by_palette_writes_files_and_names_them(
 
 
 async def test_f1_shows_help_for_the_focused_widget(demo_runs: dict[str, Any], tui: Tui) -> None:
-    from textual.widgets import HelpPanel, Markdown
+    from textual.widgets import Markdown
+
+    from explorer.tui.screens.help import HelpScreen
 
     async with tui() as pilot:
         app = pilot.app
         await pilot.pause()
-        await show(pilot, demo_runs["steady"])
+        screen = await show(pilot, demo_runs["steady"])
         await pilot.press("f1")
         await pilot.pause()
-        panel = app.screen.query_one(HelpPanel)
-        help_text = panel.query_one(Markdown).source
+        assert isinstance(app.screen, HelpScreen)
+        help_text = app.screen.query_one(Markdown).source
         assert "Projections" in help_text and "RFC 6901 pointer" in help_text
         await pilot.press("f1")
         await pilot.pause()
-        assert not app.screen.query(HelpPanel)
+        assert app.screen is screen
 
 
 async def test_user_keymap_rebinds_by_binding_id(

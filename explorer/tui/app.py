@@ -57,7 +57,7 @@ class ExplorerApp(App[int]):
     CSS_PATH = ["app.tcss", "screens/load.tcss", "screens/interview.tcss"]
     COMMANDS: ClassVar[set[Any]] = {ExplorerCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1", "toggle_help", "Help", id="app.help"),
+        Binding("f1", "toggle_help", "Help", id="app.help", priority=True),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
         Binding("f2", "history", "History", id="app.history", show=False),
         Binding("f3", "fleet", "Fleet", id="app.fleet", show=False),
@@ -257,10 +257,13 @@ class ExplorerApp(App[int]):
         self.push_screen(FleetScreen())
 
     def action_toggle_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
+        """F1: the help dialog for the screen on show (`screens.help`), or closes it."""
+        from explorer.tui.screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss()
         else:
-            self.action_show_help_panel()
+            self.push_screen(HelpScreen(self.screen))
 
     def go_home(self) -> None:
         """Back to the load screen (installing it if the app started on a stored run)."""

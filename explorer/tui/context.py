@@ -125,6 +125,8 @@ class AppContext:
     _readers: dict[str, Any] = field(default_factory=dict)  # agent -> ReaderTrust, loaded on first use
     _marks: dict[int, str] = field(default_factory=dict)  # run id -> standing mark, once checked
     _standings: dict[int, str] = field(default_factory=dict)  # run id -> claim | evidence, once checked
+    # Credentials typed into the sign-in dialog, by agent URL: memory only, forgotten on close.
+    _typed: dict[str, Any] = field(default_factory=dict, repr=False)
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -147,9 +149,53 @@ class AppContext:
             demo = self.demo_credentials.get(target)
             if demo is not None:  # a guarded reference agent: its demo credentials, as typed
                 given.update(demo.settings())
-            return plan(target, given, self.config)
+            typed = self.typed_credentials(target)
+            if typed is None:
+                return self._plan_stored(target, given)
+            # Typed values win over every reference (which is then not read: the variable a
+            # saved entry names is usually unset in this session), as a replay's recorded values
+            # do: they are already resolved.
+            return plan(target, _without_credentials(given), _config_without_credentials(self.config, target),
+                        recorded=typed.settings())
         except PlanError as exc:
             raise ExplorerError(str(exc)) from None
+
+    def _plan_stored(self, target: str, given: dict[str, Any]) -> tuple[str, Any]:
+        """`plan` with the stored credentials; when one of their references cannot be read (the
+        variable a saved entry names is not exported in this session), the interview goes ahead
+        without them and a warning says so: the agent then asks, and the sign-in dialog (a)
+        takes the secret."""
+        from explorer.planning import PlanError, plan
+
+        try:
+            return plan(target, given, self.config)
+        except PlanError as exc:
+            try:
+                planned = plan(target, _without_credentials(given),
+                               _config_without_credentials(self.config, target))
+            except PlanError:
+                raise exc from None
+            self.warnings.append(f"{exc}; interviewing without credentials (if the agent asks for "
+                                 "them, press a on its interview to type the secret)")
+            return planned
+
+    def sign_in(self, urls: Sequence[str], typed: Any) -> None:
+        """Use credentials typed in the sign-in dialog (`explorer.credentials.TypedSecrets`) for
+        the agent at `urls` (its target and its card URL) for the rest of the session. They stay
+        in this object: never written, never put in the environment, forgotten by `close`."""
+        for url in urls:
+            if url:
+                self._typed[_url_key(url)] = typed
+
+    def typed_credentials(self, target: str) -> Any:
+        """The credentials typed this session for a target (by its URL, or the URL a configured
+        agent's name stands for), or None."""
+        agent = self.config.agent(target) if self.config is not None else None
+        for url in (target, agent.url if agent is not None else ""):
+            found = self._typed.get(_url_key(url)) if url else None
+            if found is not None:
+                return found
+        return None
 
     def recorded_agent(self, name: str) -> str | None:
         """The card URL of the one recorded agent a bare name means (its card name, any case;
@@ -291,6 +337,7 @@ class AppContext:
 
     def close(self) -> None:
         """Stop what this session started (the reference agents) and close the history."""
+        self._typed.clear()
         fleet, self._fleet = self._fleet, None
         if fleet is not None:
             fleet.stop()
@@ -624,6 +671,29 @@ class AppContext:
         from explorer.evidence import read_back_report
 
         return compare_reports(dict(read_back_report(a)), dict(read_back_report(b)))
+
+
+def _url_key(url: str) -> str:
+    return url.strip().rstrip("/")
+
+
+def _without_credentials(settings: Mapping[str, Any]) -> dict[str, Any]:
+    from explorer.settings import AUTH
+
+    return {name: value for name, value in settings.items() if name not in AUTH}
+
+
+def _config_without_credentials(config: Any, target: str) -> Any:
+    """The config with no credential setting at its top level or in the entry `target` names."""
+    if config is None:
+        return None
+    from dataclasses import replace
+
+    agents = dict(config.agents)
+    agent = config.agent(target)
+    if agent is not None:
+        agents[agent.name] = replace(agent, settings=_without_credentials(agent.settings))
+    return replace(config, settings=_without_credentials(config.settings), agents=agents)
 
 
 def _row(summary: Any, standing: str = "", since: str = "") -> RunRow:

@@ -84,6 +84,21 @@ class QuestionState(NamedTuple):
         mark = "✗ " if self.problem else ""
         return f"{mark}{self.name} ({self.summary})"
 
+    def short_label(self, tight: bool = False) -> str:
+        """The label for a narrow terminal: the mark and the name (`tight`: its first five
+        letters); the pane's own first line still says the summary in words."""
+        mark = "✗ " if self.problem else ""
+        return f"{mark}{self.name[:5] if tight else self.name}"
+
+
+def tab_labels(full: Sequence[str], short: Sequence[str], tight: Sequence[str], width: int) -> list[str]:
+    """The first of the three label sets whose tab strip fits `width` columns (each tab is padded
+    one column each side), else the tightest: never a strip cut at both ends."""
+    for labels in (full, short):
+        if sum(len(label) + 2 for label in labels) <= width:
+            return list(labels)
+    return list(tight)
+
 
 def question_state(report: Mapping[str, Any], name: str) -> QuestionState:
     q = view.Question.of(name, question(report, name))  # counted as the CLI summary counts them

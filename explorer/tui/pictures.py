@@ -27,6 +27,7 @@ from explorer.tui.context import AppContext, DemoAgent
 FIXED_NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 FIXED_STAMP = "2026-01-01T12:00:00.000Z"
 SIZE = (140, 42)
+SMALL = (80, 24)  # the smallest terminal every screen is tested at
 RUNNER = "demo-user"
 
 _PORT = re.compile(r"127\.0\.0\.1:(\d+)")
@@ -89,14 +90,18 @@ def normalise_report(report: Mapping[str, Any], normaliser: Normaliser | None = 
     return (normaliser or Normaliser()).report(report)
 
 
-async def picture_run(fleet: Any, name: str, normaliser: Normaliser | None = None, **options: Any) -> Run:
-    """Interview one reference agent now and return the run with its volatile details fixed."""
+async def picture_run(
+    fleet: Any, name: str, normaliser: Normaliser | None = None, *, exchanges: bool = False, **options: Any
+) -> Run:
+    """Interview one reference agent now and return the run with its volatile details fixed
+    (`exchanges`: keep what was exchanged, for a screen that reads the card served, such as
+    the sign-in dialog's declared schemes)."""
     from explorer.procedure import Options, run_interview
     from explorer.tui.fleet import demo_keys
 
     opts = Options(keys=demo_keys(fleet), runner=RUNNER, **options)
     run = await run_interview(fleet.agents[name].card_url, opts)
-    return Run(report=normalise_report(run.report, normaliser))
+    return Run(report=normalise_report(run.report, normaliser), exchanges=run.exchanges if exchanges else ())
 
 
 def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None) -> AppContext:
@@ -133,6 +138,8 @@ async def collect_runs(fleet: Any, churn_fleet: Any) -> dict[str, Run]:
     runs = {name: await picture_run(fleet, name, shared) for name in PICTURE_AGENTS}
     runs["churning-1"] = await picture_run(churn_fleet, "churning", shared)
     runs["churning-2"] = await picture_run(churn_fleet, "churning", shared)
+    # Asked without its credentials: auth_required, and the sign-in dialog reads its card.
+    runs["guarded-bearer"] = await picture_run(fleet, "guarded-bearer", shared, exchanges=True)
     return runs
 
 
@@ -154,13 +161,17 @@ Before = Any  # an async callable taking the Pilot, run before the picture is ta
 def scene(
     name: str, fleet: Any, home: Path, runs: Mapping[str, Run], ids: Mapping[str, int]
 ) -> tuple[Any, Before]:
-    """(app, run_before) for one picture: load, steady, drifting, compare, history, fleet or hostile."""
+    """(app, run_before) for one picture: a name of SCENES or EXTRA_SCENES."""
     from explorer.tui.app import ExplorerApp, Start
 
     context = picture_context(fleet, home)
     if name in PICTURE_AGENTS:
         start = Start(run=runs[name], run_id=ids.get(name), origin="live")
         return ExplorerApp(context, start), _settle
+    if name in KEYED_SCENES:
+        run_name, keys = KEYED_SCENES[name]
+        start = Start(run=runs[run_name], run_id=ids.get(run_name), origin="live")
+        return ExplorerApp(context, start), _press(*keys)
     if name == "load":
         return ExplorerApp(context), _settle
     if name == "history":
@@ -180,6 +191,14 @@ def scene(
 
 
 SCENES: tuple[str, ...] = ("load", "steady", "drifting", "compare", "history", "fleet", "hostile")
+# Scenes the snapshot tests also draw: a run opened, then keys pressed (F1's help on drifting,
+# the sign-in dialog on an agent that refused the questions, what a churn's first attempt found).
+KEYED_SCENES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "help": ("drifting", ("f1",)),
+    "sign-in": ("guarded-bearer", ("a",)),
+    "churned": ("churning-1", ("u",)),
+}
+EXTRA_SCENES: tuple[str, ...] = tuple(KEYED_SCENES)
 
 
 async def _settle(pilot: Any) -> None:

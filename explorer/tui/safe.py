@@ -38,6 +38,18 @@ def clip(value: object, width: int) -> str:
     return shown if len(shown) <= width else shown[: max(width - 1, 0)] + "…"
 
 
+def middle(value: object, width: int) -> str:
+    """Neutralised single-line text cut in the middle to `width` characters (`http://host:port/…/card.json`):
+    both ends of a URL say the most."""
+    shown = visible(value)
+    if len(shown) <= width:
+        return shown
+    if width < 5:
+        return shown[: max(width, 0)]
+    head = (width - 1) // 2 + (width - 1) % 2
+    return shown[:head] + "…" + shown[len(shown) - (width - 1 - head) :]
+
+
 def text(value: object, limit: int = DEFAULT_LIMIT, style: str = "", *, single_line: bool = True) -> Content:
     """Agent text as a `Content`, never parsed as markup."""
     plain = visible(value, limit, single_line=single_line)

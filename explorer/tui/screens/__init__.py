@@ -10,10 +10,12 @@ from typing import Any
 
 
 def all_screens() -> tuple[type[Any], ...]:
+    from explorer.tui.screens.auth import SignInScreen
     from explorer.tui.screens.compare import CompareScreen
     from explorer.tui.screens.confirm import ConfirmScreen
     from explorer.tui.screens.export import ExportScreen
     from explorer.tui.screens.fleet import FleetScreen
+    from explorer.tui.screens.help import HelpScreen
     from explorer.tui.screens.history import HistoryScreen
     from explorer.tui.screens.interview import InterviewScreen
     from explorer.tui.screens.load import LoadScreen
@@ -32,4 +34,6 @@ def all_screens() -> tuple[type[Any], ...]:
         ConfirmScreen,
         ExportScreen,
         ValueScreen,
+        SignInScreen,
+        HelpScreen,
     )

@@ -1,31 +1,44 @@
-"""Saving a config agent entry for an agent that requires authentication.
+"""Signing in to an agent that requires authentication: type the secret, use it at once.
 
-When an interview ends in `auth_required`, the interview screen says which schemes the card
-declares and offers this dialog: it proposes an `[agents.NAME]` entry whose credentials are
-`env:` references named after the agent (a client id for OAuth 2.0 is asked for, it is not a
-secret), shows the exact text that will be added to the config file, and writes it only on an
-explicit save. The secret itself is never asked for, shown or written: the dialog ends by
-naming the environment variables to export before asking again.
+When an interview ends in `auth_required` (or `auth_failed`), the interview screen says which
+schemes the card declares and offers this dialog (`a`). It asks for what the card's first way in
+the explorer can take needs: a bearer token, an API key, or an OAuth 2.0 client id and secret.
+Each secret goes into a password field (drawn as dots, never copied out) and, on "Sign in", is
+handed back as `explorer.credentials.TypedSecrets`: the app keeps it in memory for the session
+(`AppContext.sign_in`) and replays the interview with it at once. A running program cannot see
+a variable exported in another shell, which is why the dialog asks for the value itself.
+
+Nothing typed here is ever written. For next time the dialog offers to save an `[agents.NAME]`
+config entry holding `env:` references named after the agent (it shows the exact text and the
+variable to export before the next session); only the reference is saved, never the value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Checkbox, Input, Static
 
 from explorer.core.security import Security, read_security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
-from explorer.credentials import Credentials, entry_text, suggest
+from explorer.credentials import CredentialError, Credentials, TypedSecrets, entry_text, suggest
 from explorer.tui import safe
 from explorer.tui.context import ExplorerError
+from explorer.tui.widgets.footer import ExplorerFooter
+
+# What each secret setting is called in the dialog.
+SECRET_LABELS = {
+    "bearer": "bearer token",
+    "api_key": "API key",
+    "oauth2_client_secret": "OAuth 2.0 client secret",
+}
 
 
 def card_security(run: Any) -> Security:
@@ -45,78 +58,192 @@ def declared_words(security: Security) -> str:
     return "the card declares " + "; ".join(s.describe() for s in security.schemes.values())
 
 
-class AuthEntryScreen(ModalScreen[str | None]):
-    """Proposes a config agent entry with env: references; dismisses with the saved path or None."""
+class SignIn(NamedTuple):
+    """What the dialog hands back: the typed credentials, and where an entry was saved (or None)."""
+
+    secrets: TypedSecrets
+    saved: str | None
+    exports: tuple[str, ...]  # the variables the saved entry names, to export before next time
+
+
+class SecretInput(Input):
+    """A password field whose text is never copied out (cut and copy do nothing; paste works)."""
+
+    HELP = """
+## Secret
+
+Type or paste the secret. It is drawn as dots, never copied out of the field, kept in this
+session's memory only and sent only where the card's scheme says (the agent's JSON-RPC origin;
+an OAuth 2.0 client secret only to the token URL). It is never written to the history, an
+export, the config file or a screenshot.
+"""
+
+    def action_copy(self) -> None:
+        self.notify("a secret is never copied", severity="warning", markup=False)
+
+    def action_cut(self) -> None:
+        self.action_copy()
+
+
+class SignInScreen(ModalScreen[SignIn | None]):
+    """Asks for the secret the card's scheme needs; dismisses with a SignIn, or None."""
 
     CSS_PATH = "auth.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="auth.cancel"),
     ]
 
-    def __init__(self, security: Security, url: str, name: str) -> None:
+    def __init__(self, security: Security, url: str, name: str, agent: str = "") -> None:
         super().__init__()
         self.security = security
         self.url = url
         self.default_name = name
-        self.oauth2 = any(s.kind == "oauth2" and s.supported for s in security.schemes.values())
+        self.agent = agent or url
+        # The settings the card's first usable way needs, with env: references named after the agent.
+        self.way = suggest(security, name or "agent")
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="auth-box"):
-            yield Static(Content.styled("Save a config entry for this agent", "bold"))
+        with VerticalScroll(id="auth-box"):
+            yield Static(
+                Content.assemble(("Sign in to ", "bold"), safe.text(self.agent, 120, "bold")), id="auth-title"
+            )
             yield Static(safe.text(declared_words(self.security), 600, single_line=False), id="auth-declared")
-            yield Input(value=self.default_name, placeholder="agent name", id="auth-name")
-            if self.oauth2:
-                yield Input(placeholder="OAuth 2.0 client id (not a secret)", id="auth-client")
-            yield Static(id="auth-preview")
+            if self.way is None:
+                yield Static(Content("none of the declared schemes is one the explorer can satisfy"))
+            else:
+                needed = self.way.settings()
+                if "oauth2_client_id" in needed:
+                    yield Input(placeholder="OAuth 2.0 client id (not a secret)", id="auth-client")
+                for setting, label in SECRET_LABELS.items():
+                    if setting in needed:
+                        yield SecretInput(password=True, placeholder=label, id=f"secret-{setting}")
+                yield Static(
+                    Content.styled(
+                        "kept in this session's memory only: never written, shown, recorded or exported",
+                        "dim",
+                    ),
+                    id="auth-memory",
+                )
+                yield Checkbox(
+                    "also save a config entry for next time (env: references only)", id="auth-save"
+                )
+                yield Input(value=self.default_name, placeholder="agent name for the config", id="auth-name")
+                yield Static(id="auth-preview")
             with Horizontal(id="auth-buttons"):
-                yield Button("Save", id="save", variant="primary")
+                yield Button("Sign in", id="sign-in", variant="primary")
                 yield Button("Cancel", id="cancel")
+        yield ExplorerFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#auth-name", Input).focus()
-        self._preview()
+        first = next(iter(self.query("#auth-client, SecretInput").results(Input)), None)
+        if first is not None:
+            first.focus()
+        self._update()
 
     def on_input_changed(self, _event: Input.Changed) -> None:
-        self._preview()
+        self._update()
 
-    def _proposal(self) -> tuple[str, Credentials | None]:
+    def on_checkbox_changed(self, _event: Checkbox.Changed) -> None:
+        self._update()
+
+    # ---- what would be used and saved ---------------------------------------------------------
+    def _saving(self) -> bool:
+        return bool(self.query("#auth-save")) and self.query_one("#auth-save", Checkbox).value
+
+    def _client_id(self) -> str | None:
+        found = self.query("#auth-client").results(Input)
+        value = next((i.value.strip() for i in found), "")
+        return value or None
+
+    def _typed(self) -> TypedSecrets | None:
+        """The credentials as typed, or None while one is missing."""
+        if self.way is None:
+            return None
+        values: dict[str, str] = {}
+        for field in self.query(SecretInput).results(SecretInput):
+            if not field.value:
+                return None
+            values[(field.id or "").removeprefix("secret-")] = field.value
+        if "oauth2_client_secret" in values:
+            client = self._client_id()
+            if client is None:
+                return None
+            values["oauth2_client_id"] = client
+        try:
+            return TypedSecrets(**values)
+        except CredentialError:
+            return None
+
+    def _entry(self) -> tuple[str, Credentials] | None:
+        """The config entry to save: its name and references (None without a usable name)."""
         name = self.query_one("#auth-name", Input).value.strip()
-        client = self.query_one("#auth-client", Input).value.strip() if self.oauth2 else None
-        return name, suggest(self.security, name or "agent", client or None)
+        credentials = suggest(self.security, name or "agent", self._client_id())
+        return (name, credentials) if name and credentials is not None else None
+
+    def _update(self) -> None:
+        saving = self._saving()
+        ready = self._typed() is not None and (not saving or self._entry() is not None)
+        self.query_one("#sign-in", Button).disabled = not ready
+        for widget in self.query("#auth-name, #auth-preview"):
+            widget.display = saving
+        if saving:
+            self._preview()
 
     def _preview(self) -> None:
-        name, credentials = self._proposal()
         preview = self.query_one("#auth-preview", Static)
-        save = self.query_one("#save", Button)
-        if credentials is None:
-            preview.update(Content("none of the declared schemes is one the explorer can satisfy"))
-            save.disabled = True
+        entry = self._entry()
+        if entry is None:
+            preview.update(Content.styled("give the entry a name", "dim"))
             return
-        save.disabled = not name
-        text = entry_text(name or "NAME", self.url, credentials)
-        exports = [ref[4:] for ref in credentials.to_config().values() if str(ref).startswith("env:")]
-        hint = "then export " + ", ".join(exports) + " before interviewing it" if exports else ""
+        name, credentials = entry
+        text = entry_text(name, self.url, credentials)
+        hint = "before the next session: export " + ", ".join(_exports(credentials)) + " (the secret)"
         preview.update(Content.assemble(safe.text(text, 2000, single_line=False), ("\n" + hint, "dim")))
 
+    # ---- done ------------------------------------------------------------------------------------
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "save":
-            self._save()
+        if event.button.id == "sign-in":
+            self._sign_in()
         else:
-            self.dismiss(None)
+            self.action_cancel()
 
     def on_input_submitted(self, _event: Input.Submitted) -> None:
-        self._save()
+        self._sign_in()
 
-    def _save(self) -> None:
-        name, credentials = self._proposal()
-        if not name or credentials is None:
+    def _sign_in(self) -> None:
+        typed = self._typed()
+        if typed is None:
+            fields = self.query("#auth-client, SecretInput").results(Input)
+            missing = next((f for f in fields if not f.value), None)
+            if missing is not None:
+                missing.focus()
             return
-        try:
-            path = self.app.context.save_agent(name, entry_text(name, self.url, credentials))  # type: ignore[attr-defined]
-        except ExplorerError as exc:
-            self.notify(str(exc), severity="error", markup=False)
-            return
-        self.dismiss(str(path))
+        saved: str | None = None
+        exports: tuple[str, ...] = ()
+        if self._saving():
+            entry = self._entry()
+            if entry is None:
+                self.query_one("#auth-name", Input).focus()
+                return
+            name, credentials = entry
+            try:
+                path = self.app.context.save_agent(name, entry_text(name, self.url, credentials))  # type: ignore[attr-defined]
+            except ExplorerError as exc:
+                self.notify(str(exc), severity="error", markup=False)
+                return
+            saved, exports = str(path), _exports(credentials)
+        self._forget_fields()
+        self.dismiss(SignIn(typed, saved, exports))
+
+    def _forget_fields(self) -> None:
+        """The fields let go of the secret as the dialog closes (the app holds the one copy)."""
+        for field in self.query(SecretInput).results(SecretInput):
+            field.value = ""
 
     def action_cancel(self) -> None:
+        self._forget_fields()
         self.dismiss(None)
+
+
+def _exports(credentials: Credentials) -> tuple[str, ...]:
+    return tuple(str(ref)[4:] for ref in credentials.to_config().values() if str(ref).startswith("env:"))

@@ -19,11 +19,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from explorer.core.diff import marked_excerpt
 from explorer.tui import diffmarks, model, safe
 from explorer.tui.commands import PaletteCommand
+from explorer.tui.widgets.footer import ExplorerFooter
 
 if TYPE_CHECKING:
     from explorer.core.compare import Comparison
@@ -84,6 +85,14 @@ def document_label(document: str, url: str | None) -> str:
     return f"proposal {name}"
 
 
+def fact_value(what: str, value: Any) -> Content:
+    """One side of a changed fact; a side that has none says so (a signature that no longer
+    verifies has no payload form: `served → (none)`, never an arrow pointing at nothing)."""
+    if value is None or value == "":
+        return Content.styled("(none)", "italic")
+    return safe.text(model.short_digest(value, 16) if "sha" in what else value, 80)
+
+
 class CompareTable(DataTable):
     HELP = """
 ## Compare
@@ -117,7 +126,7 @@ class CompareScreen(Screen[None]):
             yield CompareTable(id="compare-table", cursor_type="row")
             with VerticalScroll(id="compare-detail"):
                 yield Static(id="compare-values")
-        yield Footer()
+        yield ExplorerFooter()
 
     def on_mount(self) -> None:
         context = self.app.context  # type: ignore[attr-defined]
@@ -135,9 +144,12 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-facts", Static).update(self._facts())
         table = self.query_one(CompareTable)
         table.add_columns("change", "question", "pointer · document", a, b)
-        width = self.app.size.width
-        pointer = max(20, width // 4)  # "proposal NAME /member", cut; the detail below has it whole
-        cell = max(16, (width - 36 - pointer) // 2)
+        # The change and question columns, every column's padding and the scrollbar take about
+        # 33 cells; the pointer gets a third of the rest ("proposal NAME /member", cut: the detail
+        # below has it whole) and each value half of what is left, so 80 columns show all five.
+        rest = self.app.size.width - 33
+        pointer = max(12, rest // 3)
+        cell = max(10, (rest - pointer) // 2)
         for index, row in enumerate(self.rows):
             mark = MARKS.get(row.kind, row.kind)
             if row.kind == "changed" and row.before_status != row.after_status:
@@ -173,9 +185,9 @@ class CompareScreen(Screen[None]):
                     ("≠ ", "bold"),
                     safe.text(fact.what, 100, "bold"),
                     ": ",
-                    safe.text(model.short_digest(fact.before, 16) if "sha" in fact.what else fact.before, 80),
+                    fact_value(fact.what, fact.before),
                     " → ",
-                    safe.text(model.short_digest(fact.after, 16) if "sha" in fact.what else fact.after, 80),
+                    fact_value(fact.what, fact.after),
                 )
             )
         for sign, items in (("+", comparison.findings_added), ("-", comparison.findings_removed)):

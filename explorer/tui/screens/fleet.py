@@ -39,12 +39,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel, fit_middle
+from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ class FleetScreen(Screen[None]):
             yield Input(placeholder="find agents by name or URL (esc: every agent)", id="fleet-find")
             yield FleetTable(self._cells, self._columns, id="fleet-table")
             yield Static(id="fleet-status")
-        yield Footer()
+        yield ExplorerFooter()
 
     def on_mount(self) -> None:
         self.query_one("#fleet-find", Input).display = False

@@ -35,13 +35,14 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import CHECKING, ExplorerError, RunFilter, RunRow
 from explorer.tui.fleet_model import where_labels
+from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable
 
 PAGE = 200  # runs read per page
@@ -169,7 +170,7 @@ class HistoryScreen(Screen[None]):
                     yield AgentFilter(id="agents")
                 yield RunTable(self._cells, self._columns, id="runs")
             yield Static(id="history-error")
-        yield Footer()
+        yield ExplorerFooter()
 
     def on_mount(self) -> None:
         self.query_one("#history-date", Input).display = False

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import OptionList, Static, TabbedContent, TabPane
 
 from explorer.core.report import first_attempt_conflicts
 from explorer.tui import collector, model, safe
@@ -25,6 +26,7 @@ from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.widgets.findings import FindingsList
 from explorer.tui.widgets.first_attempt import FirstAttempt
+from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.header import InterviewHeader
 from explorer.tui.widgets.question import QuestionPane
 
@@ -38,7 +40,10 @@ class InterviewScreen(Screen[None]):
     CSS_PATH = "interview.tcss"
     AUTO_FOCUS = "ProjectionList"  # focus lands on the opened question's list before the first paint
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Most useful first: a narrow footer keeps the first ones (`widgets.footer`).
         Binding("escape", "back", "Back", id="interview.back"),
+        Binding("a", "sign_in", "Sign in", id="interview.sign_in"),
+        Binding("u", "churned", "Churned", id="interview.churned"),
         Binding("n", "next_problem", "Next problem", id="interview.next_problem"),
         Binding("f", "findings", "Findings", id="interview.findings"),
         Binding("p", "probes", "Probes", show=False, id="interview.probes"),
@@ -54,7 +59,6 @@ class InterviewScreen(Screen[None]):
         Binding("r", "replay", "Replay", id="interview.replay"),
         Binding("w", "watch", "Watch", id="interview.watch"),
         Binding("h", "app.history", "History", id="interview.history"),
-        Binding("a", "save_credentials", "Save credentials entry", id="interview.save_credentials"),
     ]
 
     def __init__(
@@ -67,6 +71,8 @@ class InterviewScreen(Screen[None]):
         self.origin = origin
         self.unrecorded = unrecorded
         self._panes: dict[str, QuestionPane] = {}
+        # A churn shows the clean re-run in the question tabs, and what churned in a tab of its own.
+        self.churned = bool(first_attempt_conflicts(self.report)) and self.report.get("verdict") == "churn"
 
     def compose(self) -> ComposeResult:
         yield InterviewHeader(
@@ -81,7 +87,8 @@ class InterviewScreen(Screen[None]):
                     ("authentication required: ", "bold"),
                     safe.text(words, 600, single_line=False),
                     (
-                        "\npress a to save a config entry for this agent (env: references, never the secret)",
+                        "\npress a to sign in: type the secret (kept in memory for this session) and "
+                        "the interview runs again",
                         "dim",
                     ),
                 ),
@@ -99,12 +106,40 @@ class InterviewScreen(Screen[None]):
             count = len(model.findings(self.report))
             yield TabPane(Content(f"findings ({count})"), id="tab-findings")
             conflicts = first_attempt_conflicts(self.report)
-            if conflicts and self.report.get("verdict") == "churn":  # the tabs show the clean re-run
+            if self.churned:  # the tabs show the clean re-run
                 with TabPane(Content(f"churned ({len(conflicts)})"), id="tab-first-attempt"):
                     yield FirstAttempt(self.report, id="first-attempt")
-        yield Footer()
+        yield ExplorerFooter()
+
+    def _tab_label_sets(self) -> dict[str, tuple[str, str, str]]:
+        """Every tab's (full, short, tight) label, by pane id."""
+        sets: dict[str, tuple[str, str, str]] = {}
+        for name in model.QUESTIONS:
+            state = model.question_state(self.report, name)
+            sets[f"tab-{name}"] = (state.label, state.short_label(), state.short_label(tight=True))
+        count = len(model.findings(self.report))
+        sets["tab-findings"] = (f"findings ({count})", f"findings {count}", f"find {count}")
+        churned = len(first_attempt_conflicts(self.report))
+        if self.churned:
+            sets["tab-first-attempt"] = (f"churned ({churned})", f"churned {churned}", f"churn {churned}")
+        return sets
+
+    def _fit_tabs(self, width: int) -> None:
+        """Labels that fit the width, so the tab strip is never cut at both ends (80 columns
+        takes the short ones)."""
+        sets = self._tab_label_sets()
+        chosen = model.tab_labels(*([s[i] for s in sets.values()] for i in range(3)), width=width)
+        tabs = self.query_one(TabbedContent)
+        for pane_id, label in zip(sets, chosen, strict=True):
+            tab = tabs.get_tab(pane_id)
+            if tab.label_text != label:
+                tab.label = Content(label)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_tabs(event.size.width)
 
     def on_mount(self) -> None:
+        self._fit_tabs(self.app.size.width)
         if self.app.context.exit_when_ready:  # type: ignore[attr-defined]
             self.call_after_refresh(self.app.exit)
         # A live run arrived with the collector paused: once drawn, it and its screen are frozen
@@ -183,23 +218,45 @@ class InterviewScreen(Screen[None]):
     async def action_probes(self) -> None:
         await self.show_projection("refusals", None)
 
+    async def action_churned(self, index: int | None = None) -> None:
+        """The churned tab (what the first attempt found), a conflict selected and focused."""
+        if not self.churned:
+            self.notify("nothing churned: this run has no first-attempt conflicts", markup=False)
+            return
+        self.query_one(TabbedContent).active = "tab-first-attempt"
+        listing = self.query_one(FirstAttempt)
+        listing.select(index if index is not None else listing.selected or 0)
+        listing.focus()
+
     async def action_next_problem(self) -> None:
-        problems = [
-            (name, position)
+        """The next problem after the one selected: each projection of the run that does not
+        match, in question order, then each conflict of a churn's first attempt; round again."""
+        stops: list[tuple[int, str, int]] = [
+            (model.QUESTIONS.index(name), name, position)
             for name in model.QUESTIONS
             for position, p in enumerate(model.projections(self.report, name))
             if p.get("status") != "match"
         ]
-        if not problems:
-            self.notify("every projection matches its signed member")
+        if self.churned:
+            after = len(model.QUESTIONS)
+            stops += [(after, "churned", i) for i in range(len(first_attempt_conflicts(self.report)))]
+        if not stops:
+            self.notify("every projection matches its signed member", markup=False)
             return
-        current = self.active_question
-        here = -1
-        if current is not None:
-            highlighted = (await self.pane(current)).query_one(OptionList).highlighted
-            here = model.QUESTIONS.index(current) * 10_000 + (highlighted if highlighted is not None else -1)
-        after = [p for p in problems if model.QUESTIONS.index(p[0]) * 10_000 + p[1] > here]
-        await self.show_projection(*(after or problems)[0])
+        here = (-1, "", -1)
+        active = self.query_one(TabbedContent).active.removeprefix("tab-")
+        if active in model.QUESTIONS:
+            highlighted = (await self.pane(active)).query_one(OptionList).highlighted
+            here = (model.QUESTIONS.index(active), active, highlighted if highlighted is not None else -1)
+        elif active == "first-attempt":
+            selected = self.query_one(FirstAttempt).selected
+            here = (len(model.QUESTIONS), "churned", selected if selected is not None else -1)
+        later = [s for s in stops if (s[0], s[2]) > (here[0], here[2])]
+        _order, name, position = (later or stops)[0]
+        if name == "churned":
+            await self.action_churned(position)
+        else:
+            await self.show_projection(name, position)
 
     async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if not isinstance(event.option_list, FindingsList):
@@ -272,31 +329,40 @@ class InterviewScreen(Screen[None]):
         return target
 
     def _auth_required(self) -> bool:
-        return any(f.get("code") == "auth_required" for f in model.findings(self.report))
+        """The agent refused the questions for want of credentials, or refused the ones given."""
+        return any(f.get("code") in ("auth_required", "auth_failed") for f in model.findings(self.report))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "save_credentials":
+        if action == "sign_in":
             return self._auth_required()
+        if action == "churned":
+            return self.churned
         return True
 
-    def action_save_credentials(self) -> None:
-        from explorer.tui.screens.auth import AuthEntryScreen, card_security
+    def action_sign_in(self) -> None:
+        from explorer.tui.screens.auth import SignIn, SignInScreen, card_security
 
         target = self._target()
         if target is None or not self._auth_required():
             return
         name = model.card(self.report).get("name")
         default = _slug(name if isinstance(name, str) and name else target)
+        card_url = model.card(self.report).get("url")
 
-        def saved(path: str | None) -> None:
-            if path:
-                self.notify(
-                    f"saved to {path}; export the variables it names, then replay (r)",
-                    title="credentials",
-                    markup=False,
-                )
+        def signed_in(result: SignIn | None) -> None:
+            if result is None:
+                return
+            context = self.app.context  # type: ignore[attr-defined]
+            context.sign_in([target, card_url if isinstance(card_url, str) else ""], result.secrets)
+            words = "signed in for this session (the secret stays in memory); interviewing again"
+            if result.saved:
+                words += (f"\nsaved a config entry to {result.saved}; before the next session export "
+                          + ", ".join(result.exports))
+            self.notify(words, title="sign in", markup=False)
+            self.action_replay()
 
-        self.app.push_screen(AuthEntryScreen(card_security(self.run), target, default), saved)
+        agent = model.agent_name(self.report)
+        self.app.push_screen(SignInScreen(card_security(self.run), target, default, agent), signed_in)
 
     def action_replay(self) -> None:
         target = self._target()
@@ -322,6 +388,13 @@ class InterviewScreen(Screen[None]):
                 "show: probes", "the refusals boundary and the closure probes", self.action_probes
             ),
         ]
+        if self.churned:
+            commands.append(
+                PaletteCommand(
+                    "show: churned", "what the first attempt found, gone on the re-run (churn)",
+                    self.action_churned,
+                )
+            )
         for name in model.QUESTIONS:
             commands.append(
                 PaletteCommand(f"show: {name}", f"the {name} answer", _bind(self.action_tab, name))
@@ -346,9 +419,10 @@ class InterviewScreen(Screen[None]):
         if self._auth_required():
             commands.append(
                 PaletteCommand(
-                    "save: credentials entry",
-                    "add a config entry for this agent with env: references to its credentials",
-                    self.action_save_credentials,
+                    "sign in: this agent",
+                    "type its secret (kept in memory for this session) and interview it again; "
+                    "optionally save a config entry with env: references",
+                    self.action_sign_in,
                 )
             )
         commands += [

@@ -18,12 +18,13 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
-from textual.widgets import Button, Footer, Input, OptionList, Static
+from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.tui import safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import DemoAgent, RunRow
+from explorer.tui.widgets.footer import ExplorerFooter
 
 
 def demo_prompt(agent: DemoAgent) -> Content:
@@ -193,7 +194,7 @@ class LoadScreen(Screen[None]):
                 Content.styled("Configured agents", "bold"), classes="section", id="configured-title"
             )
             yield AgentList(id="configured")
-        yield Footer()
+        yield ExplorerFooter()
 
     def on_mount(self) -> None:
         context = self.app.context  # type: ignore[attr-defined]

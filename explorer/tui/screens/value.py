@@ -15,10 +15,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from explorer.tui import model, safe
 from explorer.tui.jsonview import neutralise, pretty
+from explorer.tui.widgets.footer import ExplorerFooter
 
 WRAP = 160
 
@@ -72,7 +73,7 @@ class ValueScreen(ModalScreen[None]):
         with Vertical(id="value-box"):
             yield Static(Content.assemble(("whole value  ", "bold"), safe.text(self.title_text, 200)))
             yield TextArea(self.text, read_only=True, soft_wrap=False, show_line_numbers=True, id="whole")
-        yield Footer()
+        yield ExplorerFooter()
 
     def on_mount(self) -> None:
         whole = self.query_one("#whole", TextArea)

@@ -19,11 +19,12 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
+from explorer.tui.widgets.footer import ExplorerFooter
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -65,7 +66,7 @@ class WatchScreen(Screen[None]):
             yield Static(id="watch-title")
             yield Static(id="watch-status")
             yield Timeline(id="timeline")
-        yield Footer()
+        yield ExplorerFooter()
 
     def on_mount(self) -> None:
         context = self.app.context  # type: ignore[attr-defined]

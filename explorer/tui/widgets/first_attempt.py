@@ -26,41 +26,62 @@ HELP = """\
 A conflict on the first attempt makes the explorer fetch the card and ask again. This tab lists
 what the **first attempt** found, with both canonical values it compared then; the question tabs
 show the re-run. If the re-run was clean the verdict is **churn**.
+
+**n** selects the next conflict (after any problem of the re-run), **u** opens this tab.
 """
 
 
-def first_attempt_content(report: Mapping[str, Any], width: int) -> Content:
-    """Every first-attempt conflict: where, which code, and both values marked where they differ."""
+def first_attempt_parts(report: Mapping[str, Any], width: int) -> tuple[Content, list[Content]]:
+    """The lead sentence, and each first-attempt conflict: where, which code, and both values
+    marked where they differ."""
     conflicts = first_attempt_conflicts(report)
     verdict = report.get("verdict")
     lead = ("these conflicts of the first attempt were gone on the re-run (churn)" if verdict == "churn"
             else "the first attempt found these conflicts; the question tabs show the re-run")
-    parts: list[Content] = [Content.styled(lead, "bold")]
     first = report.get("first_attempt")
     items = first.get("conflicts") if isinstance(first, Mapping) else []
     raw = [c for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
-    for found, entry in zip(conflicts, raw, strict=False):
+    parts: list[Content] = []
+    for number, (found, entry) in enumerate(zip(conflicts, raw, strict=False), 1):
         where = " ".join(w for w in (found.question, found.probe, found.member) if w) or "the card"
-        parts.append(Content(""))
-        parts.append(Content.assemble(("✗ ", "bold"), safe.text(where, 200, "bold"), "  ",
-                                      safe.text(found.code, 60)))
+        head = Content.assemble((f"✗ {number}/{len(conflicts)}  ", "bold"), safe.text(where, 200, "bold"),
+                                "  ", safe.text(found.code, 60))
         a, b = entry.get("value_canonical"), entry.get("source_canonical")
         if isinstance(a, str) and isinstance(b, str):
-            parts.append(canonical_content(a, b, width))
+            body = canonical_content(a, b, width)
         else:
-            parts.append(safe.text(found.detail, 1000, single_line=False))
-    return Content("\n").join(parts)
+            body = safe.text(found.detail, 1000, single_line=False)
+        parts.append(Content("\n").join([head, body]))
+    return Content.styled(lead, "bold"), parts
 
 
 class FirstAttempt(VerticalScroll, can_focus=True):
-    """The first attempt's conflicts, scrollable."""
+    """The first attempt's conflicts, scrollable; one of them selected at a time (`select`)."""
 
     HELP = HELP
 
     def __init__(self, report: Mapping[str, Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report = report
+        self.selected: int | None = None
+
+    @property
+    def count(self) -> int:
+        return len(first_attempt_conflicts(self.report))
 
     def compose(self) -> Any:
-        width = max(40, self.app.size.width - 8)
-        yield Static(first_attempt_content(self.report, width), id="first-attempt-body")
+        width = max(40, self.app.size.width - 10)
+        lead, parts = first_attempt_parts(self.report, width)
+        yield Static(lead, id="first-attempt-lead")
+        for index, part in enumerate(parts):
+            yield Static(part, classes="churned-conflict", id=f"churned-{index}")
+
+    def select(self, index: int) -> None:
+        """Mark conflict `index` (0-based) and scroll it into view."""
+        items = list(self.query(".churned-conflict").results(Static))
+        if not items:
+            return
+        self.selected = index % len(items)
+        for position, item in enumerate(items):
+            item.set_class(position == self.selected, "-selected")
+        self.scroll_to_widget(items[self.selected], top=True, animate=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from textual import events
 from textual.content import Content
 from textual.widgets import Static
 
@@ -44,37 +45,57 @@ class InterviewHeader(Static):
         self.unrecorded = unrecorded  # why the run is not in the history (a full disk, ...)
         super().__init__(self.render_header(), **kw)
 
-    def render_header(self) -> Content:
+    def on_resize(self, event: events.Resize) -> None:
+        self.update(self.render_header(event.size.width - self.styles.gutter.width))
+
+    def render_header(self, width: int = 0) -> Content:
+        """The header for `width` columns (0: unbounded). Each fact is kept whole on one line
+        (a label never parts from its value, a URL is shortened in the middle rather than
+        broken), and facts move to the next line when the width runs out."""
+        room = width if width > 0 else 10_000
         report = self.report
         card = model.card(report)
         badge, ok = model.signature_badge(report)
         verdict = str(report.get("verdict", "unknown"))
         verdict_style = "bold reverse" if verdict in ("nonconformant", "unreachable") else "bold"
-        line1 = Content.assemble(
-            safe.text(model.agent_name(report), 120, "bold"),
-            ("   card ", "dim"),
-            safe.text(card.get("url") or report.get("target") or "(no card)", 160),
-        )
-        line2 = Content.assemble(
-            ("layout ", "dim"),
-            model.layout_text(report),
-            ("   signature ", "dim"),
-            safe.text(badge, 200, "" if ok else "bold"),
-        )
+        url = card.get("url") or report.get("target") or "(no card)"
+        first = [
+            ("", safe.text(model.agent_name(report), 120, "bold")),
+            ("   ", Content.assemble(("card ", "dim"), safe.middle(url, max(room - 5, 8)))),
+        ]
+        parts = badge.split(" · ")
+        second = [("", Content.assemble(("layout ", "dim"), model.layout_text(report)))]
+        second.append(("   ", Content.assemble(("signature ", "dim"), (parts[0], "" if ok else "bold"))))
+        second += [(" · ", safe.text(part, 200, "" if ok else "bold")) for part in parts[1:]]
         run = f"run #{self.run_id}" if self.run_id is not None else "run not recorded"
         attempts = report.get("attempts")
-        line3 = Content.assemble(
-            ("verdict ", "dim"),
-            (model.verdict_text(report).upper(), verdict_style),
-            ("   standing ", "dim"),
-            safe.text(model.standing_text(report), 160),
-            ("   ", ""),
-            (f"{run}" + (f" · {self.origin}" if self.origin else ""), "dim"),
-            (f" · attempts {attempts}" if isinstance(attempts, int) else "", "dim"),
-        )
-        lines = [line1, line2, line3]
+        third = [
+            ("", Content.assemble(("verdict ", "dim"), (model.verdict_text(report).upper(), verdict_style))),
+            ("   ", Content.assemble(("standing ", "dim"), safe.text(model.standing_text(report), 160))),
+            ("   ", Content.styled(f"{run}" + (f" · {self.origin}" if self.origin else ""), "dim")),
+        ]
+        if isinstance(attempts, int):
+            third.append((" · ", Content.styled(f"attempts {attempts}", "dim")))
+        lines = [*pack(first, room), *pack(second, room), *pack(third, room)]
         if self.unrecorded:
             lines.append(
                 Content.assemble(("✗ run not recorded: ", "bold"), safe.text(self.unrecorded, 300, "bold"))
             )
         return Content("\n").join(lines)
+
+
+def pack(facts: list[tuple[str, Content]], width: int) -> list[Content]:
+    """Facts (each with the separator that goes before it) on as few lines as `width` allows;
+    a fact wider than a line gets a line of its own (and wraps by words there)."""
+    lines: list[Content] = []
+    line = Content("")
+    for separator, fact in facts:
+        if not line.cell_length:
+            line = fact
+        elif line.cell_length + len(separator) + fact.cell_length <= width:
+            line = Content.assemble(line, (separator, "dim"), fact)
+        else:
+            lines.append(line)
+            line = fact
+    lines.append(line)
+    return lines
