@@ -135,6 +135,9 @@ class SignInScreen(ModalScreen[SignIn | None]):
         yield ExplorerFooter()
 
     def on_mount(self) -> None:
+        blink = self.app.context.cursor_blink  # type: ignore[attr-defined]
+        for field in self.query(Input).results(Input):
+            field.cursor_blink = blink
         first = next(iter(self.query("#auth-client, SecretInput").results(Input)), None)
         if first is not None:
             first.focus()
