@@ -45,10 +45,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No test ever reads or writes the user's real history or config."""
+    """No test ever reads or writes the user's real history or config, and a `demo` a test starts
+    uses free ports, not the reference agents' usual ones (`explorer.demo.ports`): test runs side
+    by side, or beside a user's own `demo`, never meet."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("INTERVIEW_EXPLORER_HOME", str(home))
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("INTERVIEW_EXPLORER_DEMO_PORTS", "free")
     return home
 
 

@@ -21,6 +21,10 @@
   is the one URL to open, the agents are listed on stderr. Never imports textual either; every
   browser tab is an explorer process that adopts the agents from a handover
   (`explorer.web.handover`).
+- Each reference agent listens on its own port, the same every session (`explorer.demo.ports`:
+  derived from its name), so the history keeps one agent per agent; an agent whose port is
+  taken listens on a free one and this says so. `--port N` puts them on N, N+1, ... instead,
+  `--port 0` (or `INTERVIEW_EXPLORER_DEMO_PORTS=free`) on free ports.
 - `demo --list`: print the variants table (name, expected verdict, expected codes, description)
   without starting anything.
 
@@ -49,9 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "then serve until SIGINT/SIGTERM")
     parser.add_argument("--only", nargs="+", action="extend", metavar="NAME", default=None,
                         help="start only these agents (see --list)")
-    parser.add_argument("--port", type=int, default=0,
-                        help="port of the first agent; the others take the following ports "
-                        "(default: ephemeral)")
+    parser.add_argument("--port", type=int, default=None,
+                        help="port of the first agent; the others take the following ports; 0: free "
+                        "ports (default: each reference agent's own port, the same every session)")
     parser.add_argument("--list", action="store_true", help="list the reference agents and exit")
     parser.add_argument("--crowd", type=_crowd_size, default=0, metavar="N",
                         help="also start N extra agents (a seeded mix of the variants, one process); "
@@ -117,6 +121,8 @@ def _wait(stop: threading.Event) -> None:
 def _print_agents(fleet: Any, *, verbose: bool) -> None:
     for name, reason in fleet.skipped.items():
         print(f"skipped {name}: {reason}", file=sys.stderr)
+    for name, where in getattr(fleet, "moved", {}).items():
+        print(f"demo: {name}: {where}", file=sys.stderr)
     for agent in fleet.agents.values():
         env = getattr(agent, "env", {})  # a guarded agent's demo secret, as the explorer reads it
         if verbose:
@@ -157,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
 
     with _stop_on_signal() as stop:
         try:
-            fleet = Fleet([] if args.crowd_only else args.only, port=args.port).start()
+            fleet = Fleet([] if args.crowd_only else args.only, port=args.port or 0,
+                          stable=args.port is None).start()
         except FleetError as exc:
             say(str(exc), "demo")
             return 2

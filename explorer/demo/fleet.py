@@ -1,8 +1,10 @@
 """The fleet: every reference agent in one process, each its own uvicorn server on 127.0.0.1.
 
-`Fleet(names=None, *, port=0)` picks variants from `VARIANTS` (all of them by default, in table
-order). `start()` binds one listening socket per agent (an ephemeral port each, or `port`,
-`port + 1`, ... when `port` is given), builds every agent's documents with keys generated now,
+`Fleet(names=None, *, port=0, stable=False)` picks variants from `VARIANTS` (all of them by
+default, in table order). `start()` binds one listening socket per agent (an ephemeral port each;
+`port`, `port + 1`, ... when `port` is given; with `stable`, each agent's own port of
+`explorer.demo.ports`, or a free one when that is taken, said in `moved`), builds every agent's
+documents with keys generated now,
 and serves them all from one background thread running one asyncio event loop. It returns once
 every socket is bound and listening and the ordinary agents are serving; `stop()` shuts every
 server down and releases the ports. The fleet is a context manager.
@@ -116,7 +118,7 @@ def _deferred(variant: Variant) -> bool:
 class Fleet:
     """All chosen reference agents, served from one background thread."""
 
-    def __init__(self, names: Iterable[str] | None = None, *, port: int = 0,
+    def __init__(self, names: Iterable[str] | None = None, *, port: int = 0, stable: bool = False,
                  rate_limit: RateLimit | None = None, token_lifetime: int = 120) -> None:
         chosen = list(VARIANTS) if names is None else list(dict.fromkeys(names))
         unknown = [n for n in chosen if n not in VARIANTS]
@@ -131,6 +133,8 @@ class Fleet:
                 chosen.remove(name)
         self.variants: list[Variant] = [VARIANTS[n] for n in chosen]
         self.port = port
+        self.stable = stable and not port  # each agent on its own port across sessions
+        self.moved: dict[str, str] = {}  # agents whose stable port was taken: where they went, and why
         self.rate_limit = rate_limit or RateLimit()
         self.token_lifetime = token_lifetime  # seconds an access token of guarded-oauth2 lives
         self.agents: dict[str, RunningAgent] = {}
@@ -202,17 +206,44 @@ class Fleet:
 
     # --- building ----------------------------------------------------------------------------------
 
+    def _stable_ports(self) -> dict[str, int]:
+        """Each variant's stable port, when this fleet uses them (none when the environment asks
+        for free ports)."""
+        if not self.stable:
+            return {}
+        from explorer.demo.ports import PortsError, configured_base, stable_ports
+
+        try:
+            base = configured_base()
+        except PortsError as exc:
+            raise FleetError(str(exc)) from None
+        return stable_ports(VARIANTS, base) if base is not None else {}
+
     def _bind(self) -> None:
-        for index, _variant in enumerate(self.variants):
-            wanted = self.port + index if self.port else 0
+        stable = self._stable_ports()
+        for index, variant in enumerate(self.variants):
+            wanted = self.port + index if self.port else stable.get(variant.name, 0)
             try:
-                sock = listening_socket(HOST, wanted)
+                sock = self._listen(variant.name, wanted, fallback=variant.name in stable)
             except OSError as exc:
                 for other in self._sockets:
                     other.close()
                 self._sockets = []
                 raise FleetError(f"cannot listen on {HOST}:{wanted}: {exc.strerror or exc}") from None
             self._sockets.append(sock)
+
+    def _listen(self, name: str, wanted: int, *, fallback: bool) -> socket.socket:
+        """A socket on `wanted`; with `fallback`, on a free port when `wanted` is taken (said in
+        `moved`)."""
+        try:
+            return listening_socket(HOST, wanted)
+        except OSError as exc:
+            if not fallback:
+                raise
+            sock = listening_socket(HOST, 0)
+            self.moved[name] = (f"its usual port {wanted} is taken ({exc.strerror or exc}); "
+                                f"it listens on {sock.getsockname()[1]} this time")
+            return sock
 
     def _prepare(self, variant: Variant, sock: socket.socket,
                  provider: documents.Provider) -> tuple[RunningAgent, Builder]:

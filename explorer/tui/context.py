@@ -92,6 +92,18 @@ def changes_since(before: Any, run: Any) -> str:
     return ("≠ " + "+".join(changed)) if changed else "= same"
 
 
+class RecentAgent(NamedTuple):
+    """One entry of the load screen's recent agents: its latest run, and the other URLs where
+    the same agent (card name and signing key id) answered before."""
+
+    row: RunRow
+    others: tuple[str, ...] = ()
+
+    @property
+    def target(self) -> str:
+        return self.row.target
+
+
 class ExplorerError(Exception):
     """A failure the user should read in place (never a traceback)."""
 
@@ -109,6 +121,7 @@ class AppContext:
     clock: Clock = system_clock
     demo: Sequence[DemoAgent] = ()
     demo_skipped: Mapping[str, str] = field(default_factory=dict)  # reference agents not started: why
+    demo_moved: Mapping[str, str] = field(default_factory=dict)  # ...not on their usual port: where, why
     demo_credentials: Mapping[str, Any] = field(default_factory=dict)  # guarded agents by card URL
     export_dir: Path = field(default_factory=Path.cwd)
     watch_interval: float = 30.0
@@ -127,6 +140,7 @@ class AppContext:
     _standings: dict[int, str] = field(default_factory=dict)  # run id -> claim | evidence, once checked
     # Credentials typed into the sign-in dialog, by agent URL: memory only, forgotten on close.
     _typed: dict[str, Any] = field(default_factory=dict, repr=False)
+    _kids: dict[int, str | None] = field(default_factory=dict)  # run id -> key id of its card's signature
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -328,6 +342,7 @@ class AppContext:
             self._fleet = fleet
         self.demo = tuple(demo_agents(fleet))
         self.demo_skipped = dict(getattr(fleet, "skipped", {}))
+        self.demo_moved = dict(getattr(fleet, "moved", {}))
         self.trust(demo_keys(fleet))
         self.demo_credentials = demo_credentials(fleet)
 
@@ -604,19 +619,52 @@ class AppContext:
     def forget(self, run_id: int) -> None:
         self.history().forget_run(run_id)
 
-    def recent_targets(self, limit: int = 8) -> list[RunRow]:
-        """The latest run of each recently interviewed agent, newest first."""
+    def recent_targets(self, limit: int = 8) -> list[RecentAgent]:
+        """The latest run of each recently interviewed agent, newest first, for the load screen.
+
+        A target that never gave a card (a mistyped URL, a port nothing listens on) is left out:
+        it is no agent to come back to. Runs of one agent at several URLs (the same card name
+        and the same signing key id, as a reference agent of an older session on another port)
+        are one entry, at its newest URL, naming the others; two cards of one name signed by
+        different keys, or unsigned, stay apart (one may be an impostor)."""
         try:
             rows = self.rows(limit=200)
         except Exception:
             return []
+        answered = {row.target for row in rows if row.card_sha256}
+        latest: list[RunRow] = []
         seen: set[str] = set()
-        out: list[RunRow] = []
         for row in rows:
-            if row.target and row.target not in seen:
+            if row.target and row.target not in seen and row.target in answered:
                 seen.add(row.target)
-                out.append(row)
+                latest.append(row)
+        names: dict[str, int] = {}
+        for row in latest:
+            names[row.name.casefold()] = names.get(row.name.casefold(), 0) + 1
+        out: list[RecentAgent] = []
+        grouped: dict[tuple[str, str], int] = {}
+        for row in latest:
+            kid = self._signing_kid(row.run_id) if row.name and names[row.name.casefold()] > 1 else None
+            key = (row.name.casefold(), kid) if kid else None
+            if key is not None and key in grouped:
+                first = out[grouped[key]]
+                out[grouped[key]] = first._replace(others=(*first.others, row.target))
+                continue
+            if key is not None:
+                grouped[key] = len(out)
+            out.append(RecentAgent(row))
         return out[:limit]
+
+    def _signing_kid(self, run_id: int) -> str | None:
+        """The key id that signed the card of a stored run (remembered: a stored run never changes)."""
+        if run_id not in self._kids:
+            try:
+                signature = self.history().load(run_id).report.get("card", {}).get("signature", {})
+                kid = signature.get("kid") if isinstance(signature, Mapping) else None
+            except Exception:  # an unreadable run is simply not grouped
+                kid = None
+            self._kids[run_id] = kid if isinstance(kid, str) and kid else None
+        return self._kids[run_id]
 
     # ---- export and compare ----------------------------------------------------------------
     def export(self, run: Run, fmt: str, run_id: int | None = None, directory: Path | None = None) -> Path:

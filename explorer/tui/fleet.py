@@ -74,8 +74,9 @@ def demo_keys(fleet: Any) -> tuple[Any, ...]:
 
 
 def start_fleet() -> Any:
-    """Start every reference agent on 127.0.0.1 (blocks for about a third of a second; the slow
-    builders finish in the background with their sockets already listening)."""
+    """Start every reference agent on 127.0.0.1, each on its own port as `demo` does (blocks for
+    about a third of a second; the slow builders finish in the background with their sockets
+    already listening)."""
     from explorer.demo.fleet import Fleet
 
-    return Fleet().start()
+    return Fleet(stable=True).start()

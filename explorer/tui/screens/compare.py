@@ -144,10 +144,10 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-facts", Static).update(self._facts())
         table = self.query_one(CompareTable)
         table.add_columns("change", "question", "pointer · document", a, b)
-        # The change and question columns, every column's padding and the scrollbar take about
-        # 33 cells; the pointer gets a third of the rest ("proposal NAME /member", cut: the detail
+        # The change and question columns, every column's padding, the frame and the scrollbar take
+        # about 40 cells; the pointer gets a third of the rest ("proposal NAME /member", cut: the detail
         # below has it whole) and each value half of what is left, so 80 columns show all five.
-        rest = self.app.size.width - 33
+        rest = self.app.size.width - 40
         pointer = max(12, rest // 3)
         cell = max(10, (rest - pointer) // 2)
         for index, row in enumerate(self.rows):

@@ -23,7 +23,7 @@ from textual.widgets.option_list import Option
 
 from explorer.tui import safe
 from explorer.tui.commands import PaletteCommand
-from explorer.tui.context import DemoAgent, RunRow
+from explorer.tui.context import DemoAgent, RecentAgent
 from explorer.tui.widgets.footer import ExplorerFooter
 
 
@@ -37,7 +37,14 @@ def demo_prompt(agent: DemoAgent) -> Content:
     )
 
 
-def recent_prompt(row: RunRow) -> Content:
+def recent_prompt(recent: RecentAgent) -> Content:
+    """An agent's latest run; when it also answered at other URLs (an older session's port),
+    how many, and where the first of them was."""
+    row = recent.row
+    elsewhere: tuple[str, str] = ("", "")
+    if recent.others:
+        more = f" and {len(recent.others) - 1} more" if len(recent.others) > 1 else ""
+        elsewhere = (f"  (same card and key also at {host_port(recent.others[0])}{more})", "dim")
     return Content.assemble(
         (safe.clip(row.name or row.agent or row.target, 60), "bold"),
         ("  last: ", "dim"),
@@ -48,7 +55,19 @@ def recent_prompt(row: RunRow) -> Content:
         (str(row.run_id), "dim"),
         "\n  ",
         safe.text(row.target, 200, "dim"),
+        elsewhere,
     )
+
+
+def host_port(url: str) -> str:
+    """`127.0.0.1:29123` of a URL (what tells two URLs of one agent apart), else the URL."""
+    from urllib.parse import urlsplit
+
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        netloc = ""
+    return safe.clip(netloc or url, 60)
 
 
 def configured_prompt(name: str, url: str, credentials: tuple[str, ...]) -> Content:
@@ -164,7 +183,7 @@ class LoadScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.recent: list[RunRow] = []
+        self.recent: list[RecentAgent] = []
         self.starting = False
 
     def compose(self) -> ComposeResult:
@@ -216,13 +235,18 @@ class LoadScreen(Screen[None]):
         demo = list(context.demo)
         note = self.query_one("#demo-note", Static)
         skipped = dict(context.demo_skipped)
+        moved = dict(context.demo_moved)
         note.update(
             Content("\n").join(
-                Content.assemble((f"{name} not started: ", "bold"), safe.text(why, 200))
-                for name, why in sorted(skipped.items())
+                [
+                    *(Content.assemble((f"{name} not started: ", "bold"), safe.text(why, 200))
+                      for name, why in sorted(skipped.items())),
+                    *(Content.assemble((f"{name}: ", "bold"), safe.text(where, 200))
+                      for name, where in sorted(moved.items())),
+                ]
             )
         )
-        note.display = bool(skipped)
+        note.display = bool(skipped or moved)
         listing = self.query_one("#demo", OptionList)
         listing.set_options([Option(demo_prompt(agent), id=f"demo-{i}") for i, agent in enumerate(demo)])
         listing.highlighted = 0  # enter opens the first agent; the arrows walk from there
@@ -286,7 +310,7 @@ class LoadScreen(Screen[None]):
         self.recent = context.recent_targets() if context.use_history else []
         recent = self.query_one("#recent", OptionList)
         recent.set_options(
-            [Option(recent_prompt(row), id=f"recent-{i}") for i, row in enumerate(self.recent)]
+            [Option(recent_prompt(recent), id=f"recent-{i}") for i, recent in enumerate(self.recent)]
         )
         recent.display = bool(self.recent)
         self.query_one("#recent-title").display = bool(self.recent)
