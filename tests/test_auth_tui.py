@@ -51,6 +51,11 @@ def files_holding(root: Path, secret: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+def toasted(app: Any, words: str) -> bool:
+    """Whether a toast on show says `words`."""
+    return any(words in n.message for n in app._notifications)
+
+
 def footer_text(screen: Any) -> str:
     return " ".join(f"{key.key_display} {key.description}" for key in screen.query(FooterKey))
 
@@ -137,10 +142,10 @@ async def test_sign_in_can_save_a_config_entry_for_next_time_with_env_references
         assert 'bearer = "env:GUARDED_BEARER_TOKEN"' in preview, preview
         assert "export GUARDED_BEARER_TOKEN" in preview and "BEARER_BEARER" not in preview
         await pilot.press("enter")
+        # The toast says what to export next time (read before it times out on a loaded machine).
+        await wait_for(pilot, lambda: toasted(app, "export GUARDED_BEARER_TOKEN"))
         await wait_for(pilot, lambda: interview_ready(app) and app.screen is not screen)
         assert app.screen.report["verdict"] == "conformant"  # type: ignore[attr-defined]
-        toast = " ".join(n.message for n in app._notifications)
-        assert "export GUARDED_BEARER_TOKEN" in toast
         text = (_isolated_home / "config.toml").read_text(encoding="utf-8")
         assert '[agents."guarded-bearer"]' in text and 'bearer = "env:GUARDED_BEARER_TOKEN"' in text
         await pilot.press("escape", "escape")
@@ -172,9 +177,8 @@ async def test_next_session_without_the_variable_interviews_without_it_and_signs
         app.start_interview("guarded-apikey")
         screen = await wait_for_interview(pilot)
         assert screen.report["verdict"] == "unreachable"
-        await pilot.pause()
-        warned = " ".join(n.message for n in app._notifications)
-        assert "GUARDED_API_KEY" in warned and "without credentials" in warned, warned
+        warning = "GUARDED_API_KEY is not set; interviewing without credentials"
+        await wait_for(pilot, lambda: toasted(app, warning))
         await sign_in(pilot, agent)
         await pilot.press("enter")
         await wait_for(pilot, lambda: interview_ready(app) and app.screen is not screen)

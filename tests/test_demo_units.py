@@ -255,3 +255,18 @@ def test_the_sdk_hint_matches_how_the_explorer_was_installed(monkeypatch: pytest
     assert _sdk_install_hint() == "pip install 'interview-explorer[test]'"
     monkeypatch.setattr(explorer, "__file__", "/home/me/interview-explorer/explorer/__init__.py")
     assert _sdk_install_hint() == "pip install -e '.[test]'"
+
+
+def test_card_names_spell_each_reference_agent_as_written() -> None:
+    """`guarded-oauth2` is "Guarded OAuth2" on its card, not "Guarded Oauth2" (nor "Sdk Built",
+    "Openclasp", "Guarded Apikey")."""
+    from explorer.demo.variants import VARIANTS
+
+    titles = {name: documents.display_title(name) for name in VARIANTS}
+    assert titles["guarded-oauth2"] == "Guarded OAuth2"
+    assert titles["sdk-built"] == "SDK Built"
+    assert titles["openclasp"] == "OpenClasp" and titles["openclasp-forged"] == "OpenClasp Forged"
+    assert titles["guarded-apikey"] == "Guarded API Key"
+    assert titles["refusing-by-error"] == "Refusing by Error" and titles["no-terms"] == "No Terms"
+    for title in titles.values():
+        assert not any(word in title for word in ("Oauth", "Sdk", "Openclasp", "Apikey")), title

@@ -224,6 +224,10 @@ def test_an_altered_or_resigned_transcript_is_a_claim_and_its_verdict_comes_from
 
     code, out, _ = _run(capsys, "export", "1", "--format", "intoto", *home)
     assert code == 0
+    envelope = str(tmp_path / "run.intoto.json")
+    code, _, err = _run(capsys, "export", "1", "--format", "intoto", "-o", envelope, *home)
+    assert code == 0 and "wrote the signed attestation (a DSSE envelope) of run 1" in err
+    assert "transcript" not in err  # it is the runner's envelope, not a transcript
     unsigned_home = ["--home", str(machines["reader"])]
     _run(capsys, "verify", agent.card_url, "--keys", str(keys), *unsigned_home, "--as", "independent")
     code, _, err = _run(capsys, "export", "1", "--format", "intoto", *unsigned_home)

@@ -178,10 +178,10 @@ def test_compare_exits_0_when_identical_and_1_with_the_differences(capsys, fleet
 def test_export_to_stdout_and_to_files_never_leaks_a_secret(capsys, home, recorded, tmp_path) -> None:
     code, out, _ = _cli(capsys, "export", "3", "--home", home)
     assert code == 0 and json.loads(out)["report"]["verdict"] == "nonconformant"
-    for fmt, name in (("md", "t.md"), ("html", "t.html"), ("json", "t.json")):
+    for what, name in (("Markdown report", "t.md"), ("HTML report", "t.html"), ("JSON transcript", "t.json")):
         target = tmp_path / name
         code, _, err = _cli(capsys, "export", "3", "-o", str(target), "--home", home)
-        assert code == 0 and f"wrote {fmt} transcript of run 3" in err
+        assert code == 0 and f"wrote the {what} of run 3" in err
         text = target.read_text(encoding="utf-8")
         assert SECRET not in text and "key-should-vanish" not in text
     assert (tmp_path / "t.html").read_text().startswith("<!DOCTYPE html>")
@@ -396,6 +396,15 @@ def test_watch_prints_one_line_per_run_with_what_changed(capsys, fleet, home, tm
     for line in lines[1:]:
         assert "CHANGED since run" in line and "card.sha256" in line and "identity: 2 changed" in line
         assert "findings: card_changed, churn" in line
+
+
+def test_watch_counts_its_runs_in_words(capsys, fleet, home, tmp_path) -> None:
+    steady = fleet.agents["steady"]
+    keys = _keys_file(tmp_path, steady)
+    for count, words in (("1", "1 run"), ("2", "2 runs")):
+        args = ("watch", steady.card_url, "--keys", keys, "--every", "0.05", "--count", count, "--home", home)
+        _, _, err = _cli(capsys, *args)
+        assert f"every 0.05 s, {words}\n" in err, err
 
 
 @pytest.mark.timeout(120)

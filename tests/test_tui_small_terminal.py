@@ -301,3 +301,32 @@ async def test_a_run_that_did_not_churn_has_no_churned_key(tui: Tui, demo_runs: 
         await pilot.press("n")
         await pilot.pause()
         assert any(n.message.startswith("every projection matches") for n in pilot.app._notifications)
+
+
+# --- wording ----------------------------------------------------------------------------------------
+
+
+@sizes
+async def test_counts_and_the_layout_read_as_english(
+    tui: Tui, fleet: Any, demo_runs: dict[str, Any], size: tuple[int, int]
+) -> None:
+    from explorer.store.history import History
+
+    with History.open() as history:
+        history.record(demo_runs["steady"])
+    async with tui(size=size) as pilot:
+        app = pilot.app
+        await pilot.pause()
+        app.show_run(demo_runs["steady"], 1)
+        screen = await wait_for_interview(pilot)
+        header = words(screen_text(app))
+        assert "layout v1.0 · A2A 1.0 over JSON-RPC" in header and "(JSON-RPC 1.0)" not in header
+        await pilot.press("f2")  # the history: one run
+        await wait_for(pilot, lambda: "1 run of all agents" in words(screen_text(app)))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        steady = fleet.agents["steady"].card_url
+        app.push_screen(WatchScreen(steady, first=demo_runs["steady"], interval=3600))
+        await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen) and app.screen.ticks == 1)
+        await wait_for(pilot, lambda: "1 replay · 0 with changes" in words(screen_text(app)))
+        assert "1 replays" not in words(screen_text(app))

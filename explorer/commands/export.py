@@ -85,7 +85,16 @@ def run(args: argparse.Namespace) -> int:
         return error(str(exc), EXIT_USAGE)
     except ExportError as exc:  # only writing FILE raises anything else
         return error(str(exc), EXIT_DIFFERENT)
-    print(
-        f"wrote {fmt} transcript of run {args.run_id} to {safe_text(str(path), limit=300)}", file=sys.stderr
-    )
+    where = safe_text(str(path), limit=300)
+    print(f"wrote the {WROTE[fmt]} of run {args.run_id} to {where}", file=sys.stderr)
     return EXIT_OK
+
+
+# What each format's file is, in the sentence that says where it went (an intoto export is not a
+# transcript: it is the runner's signed envelope alone).
+WROTE = {
+    "json": "JSON transcript",
+    "md": "Markdown report",
+    "html": "HTML report",
+    "intoto": "signed attestation (a DSSE envelope)",
+}

@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
             return error(str(exc), EXIT_UNKNOWN)
         print(
             f"watching {safe_text(target, limit=300)} every {args.every:g} s"
-            + (f", {args.count} runs" if args.count else ", until Ctrl+C"),
+            + (f", {args.count} run{'s' if args.count != 1 else ''}" if args.count else ", until Ctrl+C"),
             file=sys.stderr,
         )
         run_fn = signed_async_run_fn(key, target, "watch")

@@ -180,6 +180,18 @@ def _extensions(variant: Variant, urls: Urls, terms_entries: list[dict[str, Any]
     return extensions
 
 
+# Words a plain title-casing gets wrong ("Oauth2", "Sdk", "Openclasp", "Apikey").
+_WORDS = {
+    "oauth2": "OAuth2", "sdk": "SDK", "openclasp": "OpenClasp", "apikey": "API Key", "jku": "JKU", "by": "by",
+}
+
+
+def display_title(name: str) -> str:
+    """A variant's name as the words of its card name: `guarded-oauth2` -> `Guarded OAuth2`,
+    `sdk-built` -> `SDK Built`, `openclasp-forged` -> `OpenClasp Forged`."""
+    return " ".join(_WORDS.get(word, word.capitalize()) for word in name.split("-") if word)
+
+
 def _identity(variant: Variant, urls: Urls) -> dict[str, Any]:
     if variant.hostile:
         return {
@@ -188,7 +200,7 @@ def _identity(variant: Variant, urls: Urls) -> dict[str, Any]:
             "provider": {"organization": f"{content.MARKUP} {content.BIDI}", "url": urls.base,
                          "employees": content.BIG_INT},
         }
-    title = variant.name.replace("-", " ").title()
+    title = display_title(variant.name)
     return {
         "name": f"Stonework Books ({title})",
         "description": f"Demo reference agent '{variant.name}': {variant.description}.",

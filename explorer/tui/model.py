@@ -176,10 +176,12 @@ def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:
 
 
 def layout_text(report: Mapping[str, Any]) -> str:
+    """`v1.0 · A2A 1.0 over JSON-RPC`: the card's layout, and the A2A protocol version its JSON-RPC
+    interface is spoken to in (it read as a JSON-RPC version when it said `(JSON-RPC 1.0)`)."""
     c = card(report)
     layout = _str(c.get("layout")) or "unknown layout"
     version = _str(c.get("protocol_version"))
-    return f"{layout}" + (f" (JSON-RPC {version})" if version else "")
+    return f"{layout}" + (f" · A2A {version} over JSON-RPC" if version else "")
 
 
 def short_digest(value: Any, width: int = 12) -> str:

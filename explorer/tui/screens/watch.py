@@ -86,7 +86,7 @@ class WatchScreen(Screen[None]):
         state = "paused" if self.paused else ("asking…" if self.busy else "waiting")
         self.query_one("#watch-status", Static).update(
             Content.styled(
-                f"{self.ticks} replays · {self.changes} with changes · {state}"
+                f"{model.plural(self.ticks, 'replay')} · {self.changes} with changes · {state}"
                 + (f" · {note}" if note else ""),
                 "dim",
             )
