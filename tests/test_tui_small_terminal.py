@@ -322,7 +322,7 @@ async def test_counts_and_the_layout_read_as_english(
         header = words(screen_text(app))
         assert "layout v1.0 · A2A 1.0 over JSON-RPC" in header and "(JSON-RPC 1.0)" not in header
         await pilot.press("f2")  # the history: one run
-        await wait_for(pilot, lambda: "1 run of all agents" in words(screen_text(app)))
+        await wait_for(pilot, lambda: "every run · 1 run · marked" in words(screen_text(app)))
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
         steady = fleet.agents["steady"].card_url

@@ -221,3 +221,14 @@ def _read_after(key: str) -> Before:
         await _settle(pilot)
 
     return read
+
+
+def _press(*keys: str) -> Before:
+    """The keys, pressed once the first screen has settled; then settle again."""
+
+    async def press(pilot: Any) -> None:
+        await _settle(pilot)
+        await pilot.press(*keys)
+        await _settle(pilot)
+
+    return press
