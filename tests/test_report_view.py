@@ -96,14 +96,18 @@ def test_each_projection_state_has_its_own_mark_and_every_surface_uses_it() -> N
     assert "\x1b" not in projection_label("\x1b[2Jodd")  # an agent's word is shown, never obeyed
 
 
+UNDECLARED = "claim: op declared no independent role (--as independent declares one)"
+
+
 @pytest.mark.parametrize(
     ("ran_by", "standing", "words"),
     [
-        ({"name": "op", "role": "self"}, "claim", "claim: run by the agent's operator (op)"),
-        ({"name": "op", "role": "self"}, "evidence", "claim: run by the agent's operator (op)"),
+        ({"name": "op", "role": "self"}, "claim", UNDECLARED),
+        ({"name": "op", "role": "self"}, "evidence", UNDECLARED),
         ({"name": "ci", "role": "platform"}, "evidence", "evidence: recorded by a platform (ci)"),
         ({"name": "au", "role": "independent"}, "evidence", "evidence: run by an independent party (au)"),
-        ({"name": "au", "role": "independent"}, None, "claim: run by the agent's operator (au)"),
+        ({"name": "au", "role": "independent"}, None,
+         "claim: au says it ran this as an independent party, but that cannot be checked"),
     ],
 )
 def test_the_standing_reads_the_same_in_the_summary_the_exports_and_the_tui(

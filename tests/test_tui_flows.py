@@ -91,7 +91,7 @@ async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(tui: Tu
         header = plain(screen.query_one("#header", Static))
         assert "Drifting" in header and "verdict ✗ NONCONFORMANT" in header
         assert "signature ✓ verified · form served · ES256 · kid drifting-card-1" in header
-        assert "claim: run by the agent's operator (tester)" in header
+        assert "claim: tester declared no independent role (--as independent declares one)" in header
         assert "run #1" in header
 
         labels = tab_labels(screen)

@@ -85,7 +85,7 @@ def test_question_errors_without_projection_problems_still_mark_the_tab() -> Non
 def test_standing_never_presents_a_self_run_as_evidence() -> None:
     # The TUI says what the CLI summary and the exports say (explorer.core.view).
     assert model.standing_text({"ran_by": {"name": "bob", "role": "self"}, "standing": "evidence"}) == (
-        "claim: run by the agent's operator (bob)"
+        "claim: bob declared no independent role (--as independent declares one)"
     )
     assert model.standing_text({"ran_by": {"name": "ci", "role": "platform"}, "standing": "evidence"}) == (
         "evidence: recorded by a platform (ci)"

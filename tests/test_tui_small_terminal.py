@@ -191,6 +191,10 @@ async def test_the_header_keeps_every_fact_whole(
         text = "\n".join(lines)
         assert url in text, text  # the URL on one line, never broken
         assert "kid drifting-card-1" in text and "verdict ✗ NONCONFORMANT" in text, text
+        # Who ran it, in words that are true of anyone's agent, and how to make it evidence.
+        said = words(text)
+        assert "standing claim: tester declared no independent role (--as independent declares one)" in said
+        assert said.count("claim") == 1 and "operator" not in said, said
         assert not any(line.rstrip().endswith(("kid", "card", "verdict", "standing")) for line in lines), text
 
 
@@ -244,6 +248,8 @@ async def test_compare_says_none_when_a_fact_has_no_value(
         await pilot.pause()
         text = screen_text(app)
         assert "card.signature.form: served → (none)" in text, text
+        standing = next(line for line in text.split("\n") if "A standing" in line)
+        assert standing.count("claim") == 1 and "declared no independent role" in words(text), standing
         assert not any(line.rstrip().endswith("→") for line in text.split("\n")), text
 
 

@@ -56,11 +56,14 @@ VERDICT_WORDS: dict[str, str] = {
 SEVERITY_MARKS: dict[str, str] = {"error": "✗", "warning": "!", "info": "·"}
 SIGNATURE_MARKS: dict[str, str] = {"verified": "✓", "unsigned": "–", "invalid": "✗", "unverifiable": "?"}
 
+# `self` is what a runner that declared no independent role gets (the default): it says nothing
+# about who ran it, only that nobody vouched for being independent of the agent.
 STANDING_WORDS: dict[str, str] = {
-    "self": "claim: run by the agent's operator",
+    "self": "claim: no independent role declared",
     "independent": "evidence: run by an independent party",
     "platform": "evidence: recorded by a platform",
 }
+DECLARE_ROLE = "--as independent declares one"
 _ROLE_NOUNS = {"independent": "an independent party", "platform": "a platform"}
 
 
@@ -425,16 +428,21 @@ class ReportView:
         return self.card.name or self.target or "(unnamed agent)"
 
     def standing_words(self) -> str:
-        """"claim: run by the agent's operator" and the like, with the runner's name when known, and
-        for a signed or checked result who signed it with which key, or why it is only a claim."""
+        """"claim: alice declared no independent role (--as independent declares one)" and the like,
+        with the runner's name when known, and for a signed or checked result who signed it with
+        which key, or why it is only a claim."""
         run_att = _map(self.raw.get("run_attestation"))
         reason = run_att.get("reason")
         name = self.runner
         if self.standing == "claim" and self.role != "self" and isinstance(reason, str):
             return f"claim, {_s(reason, 40)}: {_claim_reason(run_att, reason, name)}"
-        words = STANDING_WORDS[self.role]
         if self.standing == "claim" and self.role != "self":  # never print evidence for a claim
-            words = STANDING_WORDS["self"]
+            who = _s(name, 80) if name else "the runner"
+            return f"claim: {who} says it ran this as {_ROLE_NOUNS[self.role]}, but that cannot be checked"
+        if self.role == "self":
+            said = f"claim: {_s(name, 80)} declared no independent role" if name else STANDING_WORDS["self"]
+            return f"{said} ({DECLARE_ROLE})"
+        words = STANDING_WORDS[self.role]
         if run_att.get("status") == "verified" and self.standing == "evidence":
             signer = _s(run_att.get("runner") or name or "an unnamed runner", 80)
             how = words.split(": ", 1)[1]
@@ -442,12 +450,13 @@ class ReportView:
         return f"{words} ({_s(name, 80)})" if name else words
 
     def standing_mark(self) -> str:
-        """The short form lists use: `✓ evidence · signed`, `claim · self-run`, `claim · unknown signer`."""
+        """The short form lists use: `✓ evidence · signed`, `claim · undeclared` (no independent
+        role declared), `claim · unknown signer`."""
         run_att = _map(self.raw.get("run_attestation"))
         if self.standing == "evidence" and self.role != "self":
             return "✓ evidence · signed" if run_att.get("status") == "verified" else "✓ evidence"
         if self.role == "self":
-            return "claim · self-run"
+            return "claim · undeclared"
         reason = run_att.get("reason")
         return f"claim · {_s(reason, 40) if isinstance(reason, str) and reason else 'unverified'}"
 

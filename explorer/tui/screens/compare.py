@@ -206,12 +206,13 @@ class CompareScreen(Screen[None]):
                 Content.styled("= verdict, card, proposals, answers and findings are the same", "dim")
             )
         # Each run's standing, re-derived here (a signed run is evidence only under a trusted key).
+        # The mark says claim or evidence; the sentence after it says why, without saying it again.
         lines.extend(
             Content.assemble(
                 (f"{letter} standing ", "dim"),
                 (model.standing_mark(run.report), "bold"),
                 ("  ", ""),
-                safe.text(model.standing_text(run.report), 160),
+                safe.text(model.standing_text(run.report).split(": ", 1)[-1], 160),
             )
             for letter, run in (("A", self.before), ("B", self.after))
         )
