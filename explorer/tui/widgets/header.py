@@ -15,6 +15,7 @@ from textual import events
 from textual.content import Content
 from textual.widgets import Static
 
+from explorer.core.view import DECLARE_ROLE
 from explorer.tui import model, safe
 
 
@@ -26,8 +27,9 @@ class InterviewHeader(Static):
 
 - **signature**: whether the card's JWS verified, under which payload form and key id.
 - **verdict**: conformant, nonconformant, churn, not offered or unreachable.
-- **standing**: a *claim* when the agent's own side ran the interview, *evidence* when an
-  independent party or a platform recorded it.
+- **standing**: a *claim* when the runner declared no independent role (`--as independent`
+  declares one) or its word cannot be checked, *evidence* when an independent party or a
+  platform recorded it (signed, under a runner key you trust).
 """
 
     def __init__(
@@ -69,9 +71,13 @@ class InterviewHeader(Static):
         second += [(" · ", safe.text(part, 200, "" if ok else "bold")) for part in parts[1:]]
         run = f"run #{self.run_id}" if self.run_id is not None else "run not recorded"
         attempts = report.get("attempts")
+        standing = model.standing_text(report)
+        hint = f" ({DECLARE_ROLE})"
+        if standing.endswith(hint) and len("standing ") + len(standing) > room:
+            standing = standing.removesuffix(hint)  # F1 says how to declare a role; the fact stays whole
         third = [
             ("", Content.assemble(("verdict ", "dim"), (model.verdict_text(report).upper(), verdict_style))),
-            ("   ", Content.assemble(("standing ", "dim"), safe.text(model.standing_text(report), 160))),
+            ("   ", Content.assemble(("standing ", "dim"), safe.text(standing, 160))),
             ("   ", Content.styled(f"{run}" + (f" · {self.origin}" if self.origin else ""), "dim")),
         ]
         if isinstance(attempts, int):
