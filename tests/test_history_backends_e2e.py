@@ -58,7 +58,7 @@ def test_every_history_command_behaves_the_same_on_either_store(
     code, out, err = _run(capsys, "verify", *others, "--json", *at)
     assert len(out.splitlines()) == 3 and "not recorded" not in err, err
 
-    code, _, err = _run(capsys, "replay", str(first), *at)
+    code, _, err = _run(capsys, "replay", str(first), "--keys", str(keys), *signer, *at)  # asked as you
     assert code == 0, err
     [replayed] = _recorded(err) or [None]
     code, _, err = _run(capsys, "watch", agent.card_url, "--keys", str(keys), *signer, "--every", "0.1",

@@ -203,10 +203,12 @@ def test_a_v03_only_js_agent_is_compared_with_the_card_it_serves_to_v03(
         # The v0.3 members are in no signed bytes, and the report says so per projection.
         unsigned = {f["member"] for f in report["findings"] if f["code"] == "member_unsigned"}
         assert unsigned == {"/url", "/preferredTransport", "/protocolVersion", "/securitySchemes"}
-    # Both cards are recorded exchanges: the transcript re-verifies offline to the same report.
+    # Both cards are recorded exchanges: the transcript re-verifies offline, under the same keys
+    # (a reader's own; the keys a transcript records are said, never used), to the same report.
     (transcript,) = out.glob("*.json")
     again = subprocess.run(
-        [sys.executable, "-m", "explorer", "verify", "--json", "--offline", str(transcript)],
+        [sys.executable, "-m", "explorer", "verify", "--json", "--offline", str(transcript),
+         "--keys", str(keys)],  # fmt: skip
         capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "HOME": str(tmp_path)},
     )
     offline = json.loads(again.stdout)
