@@ -388,3 +388,33 @@ def test_a_version_2_history_gains_changes_counters_and_signatures(home: Path) -
         assert history.mark() == ChangeMark(4, 4, 0)
         assert history.record(make_run(**_tick(4))) == 5
         assert history.summary(5).changed  # churn -> conformant
+
+
+def test_a_second_opening_in_one_process_keeps_every_connection_seeing_other_processes(home: Path) -> None:
+    """Opening the history again in a process that holds it open (the TUI's screens, a test)
+    must not drop that process's locks: another process closing its connection would then take
+    itself for the last one, checkpoint and delete the WAL, and the first connection would read a
+    frozen snapshot, never seeing another runner's runs again."""
+    import subprocess
+    import sys
+
+    first = History.open(home)
+    for n in range(2):
+        first.record(make_run(**_tick(n)))
+    second = History.open(home)  # the same file, opened again in this process
+    writer = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from test_history_support import make_run\n"
+        "from explorer.store.history import History\n"
+        "with History.open(sys.argv[2]) as h:\n"
+        "    h.record(make_run(card_url='http://127.0.0.1:12/.well-known/agent-card.json'))\n"
+    )
+    try:
+        for expected in (3, 4):
+            subprocess.run([sys.executable, "-c", writer, str(Path(__file__).parent), str(home)],
+                           check=True, timeout=60)
+            assert first.last_run_id() == expected and second.last_run_id() == expected
+            assert first.mark() == ChangeMark(expected, expected, 0)
+    finally:
+        first.close()
+        second.close()

@@ -26,7 +26,6 @@ from explorer.store.base import HistoryError
 
 HISTORY_FILE = "history.sqlite3"
 APPLICATION_ID = 0x49455848  # "IEXH": marks the file as an Interview Explorer history
-SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 15_000
 
 
@@ -155,7 +154,8 @@ def connect(path: Path) -> sqlite3.Connection:
     Raises `HistoryError` (and leaves the file untouched) for anything that is not an Interview
     Explorer history this version can read, and says so plainly when the disk is full.
     """
-    _check_header(path)
+    if path.is_dir():
+        raise HistoryError(f"{path} is a folder, not a history database")
     try:
         conn = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
@@ -163,6 +163,7 @@ def connect(path: Path) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise HistoryError(f"cannot open the history at {path}: {exc}") from None
     try:
+        _check_header(conn, path)
         conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         _prepare(conn, path)
     except HistoryError:
@@ -208,22 +209,24 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
             delay = min(delay * 2, 0.2)
 
 
-def _check_header(path: Path) -> None:
-    """Refuse, before SQLite touches it, a file that is not a SQLite database at all."""
+def _check_header(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse, before anything is written, a file that is not a SQLite database at all.
+
+    SQLite reads the header itself: reading a header writes nothing (no journal, no WAL), and the
+    file is never opened by other means. Opening and closing it with plain file I/O would drop
+    every POSIX lock this process's other connections hold on it (the locks belong to the
+    process, and any close releases them), after which another process's connection closing
+    as it believes the last one checkpoints and deletes the WAL under them: they would read a
+    frozen snapshot, never seeing another runner's runs, or a malformed file."""
     try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
-        return
-    except IsADirectoryError:
-        raise HistoryError(f"{path} is a folder, not a history database") from None
-    except OSError as exc:
-        raise HistoryError(f"cannot read the history at {path}: {exc}") from None
-    if head and head != SQLITE_MAGIC:
+        conn.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if "not a database" not in str(exc):
+            raise
         raise HistoryError(
             f"{path} is not an Interview Explorer history (not a SQLite database); it was left untouched. "
             "Move it away or choose another --home."
-        )
+        ) from None
 
 
 def _check_owner(conn: sqlite3.Connection, path: Path) -> None:
