@@ -9,6 +9,7 @@ the watch interval. `launch.py` builds it from the command line and the config f
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -132,6 +133,7 @@ class AppContext:
     record_error: str | None = None  # why the latest run could not be recorded
     history_choice: Any = None  # explorer.history_url.HistoryChoice; None: the home's SQLite file
     _history: Any = None
+    _opening: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
     _trusted: Any = None  # thumbprint -> key of the runner keys trusted here (loaded on first use)
     _sign_key: Any = None  # the config's sign_key, loaded on first signed run (False: unusable)
@@ -391,16 +393,18 @@ class AppContext:
 
     # ---- history ---------------------------------------------------------------------------
     def history(self) -> Any:
-        """The History store, opened on first use; raises ExplorerError with the reason."""
-        if self._history is None:
-            from explorer.history_url import HistoryChoice
+        """The History store, opened on first use (once, though the screens' worker threads may
+        ask at the same moment); raises ExplorerError with the reason."""
+        with self._opening:
+            if self._history is None:
+                from explorer.history_url import HistoryChoice
 
-            choice = self.history_choice or HistoryChoice(None)
-            try:
-                self._history = choice.open(self.home, clock=self.clock)
-            except Exception as exc:  # a broken database must read as a message, not a crash
-                raise ExplorerError(f"cannot open history: {exc}") from None
-        return self._history
+                choice = self.history_choice or HistoryChoice(None)
+                try:
+                    self._history = choice.open(self.home, clock=self.clock)
+                except Exception as exc:  # a broken database must read as a message, not a crash
+                    raise ExplorerError(f"cannot open history: {exc}") from None
+            return self._history
 
     def record(self, run: Run) -> int | None:
         """Record the run; None when history is off or failed (then `record_error` says why)."""

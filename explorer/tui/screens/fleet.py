@@ -46,6 +46,7 @@ from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel, fit_middle
 from explorer.tui.widgets.footer import ExplorerFooter
+from explorer.tui.stored import open_run
 from explorer.tui.widgets.rowtable import Column, RowTable
 
 if TYPE_CHECKING:
@@ -329,7 +330,7 @@ class FleetScreen(Screen[None]):
             why = "has not answered yet" if entry.verdict == PENDING else "has no recorded run"
             self.notify(f"{safe.visible(entry.name, 80)} {why}", severity="warning", markup=False)
             return
-        self.app.open_stored(entry.last_run_id)  # type: ignore[attr-defined]
+        open_run(self, entry.last_run_id)
 
     def action_history(self) -> None:
         from explorer.tui.screens.history import HistoryScreen

@@ -43,6 +43,7 @@ from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import CHECKING, ExplorerError, RunFilter, RunRow
 from explorer.tui.fleet_model import where_labels
 from explorer.tui.widgets.footer import ExplorerFooter
+from explorer.tui.stored import forget_run, open_run, with_runs
 from explorer.tui.widgets.rowtable import Column, RowTable
 
 PAGE = 200  # runs read per page
@@ -516,12 +517,15 @@ class HistoryScreen(Screen[None]):
         self.query_one(RunTable).focus()
         self._refilter(self.filter._replace(agent=agent))
 
-    # ---- actions on runs -------------------------------------------------------------------------
+    # ---- actions on runs (each reads or deletes in a worker thread: `explorer.tui.stored`) -------
     def on_row_table_selected(self, event: RowTable.Selected) -> None:
         event.stop()
+        self._open_current()
+
+    def _open_current(self) -> None:
         row = self.current()
         if row is not None:
-            self.app.open_stored(row.run_id)  # type: ignore[attr-defined]
+            open_run(self, row.run_id)
 
     def action_mark(self) -> None:
         row = self.current()
@@ -541,47 +545,37 @@ class HistoryScreen(Screen[None]):
         if len(self.marked) != 2:
             self.notify("mark two runs with space, then press c", severity="warning")
             return
-        context = self.app.context  # type: ignore[attr-defined]
         first, second = sorted(self.marked)
-        try:
-            before, after = context.load(first), context.load(second)
-        except ExplorerError as exc:
-            self.notify(str(exc), severity="error", markup=False)
-            return
-        self.app.push_screen(CompareScreen(before, first, after, second))
+        with_runs(self, [first, second],
+                  lambda runs: self.app.push_screen(CompareScreen(runs[0], first, runs[1], second)))
 
-    def _load_current(self) -> tuple[Any, RunRow] | None:
+    def _with_current(self, then: Any) -> None:
+        """Load the selected run in a worker, then `then(run, row)`."""
         row = self.current()
         if row is None:
             self.notify("no run selected", severity="warning")
-            return None
-        try:
-            return self.app.context.load(row.run_id), row  # type: ignore[attr-defined]
-        except ExplorerError as exc:
-            self.notify(str(exc), severity="error", markup=False)
-            return None
+            return
+        with_runs(self, [row.run_id], lambda runs: then(runs[0], row))
 
     def action_replay(self) -> None:
-        loaded = self._load_current()
-        if loaded is not None:
-            run, row = loaded
+        def replay(run: Any, row: RunRow) -> None:
             target = run.report.get("target") or row.target
             self.app.start_interview(str(target), previous=(run, row.run_id))  # type: ignore[attr-defined]
+
+        self._with_current(replay)
 
     def action_watch(self) -> None:
         from explorer.tui.screens.watch import WatchScreen
 
-        loaded = self._load_current()
-        if loaded is not None:
-            run, row = loaded
-            self.app.push_screen(WatchScreen(str(run.report.get("target") or row.target), first=run))
+        self._with_current(
+            lambda run, row: self.app.push_screen(WatchScreen(str(run.report.get("target") or row.target),
+                                                              first=run))
+        )
 
     def action_export(self) -> None:
         from explorer.tui.screens.export import ExportScreen
 
-        loaded = self._load_current()
-        if loaded is not None:
-            self.app.push_screen(ExportScreen(loaded[0], loaded[1].run_id))
+        self._with_current(lambda run, row: self.app.push_screen(ExportScreen(run, row.run_id)))
 
     def action_delete(self) -> None:
         from explorer.tui.screens.confirm import ConfirmScreen
@@ -590,17 +584,15 @@ class HistoryScreen(Screen[None]):
         if row is None:
             return
 
+        def deleted() -> None:
+            self.notify(f"deleted run #{row.run_id}", markup=False)
+            self.reload()
+
         def answered(yes: bool | None) -> None:
             if not yes:
                 self.notify("nothing deleted")
                 return
-            try:
-                self.app.context.forget(row.run_id)  # type: ignore[attr-defined]
-            except Exception as exc:
-                self.notify(f"could not delete run #{row.run_id}: {exc}", severity="error", markup=False)
-                return
-            self.notify(f"deleted run #{row.run_id}", markup=False)
-            self.reload()
+            forget_run(self, row.run_id, deleted)
 
         question = Content.assemble(
             ("Delete run ", "bold"),
@@ -649,8 +641,3 @@ class HistoryScreen(Screen[None]):
                 "delete: selected run", "remove it from the history (asks first)", self.action_delete
             ),
         ]
-
-    def _open_current(self) -> None:
-        row = self.current()
-        if row is not None:
-            self.app.open_stored(row.run_id)  # type: ignore[attr-defined]
