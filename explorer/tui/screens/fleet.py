@@ -45,8 +45,8 @@ from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel, fit_middle
-from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.stored import open_run
+from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable
 
 if TYPE_CHECKING:

@@ -42,8 +42,8 @@ from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import CHECKING, ExplorerError, RunFilter, RunRow
 from explorer.tui.fleet_model import where_labels
-from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.stored import forget_run, open_run, with_runs
+from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable
 
 PAGE = 200  # runs read per page
@@ -297,9 +297,11 @@ class HistoryScreen(Screen[None]):
         forgotten = self._mark is None or mark.forgotten != self._mark.forgotten
         self._mark = mark
         self._set_agents(agents)
-        if forgotten or newest is None or not self.rows:
+        if forgotten or not self.rows:
             self.reload()  # runs may be gone anywhere in the list: read what is shown again
             return
+        if newest is None:
+            return  # a list that ends at a date: runs recorded now come after it
         top = self.rows[0].run_id
         new = [row for row in newest if row.run_id > top]
         if not new:
