@@ -48,6 +48,7 @@ from explorer.store.history import History  # noqa: E402
 from explorer.tui import collector  # noqa: E402
 from explorer.tui.app import ExplorerApp  # noqa: E402
 from explorer.tui.context import AppContext  # noqa: E402
+from explorer.tui.fleet_model import FILTERS, SORTS  # noqa: E402
 from explorer.tui.screens.fleet import FleetScreen, FleetTable  # noqa: E402
 
 TICK = 0.02
@@ -105,7 +106,8 @@ async def _measure(home: Path, agents: int, newcomer: Path) -> dict[str, float]:
         open_gap = ticks.longest_gap(start, time.perf_counter())
 
         scroll = [await _key(pilot, k) for k in ["down"] * 20 + ["pagedown"] * 10 + ["end", "home"]]
-        sort_filter = [await _key(pilot, k) for k in ["s"] * 4 + ["v"] * 6]
+        # every sort and every filter in turn, ending where it began (all agents shown)
+        sort_filter = [await _key(pilot, k) for k in ["s"] * len(SORTS) + ["v"] * len(FILTERS)]
         find = [await _key(pilot, "slash")]
         find += [await _key(pilot, ch) for ch in f"agent-{agents // 2 + 1}"]
         found = table.row_count
