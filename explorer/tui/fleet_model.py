@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -111,8 +112,12 @@ class FleetModel:
 
     def load(self, summaries: Iterable[Any]) -> None:
         """The history's agents, as they are now: an agent forgotten since is gone; a row this
-        session's sweep wrote that the history does not hold yet (or holds an older run of) is kept."""
-        loaded = {entry.key: entry for entry in map(entry_of_summary, summaries)}
+        session's sweep wrote that the history does not hold yet (or holds an older run of) is kept.
+        `summaries` may be rows already (`prepare`, in a worker thread)."""
+        loaded = {
+            entry.key: entry
+            for entry in (s if isinstance(s, FleetEntry) else entry_of_summary(s) for s in summaries)
+        }
         for key, current in self.entries.items():
             known = loaded.get(key)
             if current.live and (known is None or (current.last_run_id or 0) > (known.last_run_id or 0)):
@@ -200,6 +205,16 @@ class FleetModel:
         return rows
 
 
+def prepare(summaries: Iterable[Any]) -> list[FleetEntry]:
+    """The history's fleet as rows, with where each agent is worked out, for a worker thread: with
+    10,000 agents this is most of a reload, and the event loop then only swaps the rows in."""
+    entries = [entry_of_summary(summary) for summary in summaries]
+    for entry in entries:
+        _parts(entry.key)  # cached: where_labels on the loop then splits no URL again
+    return entries
+
+
+@lru_cache(maxsize=1 << 16)
 def _parts(key: str) -> tuple[str, str, str]:
     """(host:port, path without the well-known card suffix, the rest) of an agent's key; a key
     that is not an HTTP URL (a card file) is all path."""

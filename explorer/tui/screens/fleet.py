@@ -44,7 +44,16 @@ from textual.widgets import Input, Static
 from explorer.tui import model, safe
 from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
-from explorer.tui.fleet_model import FILTERS, PENDING, SORTS, Finished, FleetEntry, FleetModel, fit_middle
+from explorer.tui.fleet_model import (
+    FILTERS,
+    PENDING,
+    SORTS,
+    Finished,
+    FleetEntry,
+    FleetModel,
+    fit_middle,
+    prepare,
+)
 from explorer.tui.stored import open_run
 from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable
@@ -168,7 +177,7 @@ class FleetScreen(Screen[None]):
         context = self.app.context  # type: ignore[attr-defined]
         try:
             mark = context.mark()
-            summaries, error = context.fleet(), None
+            summaries, error = prepare(context.fleet()), None
         except ExplorerError as exc:
             mark, summaries, error = None, [], str(exc)
         self.app.call_from_thread(self._loaded, summaries, error, mark)
