@@ -178,6 +178,24 @@ async def test_the_tab_strip_is_never_cut(
 
 
 @sizes
+async def test_the_header_says_what_would_make_an_unverifiable_signature_checkable(
+    tui: Tui, demo_runs: dict[str, Any], size: tuple[int, int]
+) -> None:
+    run = demo_runs["drifting"]
+    report = copy.deepcopy(run.report)
+    report["card"]["signature"].update(status="unverifiable", form=None, key_source=None)
+    async with tui(agents=False, size=size) as pilot:
+        pilot.app.show_run(Run(report=report, exchanges=run.exchanges, keys=run.keys), 1)
+        screen = await wait_for_interview(pilot)
+        header = screen.query_one("#header")
+        said = words("\n".join(screen_text(pilot.app).split("\n")[header.region.y : header.region.bottom]))
+        assert "signature ? unverifiable" in said, said
+        assert ("to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid drifting-card-1), "
+                "or keys in the config, or --allow-jku to trust the key set the card names") in said, said
+        assert "verdict" in said and "standing claim" in said, said  # the hint pushed no fact out
+
+
+@sizes
 async def test_the_header_keeps_every_fact_whole(
     tui: Tui, demo_runs: dict[str, Any], size: tuple[int, int]
 ) -> None:

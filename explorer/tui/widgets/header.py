@@ -15,6 +15,7 @@ from textual import events
 from textual.content import Content
 from textual.widgets import Static
 
+from explorer.core import view
 from explorer.core.view import DECLARE_ROLE
 from explorer.tui import model, safe
 
@@ -25,7 +26,8 @@ class InterviewHeader(Static):
     HELP = """
 ## Interview header
 
-- **signature**: whether the card's JWS verified, under which payload form and key id.
+- **signature**: whether the card's JWS verified, under which payload form and key id; when no
+  key you trust could check it, the line below says what would (`--keys`, or `--allow-jku`).
 - **verdict**: conformant, nonconformant, churn, not offered or unreachable.
 - **standing**: a *claim* when the runner declared no independent role (`--as independent`
   declares one) or its word cannot be checked, *evidence* when an independent party or a
@@ -82,7 +84,10 @@ class InterviewHeader(Static):
         ]
         if isinstance(attempts, int):
             third.append((" · ", Content.styled(f"attempts {attempts}", "dim")))
-        lines = [*pack(first, room), *pack(second, room), *pack(third, room)]
+        hint = view.Signature.of(card.get("signature")).hint()  # what would make it checkable
+        notes = [("", Content.styled(safe.visible(hint, 400), "dim"))] if hint else []
+        lines = [*pack(first, room), *pack(second, room), *(pack(notes, room) if notes else [])]
+        lines += pack(third, room)
         if self.unrecorded:
             lines.append(
                 Content.assemble(("✗ run not recorded: ", "bold"), safe.text(self.unrecorded, 300, "bold"))
