@@ -84,7 +84,10 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
         assert flaky[0] == "✗ nonconformant" and flaky[3] == "1" and flaky[4] == "2"  # answers changed
         assert flaky[5] != "-"
         assert steady[0] == "✓ conformant" and steady[3] == "0" and steady[4] == "2"
-        assert steady[7] == "verified" and steady[6] == "claim"
+        assert steady[6] == "claim"  # an unsigned run read back; its card signature read under your keys
+        await wait_for(pilot, lambda: all(row[7] != "unchecked" for row in rows(table)))
+        steady = next(row for row in rows(table) if "Steady" in row[1])
+        assert steady[7] == "verified"
         port = fleet.agents["steady"].card_url.split("/")[2]
         assert steady[2] == port and steady[8] == fleet.agents["steady"].card_url  # where: host:port
         assert shown[0][0].endswith("nonconformant")  # worst first
@@ -113,6 +116,27 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
         await pilot.press("enter")
         interview = await wait_for_interview(pilot)
         assert interview.run_id == ids[3]  # flaky's latest run
+
+
+@pytest.mark.slow  # TUI (Pilot)
+async def test_the_fleet_shows_each_latest_run_as_it_reads_under_your_keys_not_as_recorded(
+    fleet: Any, runs: dict[str, Any], tmp_path: Path
+) -> None:
+    """Recorded with the agents' keys, so recorded as verified. A reader without those keys sees
+    what the bytes give them: unverifiable, never the recorder's verified."""
+    with History.open() as history:
+        for key in ("steady", "drifting"):
+            history.record(runs[key])
+    for keys, expected in (((), "unverifiable"), (demo_keys(fleet), "verified")):
+        app = make_app(None, tmp_path, settings={"keys": keys, "runner": "reader"})
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await open_fleet(pilot)
+            table = screen.query_one(FleetTable)
+            assert {row[7] for row in rows(table)} <= {"unchecked", expected}
+            await wait_for(pilot, lambda t=table, e=expected: {row[7] for row in rows(t)} == {e})
+            assert {row[6] for row in rows(table)} == {"claim"}
+            assert screen.settled
+        app.context.close()
 
 
 @pytest.mark.slow  # TUI (Pilot)

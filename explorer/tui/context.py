@@ -128,6 +128,9 @@ class AppContext:
     watch_interval: float = 30.0
     use_history: bool = True
     cursor_blink: bool = True  # off for snapshots and screenshots
+    # The fleet reads each latest run again from its bytes under your keys. Off only for pictures,
+    # whose stored runs are normalised copies without their exchanges (nothing to derive from).
+    read_stored: bool = True
     exit_when_ready: bool = False  # the startup benchmark: quit once the first interview is painted
     warnings: list[str] = field(default_factory=list)
     record_error: str | None = None  # why the latest run could not be recorded
@@ -143,6 +146,8 @@ class AppContext:
     # Credentials typed into the sign-in dialog, by agent URL: memory only, forgotten on close.
     _typed: dict[str, Any] = field(default_factory=dict, repr=False)
     _kids: dict[int, str | None] = field(default_factory=dict)  # run id -> key id of its card's signature
+    # run id -> (verdict, standing, card signature status) as read here, under your keys
+    _read_here: dict[int, tuple[str, str, str | None]] = field(default_factory=dict)
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
@@ -569,19 +574,41 @@ class AppContext:
         return shown
 
     def fleet(self) -> list[Any]:
-        """Every agent with its latest run and churn (history `FleetSummary`), for the fleet view."""
+        """Every agent with its latest run and churn (history `FleetSummary`), for the fleet view.
+
+        Each latest run as it reads here, not as it was recorded: once read (`read_latest`, or
+        opening it) its verdict, standing and card signature are the ones its bytes give under
+        your keys. Until then an unsigned run is a claim read back and a signed one "unchecked",
+        and a card signature that depends on keys (anything but unsigned) is "unchecked" too."""
         with self._reading():
             entries = list(self.history().fleet())
             signed = self.history().signed([e.last_run_id for e in entries])
-        # The standing each latest run earns here, not the one recorded: unsigned is a claim read
-        # back; a signed run is evidence only once its signature is checked (history screen,
-        # opening it), until then "unchecked".
-        return [e._replace(standing=self._fleet_standing(e, e.last_run_id in signed)) for e in entries]
+        return [self._fleet_row(e, e.last_run_id in signed) for e in entries]
 
-    def _fleet_standing(self, entry: Any, signed: bool) -> str:
-        if not signed:
-            return "claim"
-        return self._standings.get(entry.last_run_id, "unchecked")
+    def _fleet_row(self, entry: Any, signed: bool) -> Any:
+        read = self._read_here.get(entry.last_run_id)
+        if read is not None:
+            verdict, standing, signature = read
+            return entry._replace(verdict=verdict, standing=standing, signature=signature)
+        from explorer.tui.fleet_model import UNCHECKED
+
+        standing = self._standings.get(entry.last_run_id, UNCHECKED) if signed else "claim"
+        as_recorded = not self.read_stored or entry.signature in (None, "unsigned")  # no key changes those
+        signature = entry.signature if as_recorded else UNCHECKED
+        return entry._replace(standing=standing, signature=signature)
+
+    def read_latest(self, run_ids: Sequence[int]) -> dict[int, tuple[str, str, str | None]]:
+        """(verdict, standing, card signature status) of each stored run as read here: its
+        report derived again from its bytes under your keys, its standing under the runner keys
+        you trust. Some milliseconds a run, remembered for the session (a stored run never
+        changes): call it off the event loop, for the rows in view."""
+        for run_id in run_ids:
+            if run_id not in self._read_here:
+                try:
+                    self.load(run_id)
+                except ExplorerError:
+                    self._read_here[run_id] = ("unreadable", "claim", "unreadable")
+        return {run_id: self._read_here[run_id] for run_id in run_ids}
 
     def agents(self) -> list[Any]:
         """The agents with runs (history `AgentSummary`), most recently run first."""
@@ -612,12 +639,16 @@ class AppContext:
             raise
         except Exception as exc:
             raise ExplorerError(f"cannot load run {run_id}: {exc}") from None
-        if run.attestation is not None:
-            from explorer.core import view
+        from explorer.core import view
 
-            checked = view.ReportView.of(run.report)
+        checked = view.ReportView.of(run.report)
+        if run.attestation is not None:
             self._marks[run_id] = checked.standing_mark()  # the lists show it from now on
             self._standings[run_id] = checked.standing  # and the fleet view its standing
+        standing = "evidence" if checked.standing == "evidence" and checked.role != "self" else "claim"
+        signed = isinstance(checked.card.raw.get("signature"), Mapping)
+        signature = checked.card.signature.status if signed else None
+        self._read_here[run_id] = (checked.verdict, standing, signature)
         return run
 
     def forget(self, run_id: int) -> None:

@@ -12,7 +12,7 @@ light; the screen asks for `view(sort, verdict, text)` when it repaints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -32,6 +32,7 @@ VERDICT_ORDER: tuple[str, ...] = (
     PENDING,
 )
 FILTERS: tuple[str | None, ...] = (None, *VERDICT_ORDER)
+UNCHECKED = "unchecked"  # a standing or signature as recorded, not yet read under your keys
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,26 @@ class FleetModel:
                 loaded[key] = current
         self.entries = loaded
         self._where = None
+
+    def unread(self, first: int, count: int, rows: Sequence[FleetEntry]) -> list[int]:
+        """The latest run ids among `rows[first:first+count]` (the rows in view) whose verdict,
+        standing or signature is still the recorded one, not yet read under your keys."""
+        return [
+            e.last_run_id
+            for e in rows[max(first, 0) : first + count]
+            if e.last_run_id is not None and not e.live and UNCHECKED in (e.standing, e.signature)
+        ]
+
+    def read(self, found: Mapping[int, tuple[str, str, str | None]]) -> bool:
+        """Rows whose latest run was read under your keys take what it gave; True if any did."""
+        changed = False
+        for key, entry in self.entries.items():
+            got = found.get(entry.last_run_id) if entry.last_run_id is not None and not entry.live else None
+            if got is not None:
+                verdict, standing, signature = got
+                self.entries[key] = replace(entry, verdict=verdict, standing=standing, signature=signature)
+                changed = True
+        return changed
 
     def expect(self, targets: Iterable[str]) -> None:
         """A sweep is about to ask these targets: each is a pending row until it finishes."""

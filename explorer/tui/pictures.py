@@ -120,6 +120,7 @@ def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None
         demo=tuple(agents),
         export_dir=home / "exports",
         cursor_blink=False,
+        read_stored=False,  # the picture runs are normalised, without the bytes to read them from
     )
 
 
@@ -209,13 +210,14 @@ async def _settle(pilot: Any) -> None:
 
 def _read_after(key: str) -> Before:
     """The key, then wait for the screen it opens (history, fleet) to have read the history,
-    which it does in a worker thread."""
+    which it does in a worker thread (the fleet also the runs in view, under your keys)."""
 
     async def read(pilot: Any) -> None:
         await _settle(pilot)
         await pilot.press(key)
         for _ in range(400):
-            if getattr(pilot.app.screen, "loaded", False):
+            screen = pilot.app.screen
+            if getattr(screen, "settled", getattr(screen, "loaded", False)):
                 break
             await pilot.pause(0.05)
         await _settle(pilot)

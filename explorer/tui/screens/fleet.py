@@ -9,6 +9,10 @@ many runs, when it last changed, its standing and card signature status, and the
 filter, `/` finds agents by name or URL as you type, enter opens the agent's latest interview,
 `h` its history, `r` reads the history again.
 
+The verdict, standing and signature of a recorded row are what its latest run's bytes give
+under your keys and trusted runner keys (`AppContext.read_latest`, for the rows in view, in a
+worker thread), not what the runner that recorded it saw.
+
 Nothing here blocks the event loop: the history is read in a worker thread, and every two
 seconds another worker reads the store's change mark (`HistoryStore.mark`, one small aggregate
 on either backend) and reads the fleet again only when it moved, so runs that another process
@@ -74,6 +78,7 @@ TAIL = (
 AGENT_WIDTHS = (16, 40)  # the agent column takes what a narrow terminal leaves, within these
 REPAINT_EVERY = 0.25  # seconds between repaints while a sweep reports runs
 POLL_EVERY = 2.0  # seconds between looks at the history's change mark
+READ_EVERY = 0.3  # seconds between looks for rows in view still as recorded
 
 
 def fleet_columns(width: int, where: int) -> list[Column]:
@@ -102,7 +107,9 @@ class FleetTable(RowTable):
 One row per agent: its latest verdict, its card name and where it is (host:port, and the path
 when two agents share a host), its **churn** (runs that differed from the run before, in
 verdict, card or answers, or that churned within themselves), runs, when it last changed, its
-standing and card signature.
+standing and card signature. Those are what the latest run's bytes give under your keys (the
+runs in view are read again from the history: *unchecked* until then), never what the runner
+that recorded it saw with its own keys.
 
 - **enter** open the agent's latest interview, **h** its history
 - **s** change the sort, **v** show only one verdict, **/** find agents by name or URL
@@ -144,6 +151,7 @@ class FleetScreen(Screen[None]):
         self._painted_at = 0.0
         self._paint_cost = 0.0
         self._polling = False
+        self._reading_runs = False
         self._where_width = 0
 
     def compose(self) -> ComposeResult:
@@ -162,6 +170,7 @@ class FleetScreen(Screen[None]):
             self._sweep()
         self.set_interval(REPAINT_EVERY, self._repaint)
         self.set_interval(POLL_EVERY, self._poll)
+        self.set_interval(READ_EVERY, self._read_in_view)
         self._repaint(now=True)
         self.query_one(FleetTable).focus()
 
@@ -214,6 +223,40 @@ class FleetScreen(Screen[None]):
         self._polling = False
         if self.is_mounted and mark is not None and mark != self._mark:
             self._load_history()
+
+    @property
+    def settled(self) -> bool:
+        """The history read and every row in view read under your keys (pictures wait for it)."""
+        if not self.loaded or self._reading_runs:
+            return False
+        table = self.query_one(FleetTable)
+        return not self.fleet.unread(round(table.scroll_y), table.scrollable_content_region.height, self.rows)
+
+    def _read_in_view(self) -> None:
+        """Rows in view whose latest run is still as recorded are read under your keys (each
+        derived again from its bytes, some milliseconds a run) in a worker thread."""
+        if self._reading_runs or not self.loaded:
+            return
+        table = self.query_one(FleetTable)
+        unread = self.fleet.unread(round(table.scroll_y), table.scrollable_content_region.height, self.rows)
+        if unread:
+            self._reading_runs = True
+            self._read_runs(unread)
+
+    @work(thread=True, exclusive=True, group="fleet-read")
+    def _read_runs(self, run_ids: list[int]) -> None:
+        try:
+            found = self.app.context.read_latest(run_ids)  # type: ignore[attr-defined]
+        except ExplorerError as exc:
+            found = {}
+            self.app.call_from_thread(self.notify, str(exc), severity="error", markup=False)
+        self.app.call_from_thread(self._runs_read, found)
+
+    def _runs_read(self, found: dict[int, Any]) -> None:
+        self._reading_runs = False
+        if self.is_mounted and self.fleet.read(found):
+            self._dirty = True
+            self._repaint(now=True)
 
     @work(thread=True, exclusive=True, group="fleet-sweep")
     def _sweep(self) -> None:
