@@ -236,7 +236,7 @@ ids = floor_ids(store, runs) if mode != "record" else None
 rows = [floor_row(one, ids) for one in runs] if mode == "floor" else None
 print("ready", flush=True)
 sys.stdin.readline()
-began = time.perf_counter()
+began, cpu = time.perf_counter(), time.process_time()
 if mode == "record":
     for one in runs:
         store.record(one)
@@ -245,7 +245,7 @@ else:
         for one, row in zip(runs, rows or runs):
             # autocommit: one transaction each; "encoded" builds each row from its run meanwhile
             raw.execute(FLOOR_INSERT, row if mode == "floor" else floor_row(one, ids))
-print(json.dumps({"seconds": time.perf_counter() - began}), flush=True)
+print(json.dumps({"seconds": time.perf_counter() - began, "cpu": time.process_time() - cpu}), flush=True)
 store.close()
 """
 
@@ -290,14 +290,43 @@ def floor_row(run: Run, ids: dict[Any, int]) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def writers(url: str, run: Run, agents: int, count: int, runs_each: int, rounds: int) -> dict[str, Any]:
+def _server_cpu(postmaster: int | None) -> float | None:
+    """CPU seconds the server has used: the postmaster, its live processes, and the backends it has
+    reaped (its children's times); None when the server is not ours to see (a `--postgres` URL)."""
+    if postmaster is None:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def times(pid: int, reaped: bool) -> float:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0  # a backend that ended meanwhile: counted in the postmaster's children
+        own = int(fields[11]) + int(fields[12])
+        return (own + (int(fields[13]) + int(fields[14]) if reaped else 0)) / tick
+
+    children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
+    return times(postmaster, True) + sum(times(int(pid), False) for pid in children)
+
+
+def writers(
+    url: str, run: Run, agents: int, count: int, runs_each: int, rounds: int, postmaster: int | None = None
+) -> dict[str, Any]:
     """`count` processes recording `runs_each` runs each at once, against the same rows sent as
     bare INSERTs (prepared beforehand: "floor"; built from each run as `record` builds them:
-    "encoded"), in alternating rounds so that a change in the machine's load hits all three."""
+    "encoded"), in alternating rounds so that a change in the machine's load hits all three.
+
+    Besides seconds, each mode's CPU seconds per run are measured while timed, the writer
+    processes' (each its own) and the server's (when the benchmark started it, from /proc):
+    on a machine with fewer cores than writers plus server, runs per second is bounded by CPU per
+    run, and these say on which side it is spent, whatever else the machine was doing."""
     import pickle
 
     blob = pickle.dumps(run).hex()
     sequence = [0]
+    cpu: dict[str, dict[str, list[float]]] = {
+        mode: {"client": [], "server": []} for mode in ("floor", "encoded", "record")
+    }
 
     def once(mode: str) -> float:
         sequence[0] += 1
@@ -314,15 +343,23 @@ def writers(url: str, run: Run, agents: int, count: int, runs_each: int, rounds:
             proc.stdin.flush()
         for proc in procs:
             assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        server_before = _server_cpu(postmaster)
         began = time.perf_counter()
         for proc in procs:
             assert proc.stdin is not None
             proc.stdin.write("go\n")
             proc.stdin.flush()
+        said = [json.loads(proc.stdout.readline()) for proc in procs]  # type: ignore[union-attr]
+        seconds = time.perf_counter() - began
+        server_after = _server_cpu(postmaster)
         for proc in procs:
             proc.communicate(timeout=3600)
             assert proc.returncode == 0
-        return time.perf_counter() - began
+        total = count * runs_each
+        cpu[mode]["client"].append(sum(one["cpu"] for one in said) / total)
+        if server_before is not None and server_after is not None:
+            cpu[mode]["server"].append((server_after - server_before) / total)
+        return seconds
 
     def floor(mode: str) -> float:
         with open_store(url) as store:
@@ -352,6 +389,10 @@ def writers(url: str, run: Run, agents: int, count: int, runs_each: int, rounds:
         "record_runs_per_s": total / record_s, "floor_runs_per_s": total / floor_s,
         "encoded_floor_runs_per_s": total / encoded_s, "ratio": floor_s / record_s,
         "ratio_to_encoded_floor": encoded_s / record_s, "target": TARGETS["writers"],
+        "cpu_ms_per_run": {
+            mode: {side: statistics.median(v) * 1000 if v else None for side, v in sides.items()}
+            for mode, sides in cpu.items()
+        },
     }  # fmt: skip
 
 
@@ -462,6 +503,13 @@ class _Server:
         base, _, query = self.url.partition("?")
         return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
 
+    @property
+    def postmaster(self) -> int | None:
+        """The process id of the server started here (None for a given URL's)."""
+        if self._started is None:
+            return None
+        return int((self._started.data / "postmaster.pid").read_text().split()[0])
+
     def stop(self) -> None:
         if self._started is not None:
             self._started.stop()
@@ -513,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 if kind == "postgresql" and args.writers:
                     figures[kind]["many_writers"] = writers(
-                        url, run, args.agents, args.writers, args.writer_runs, args.writer_rounds
+                        url, run, args.agents, args.writers, args.writer_runs, args.writer_rounds,
+                        server.postmaster,  # type: ignore[union-attr]
                     )
             if args.crowd and server is not None:
                 figures["crowd"] = crowd_sweep(
@@ -561,12 +610,17 @@ def report(f: dict[str, Any]) -> str:
         )
         if "many_writers" in k:
             w = k["many_writers"]
+            spent = "; ".join(
+                f"{mode} {c['client']:.2f} client"
+                + (f" + {c['server']:.2f} server" if c["server"] is not None else "")
+                for mode, c in w["cpu_ms_per_run"].items()
+            )
             lines.append(
                 f"  {w['writers']} writers x {w['runs_each']} runs (median of {w['rounds']} rounds): "
                 f"{w['record_runs_per_s']:.0f} runs/s; rows built the same way then bare INSERTs "
                 f"{w['encoded_floor_runs_per_s']:.0f} runs/s = {w['ratio_to_encoded_floor']:.2f}x; vs "
                 f"bare INSERT floor {w['floor_runs_per_s']:.0f} runs/s = {w['ratio']:.2f}x "
-                f"(target >= {w['target']:g}x)"
+                f"(target >= {w['target']:g}x); CPU ms per run: {spent}"
             )
     if "crowd" in f:
         c = f["crowd"]
