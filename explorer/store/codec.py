@@ -11,11 +11,13 @@ Exchange bodies become documents of their own, referenced from the exchange list
 `put_document` / `get_document` are the documents table's two operations; `get_document` checks
 every body against its digest, so a damaged row is an error, never a wrong answer.
 
-Secrets never reach disk: request and response headers pass through `redact_headers` again here.
+Secrets never reach disk: request and response headers are redacted again here, by the rule of
+`redact_headers` (`explorer.core.scrub.is_secret_header`).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -24,8 +26,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.core.run import Exchange, Run
-from explorer.store.redact import redact_headers
+from explorer.core.run import REDACTED, Exchange, Run
+from explorer.core.scrub import is_secret_header
 
 # Top-level report members that differ between runs of an unchanged agent.
 VOLATILE_REPORT_MEMBERS: tuple[str, ...] = ("started_at", "finished_at", "elapsed_ms", "duration_ms")
@@ -60,8 +62,12 @@ def _doc(raw: bytes) -> Doc:
     return Doc(hashlib.sha256(raw).digest(), raw)
 
 
+# `json.dumps(value, ensure_ascii=False, separators=(",", ":"))`, without building an encoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _ENCODER.encode(value).encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -118,14 +124,24 @@ def decode_run(
     return Run(report=report_value, exchanges=joined, keys=keys_value, attestation=envelope)
 
 
+@functools.lru_cache(maxsize=1024)  # header names repeat on every exchange of every run
+def _header_kind(name: str) -> tuple[bool, bool]:
+    """(a credential's, so its value is recorded as REDACTED; volatile, so it goes to the blob)."""
+    return is_secret_header(name), name.lower() in VOLATILE_HEADERS
+
+
 def _split_headers(headers: Sequence[tuple[str, str]], volatile: list[str]) -> list[list[str | None]]:
+    """Headers redacted as `explorer.store.redact.redact_headers` does, volatile values moved out;
+    one pass, the two decisions about a name made once per process."""
     out: list[list[str | None]] = []
-    for name, value in redact_headers(headers):
-        if name.lower() in VOLATILE_HEADERS:
-            volatile.append(value)
+    for name, value in headers:
+        secret, moving = _header_kind(name)
+        kept = REDACTED if secret else value
+        if moving:
+            volatile.append(kept)
             out.append([name, None])
         else:
-            out.append([name, value])
+            out.append([name, kept])
     return out
 
 
