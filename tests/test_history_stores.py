@@ -195,6 +195,24 @@ def test_runners_creating_one_postgresql_history_at_once_create_it_once(postgres
     assert postgres_server.psql("SELECT count(*) FROM interview_explorer", database).strip() == "1"
 
 
+def test_a_runner_starting_afresh_sends_no_document_the_postgresql_history_holds(postgres_server) -> None:
+    url = postgres_server.fresh_database()
+    database = url.split("?")[0].rsplit("/", 1)[1]
+    with open_store(url) as first:
+        first.record(make_run(started_at="2025-01-01T00:00:01.000Z", elapsed_ms=1.0))
+
+    def drawn() -> str:  # every row an INSERT tries draws an id, even one ON CONFLICT skips
+        return postgres_server.psql("SELECT last_value FROM documents_id_seq", database).strip()
+
+    before = drawn()
+    again = make_run(started_at="2025-01-01T00:00:02.000Z", elapsed_ms=2.0)  # the same documents
+    with open_store(url) as afresh:  # another process's store: it has seen nothing stored yet
+        loaded = afresh.load(afresh.record(again))
+    assert loaded.report == again.report
+    assert [e.response_body for e in loaded.exchanges] == [e.response_body for e in again.exchanges]
+    assert drawn() == before  # nothing was sent to be inserted: the history held every document
+
+
 # --- copying ---------------------------------------------------------------------------------------------
 
 

@@ -10,7 +10,9 @@ Shape, and why:
 - The statements are `explorer.store.sql`'s, the same as SQLite's; this module adds connections
   (a small psycopg-pool, so the TUI's threads and a sweep share a few), transactions, and
   batches where a round trip matters (a run's documents go in with one `INSERT ... SELECT
-  unnest(...) ON CONFLICT DO NOTHING`).
+  unnest(...) ON CONFLICT DO NOTHING`). A document is compressed and sent only when the
+  history lacks it: those this process has seen stored are known, the others asked about by
+  digest first (one indexed lookup each, in one round trip).
 - Recording runs at READ COMMITTED: unique constraints and `ON CONFLICT` decide what is new, and
   the agent row an upsert locks orders two runs of one agent. Forgetting runs at REPEATABLE READ,
   so its garbage collection sees one snapshot. A serialization failure, a deadlock, or a
@@ -195,12 +197,15 @@ class PostgresHistory(SqlHistory):
     def _record_new(
         self, encoded: EncodedRun, agent: str, fields: Mapping[str, Any], recorded_at: str
     ) -> int:
-        """A run recorded by one statement (`_RECORD`), its own transaction: one round trip.
+        """A run recorded by one statement (`_RECORD`), its own transaction: one round trip, two
+        when this process has not yet seen all of the run's documents stored.
 
         Documents this store has seen stored are sent by digest alone (and an exchange list it has
         seen, without its bodies), so an unchanged agent's run sends and compresses nothing but
-        its row. Should one of them have been forgotten since, the statement fails on its NOT
-        NULL constraint and runs again with every document sent."""
+        its row. Documents it has not seen are first looked up by digest (`_learn_stored`): a
+        runner starting afresh, or sweeping agents another runner recorded, compresses and sends
+        only what the history lacks. Should a document seen stored have been forgotten since,
+        the statement fails on its NOT NULL constraint and runs again, looked up anew."""
         listed = ("name", "verdict", "standing", "role", "runner", "card_sha256", "answers_sha256",
                   "signature")
         fixed = {name: fields[name] for name in listed}
@@ -209,7 +214,12 @@ class PostgresHistory(SqlHistory):
         def attempt(raw: Any) -> int:
             tries[0] += 1
             if tries[0] > 1:
-                self._known.clear()
+                with self._known_lock:
+                    self._known.clear()
+            try:
+                self._learn_stored(raw, encoded)
+            except self._psycopg.Error as exc:
+                raise _Retry(exc) from None
             params = {**self._documents_params(encoded), **fixed, "agent": agent, "recorded_at": recorded_at,
                       "volatile": encoded.volatile, "attestation": encoded.attestation}
             try:
@@ -220,6 +230,21 @@ class PostgresHistory(SqlHistory):
             return run_id
 
         return self._retrying(attempt, f"could not save the run to {self.location}")
+
+    def _learn_stored(self, raw: Any, encoded: EncodedRun) -> None:
+        """Remember which of the run's documents not known here the history holds (one indexed
+        lookup per digest, one round trip), so `_documents_params` sends only the others; no
+        round trip when all are known. The bodies are asked about only with a new exchange list
+        (a stored one was stored with its bodies, and they are not sent)."""
+        known = self._known
+        tops = (encoded.exchanges, encoded.report, encoded.keys)
+        asked = [*tops, *encoded.bodies] if encoded.exchanges.digest not in known else list(tops)
+        unknown = sorted({doc.digest for doc in asked if doc.digest not in known})
+        if not unknown:
+            return
+        held = {bytes(row[0]) for row in raw.execute(_STORED, (unknown,))}
+        if held:
+            self._remember([doc for doc in asked if doc.digest in held])
 
     def _documents_params(self, encoded: EncodedRun) -> dict[str, Any]:
         known = self._known
@@ -331,6 +356,7 @@ class PostgresHistory(SqlHistory):
 # document another runner committed after this statement's snapshot is found by neither branch
 # of `docs`: its id is then NULL, the NOT NULL constraint fails the whole statement, and it runs
 # again (`_retrying`), as it does when a link is missing.
+_STORED = "SELECT sha256 FROM documents WHERE sha256 = ANY(%b::bytea[])"
 _CHANGED = """(a.last_verdict, a.last_card, a.last_answers)
     IS DISTINCT FROM (EXCLUDED.last_verdict, EXCLUDED.last_card, EXCLUDED.last_answers)"""
 _RECORD = f"""
