@@ -58,8 +58,11 @@ def values(
     config: Config | None = None,
     *,
     secrets: bool = True,
+    resolved: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every setting some layer sets, by name, combined; PlanError when a secret cannot be resolved."""
+    """Every setting some layer sets, by name, combined; PlanError when a secret cannot be resolved.
+    `resolved` is the top layer, values already resolved (secrets typed into the TUI's sign-in
+    dialog): never read as references, so a typed secret that starts with `env:` is itself."""
     config = config if config is not None else Config()
     agent = config.agent(target)
     layers = (config.settings, agent.settings if agent is not None else {}, given)
@@ -73,6 +76,7 @@ def values(
                 found = [setting.resolve(v) if v is not None else None for v in found]
             except ValueError as exc:
                 raise PlanError(str(exc)) from None
+        found.append((resolved or {}).get(setting.name))
         value = settings.combine(setting, found)
         if value is not None:
             if setting.secret:
@@ -107,15 +111,17 @@ def plan(
     config: Config | None = None,
     *,
     secrets: bool = True,
+    resolved: Mapping[str, Any] | None = None,
 ) -> tuple[str, Options]:
     """The target to ask and the options to ask it with (see the module docstring).
 
-    `given` is `typed(args)` (or the TUI's launch settings). Raises PlanError when a configured
+    `given` is `typed(args)` (or the TUI's launch settings); `resolved`, values that win over
+    every layer and are never read as references (`values`). Raises PlanError when a configured
     secret cannot be resolved.
     """
     from explorer.procedure import Options
 
-    found = values(target, given or {}, config, secrets=secrets)
+    found = values(target, given or {}, config, secrets=secrets, resolved=resolved)
     problem = settings.credential_problem(found) if secrets else None
     if problem is not None:
         raise PlanError(problem)

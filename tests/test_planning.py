@@ -265,3 +265,13 @@ def test_verify_of_a_configured_url_sends_its_configured_headers_on_the_wire(
     report = json.loads(capsys.readouterr().out)
     assert seen and seen[0].get("x-team-token") == "t0ken"
     assert "t0ken" not in json.dumps(report)  # sent, never recorded
+
+
+def test_a_secret_typed_in_the_tui_wins_and_is_never_read_as_a_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TYPED_LOOKALIKE", "what-the-environment-holds")
+    given = {"bearer": "env:TYPED_LOOKALIKE"}  # a flag or config value may be a reference
+    assert plan(AGENT_URL, given)[1].bearer == "what-the-environment-holds"
+    typed = {"bearer": "env:TYPED_LOOKALIKE"}  # typed into the sign-in dialog: the secret itself
+    assert plan(AGENT_URL, given, resolved=typed)[1].bearer == "env:TYPED_LOOKALIKE"

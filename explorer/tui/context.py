@@ -177,7 +177,7 @@ class AppContext:
             # saved entry names is usually unset in this session), as a replay's recorded values
             # do: they are already resolved.
             return plan(target, _without_credentials(given), _config_without_credentials(self.config, target),
-                        recorded=typed.settings())
+                        resolved=typed.settings())
         except PlanError as exc:
             raise ExplorerError(str(exc)) from None
 
