@@ -160,11 +160,13 @@ def run(args: argparse.Namespace) -> int:
         say("give either --serve (headless) or --browser, not both", "demo")
         return 2
     from explorer.demo.fleet import Fleet, FleetError
+    from explorer.demo.kept_keys import FOLDER
+    from explorer.home import home_dir
 
     with _stop_on_signal() as stop:
         try:
             fleet = Fleet([] if args.crowd_only else args.only, port=args.port or 0,
-                          stable=args.port is None).start()
+                          stable=args.port is None, keys_in=home_dir(args.home) / FOLDER).start()
         except FleetError as exc:
             say(str(exc), "demo")
             return 2

@@ -17,9 +17,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from explorer.core import signatures
 from explorer.core.canonical import digest
@@ -58,15 +57,18 @@ class Urls:
 
 @dataclass(frozen=True)
 class CardKey:
-    """One agent's card signing key (ES256), generated at start-up, and its `kid`."""
+    """One agent's card signing key (ES256) and its `kid`."""
 
     key: Any
     kid: str
 
     @classmethod
-    def generate(cls, name: str) -> CardKey:
+    def generate(cls, name: str, kept_in: Path | None = None) -> CardKey:
+        """`name`'s key, kept in `kept_in` across sessions (`kept_keys`), or made for this one."""
+        from explorer.demo.kept_keys import card_key
+
         kid = f"{name}-card-1"
-        return cls(signatures.generate_key("ES256", kid=kid), kid)
+        return cls(card_key(kept_in, name, kid), kid)
 
     @property
     def jwks(self) -> dict[str, Any]:
@@ -84,17 +86,20 @@ class Signed:
 
 
 class Provider:
-    """The organisation behind every demo agent, with its Ed25519 keys generated at start-up.
+    """The organisation behind every demo agent, with its Ed25519 keys (kept across sessions
+    when `kept_in` is given, see `kept_keys`).
 
     `key` signs the standing proposals, `stranger` is "a key that does not match" where a variant
     needs one, and `platform` is the OpenClasp platform's attestation key. Proposals do not name
     the agent's URL, so each signed document is made once per fleet and shared (`proposal`).
     """
 
-    def __init__(self) -> None:
-        self.key = Ed25519PrivateKey.generate()
-        self.stranger = Ed25519PrivateKey.generate()
-        self.platform = Ed25519PrivateKey.generate()
+    def __init__(self, kept_in: Path | None = None) -> None:
+        from explorer.demo.kept_keys import ed25519_key
+
+        self.key = ed25519_key(kept_in, "provider")
+        self.stranger = ed25519_key(kept_in, "stranger")
+        self.platform = ed25519_key(kept_in, "platform")
         self._signed: dict[tuple[str, str | None], Signed] = {}
 
     def proposal(self, name: str, doc: Mapping[str, Any], fault: str | None) -> Signed:

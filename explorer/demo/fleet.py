@@ -4,10 +4,10 @@
 default, in table order). `start()` binds one listening socket per agent (an ephemeral port each;
 `port`, `port + 1`, ... when `port` is given; with `stable`, each agent's own port of
 `explorer.demo.ports`, or a free one when that is taken, said in `moved`), builds every agent's
-documents with keys generated now,
-and serves them all from one background thread running one asyncio event loop. It returns once
-every socket is bound and listening and the ordinary agents are serving; `stop()` shuts every
-server down and releases the ports. The fleet is a context manager.
+documents with its signing keys (made now, or with `keys_in` kept there across sessions by
+`explorer.demo.kept_keys`), and serves them all from one background thread running one asyncio
+event loop. It returns once every socket is bound and listening and the ordinary agents are
+serving; `stop()` shuts every server down and releases the ports. The fleet is a context manager.
 
 Three agents are expensive to build and are finished in the background after `start()` returns:
 `sdk-built` (importing a2a-sdk takes about a second), `hostile` (a 1 MB card to sign) and `huge`
@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -119,7 +120,8 @@ class Fleet:
     """All chosen reference agents, served from one background thread."""
 
     def __init__(self, names: Iterable[str] | None = None, *, port: int = 0, stable: bool = False,
-                 rate_limit: RateLimit | None = None, token_lifetime: int = 120) -> None:
+                 rate_limit: RateLimit | None = None, token_lifetime: int = 120,
+                 keys_in: Path | None = None) -> None:
         chosen = list(VARIANTS) if names is None else list(dict.fromkeys(names))
         unknown = [n for n in chosen if n not in VARIANTS]
         if unknown:
@@ -137,6 +139,7 @@ class Fleet:
         self.moved: dict[str, str] = {}  # agents whose stable port was taken: where they went, and why
         self.rate_limit = rate_limit or RateLimit()
         self.token_lifetime = token_lifetime  # seconds an access token of guarded-oauth2 lives
+        self.keys_in = keys_in  # where the signing keys are kept across sessions (None: made anew)
         self.agents: dict[str, RunningAgent] = {}
         self.startup_seconds: float | None = None
         self._sockets: list[socket.socket] = []
@@ -163,7 +166,7 @@ class Fleet:
         self._bind()
         jobs: list[_Job] = []
         try:
-            provider = documents.Provider()
+            provider = documents.Provider(self.keys_in)
             for variant, sock in zip(self.variants, self._sockets, strict=True):
                 running, build = self._prepare(variant, sock, provider)
                 self.agents[variant.name] = running
@@ -249,7 +252,7 @@ class Fleet:
                  provider: documents.Provider) -> tuple[RunningAgent, Builder]:
         port = sock.getsockname()[1]
         urls = documents.Urls(f"http://{HOST}:{port}")
-        key = documents.CardKey.generate(variant.name)
+        key = documents.CardKey.generate(variant.name, self.keys_in)
         card_url = urls.base + documents.CARD_PATH
         if variant.openclasp:
             card_url = openclasp_site.urls(urls.base, variant.name).a2a_card

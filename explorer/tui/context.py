@@ -355,7 +355,7 @@ class AppContext:
 
     def start_demo(self) -> None:
         """Start the reference agents in this session (blocks for about a third of a second)."""
-        self.adopt_fleet(start_fleet())
+        self.adopt_fleet(start_fleet(self.home))
 
     def close(self) -> None:
         """Stop what this session started (the reference agents) and close the history."""

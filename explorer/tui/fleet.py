@@ -16,6 +16,7 @@ never the other way round.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, NamedTuple
 
 
@@ -73,10 +74,12 @@ def demo_keys(fleet: Any) -> tuple[Any, ...]:
     return (jwks,) if jwks["keys"] else ()
 
 
-def start_fleet() -> Any:
-    """Start every reference agent on 127.0.0.1, each on its own port as `demo` does (blocks for
-    about a third of a second; the slow builders finish in the background with their sockets
-    already listening)."""
+def start_fleet(home: Path | None = None) -> Any:
+    """Start every reference agent on 127.0.0.1, each on its own port and with its own kept
+    signing keys as `demo` does (blocks for about a third of a second; the slow builders finish
+    in the background with their sockets already listening)."""
     from explorer.demo.fleet import Fleet
+    from explorer.demo.kept_keys import FOLDER
+    from explorer.home import home_dir
 
-    return Fleet(stable=True).start()
+    return Fleet(stable=True, keys_in=home_dir(home) / FOLDER).start()
