@@ -132,6 +132,18 @@ def test_the_verdict_reads_the_same_everywhere() -> None:
     assert verdict_label("made-up") == "? made-up" and verdict_label(None) == "? unknown"
 
 
+def test_a_nonconformant_verdict_says_what_made_it_so() -> None:
+    assert summary_lines(_report(attempts=1))[1] == "  a conflict with the declared documents (asked once)"
+    agreeing = _report(attempts=1, findings=[
+        {"code": "card_signature_invalid", "severity": "error", "detail": "does not verify"},
+        {"code": "member_unsigned", "severity": "warning", "detail": "not covered"},
+    ])  # fmt: skip
+    for question in agreeing["questions"].values():
+        for projection in question["projections"]:
+            projection["status"] = "match"
+    assert summary_lines(agreeing)[1] == "  error finding: card_signature_invalid"
+
+
 def test_the_heading_facts_do_not_type_every_projection() -> None:
     """A list of many runs asks each only for its verdict and standing: the questions, probes and
     findings are typed when first read, then kept."""
@@ -141,3 +153,12 @@ def test_the_heading_facts_do_not_type_every_projection() -> None:
     identity = view.questions["identity"]
     assert identity.counts()["mismatch"] == 1 and "projections" not in vars(identity)
     assert view.questions is view.questions and identity.projections is identity.projections
+
+
+def test_an_unverifiable_signature_says_what_the_recorded_keys_found() -> None:
+    signature = {"status": "unverifiable", "alg": "ES256", "kid": "k1",
+                 "with_recorded_keys": {"status": "invalid", "kid": "k1", "key_source": "user"}}  # fmt: skip
+    lines = summary_lines(_report(card={"url": "http://127.0.0.1:9/c", "signature": signature}))
+    hint = lines[lines.index("signature: unverifiable (alg ES256, kid k1)") + 1]
+    assert hint.startswith("  the keys recorded with this run found the signature invalid, but keys")
+    assert "to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid k1)" in hint

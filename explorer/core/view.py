@@ -168,6 +168,9 @@ class Signature:
             return None  # no card, or a card without signatures: nothing to check
         how = (f"--keys JWKS_FILE_OR_URL with the signer's public key{kid}, or keys in the config, "
                "or --allow-jku to trust the key set the card names")
+        if recorded == "invalid":
+            return (f"the keys recorded with this run found the signature invalid, but keys a recorded "
+                    f"run carries are not trusted here; to check it: {how}")
         if recorded != "verified":
             return f"to check it: {how}"
         jku = self.with_recorded_keys.get("key_source") == "jku"
@@ -420,8 +423,20 @@ class ReportView:
 
     @property
     def verdict_words(self) -> str | None:
-        """The sentence explaining the verdict, or None for a verdict this explorer does not know."""
-        return VERDICT_WORDS.get(self.verdict)
+        """The sentence explaining the verdict, or None for a verdict this explorer does not know.
+        A nonconformant run says what made it so: a conflict that survived the re-run, a conflict
+        on the only attempt, or (no answer in conflict) the error findings by code."""
+        if self.verdict != "nonconformant":
+            return VERDICT_WORDS.get(self.verdict)
+        counts = [q.counts() for q in self.questions.values()]
+        conflicts = any(c[state] for c in counts for state in PROBLEM_PROJECTIONS)
+        if conflicts:
+            return VERDICT_WORDS["nonconformant"] if (self.attempts or 1) > 1 else (
+                "a conflict with the declared documents (asked once)")
+        codes = list(dict.fromkeys(_s(f.code, 60) for f in self.findings if f.severity == "error"))
+        if codes:
+            return f"error finding{'s' if len(codes) > 1 else ''}: {', '.join(codes[:4])}"
+        return VERDICT_WORDS["nonconformant"]
 
     @property
     def agent_name(self) -> str:
