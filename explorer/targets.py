@@ -101,11 +101,16 @@ def target_problem(
     bad = url_problem(text)
     if bad is not None:
         return bad
-    if _is_url(text) or text in agents or _HOST.match(text):
+    if _is_url(text) or text in agents:
+        return None
+    path = Path(text).expanduser()
+    if text.lower().endswith(".json") and ":/" not in text and not path.exists():
+        shown = text if len(text) <= 80 else text[:79] + "…"  # a card file that is not there, never a host
+        return f"no such card file {shown!r}; {WHAT_A_TARGET_IS}"
+    if _HOST.match(text):
         return None
     if openclasp_base and "/" not in text:
         return None  # a bare slug or id, resolved at the OpenClasp base
-    path = Path(text).expanduser()
     if path.is_file():
         return None
     shown = text if len(text) <= 80 else text[:79] + "…"
