@@ -114,6 +114,16 @@ def test_history_of_an_empty_home_says_so(capsys, home) -> None:
     assert code == 0 and out == ""
 
 
+@pytest.mark.parametrize("argv", [("history",), ("show", "1"), ("forget", "1"), ("replay", "1"),
+                                  ("compare", "1", "2"), ("export", "1")])
+def test_a_mistyped_history_path_is_an_error_and_creates_nothing(capsys, home, tmp_path, argv) -> None:
+    wrong = tmp_path / "no" / "such" / "history.db"
+    code, _, err = _cli(capsys, *argv, "--history", str(wrong), "--home", home)
+    assert code == 6, err
+    assert "the file does not exist; check the path" in err and str(wrong) in err
+    assert not (tmp_path / "no").exists()
+
+
 def test_show_prints_what_the_stored_bytes_give_not_what_was_written_down(capsys, home, recorded) -> None:
     # Run 3's report says nonconformant, but its exchanges hold a card without the interview
     # extension: a history is a file too, and a run is shown by what its bytes give.

@@ -369,11 +369,24 @@ def cached_key_loader(loader: KeyLoader) -> KeyLoader:
     return load
 
 
-def open_history(args: argparse.Namespace) -> HistoryStore:
+def open_history(args: argparse.Namespace, *, existing: bool = False) -> HistoryStore:
     """The history `--history`, INTERVIEW_EXPLORER_HISTORY or the config names, else the one in
     `--home` (or the default home); HistoryError when it cannot be used, UsageError when its URL
-    cannot be (`cli.main` checks that before any command runs)."""
-    return choose_history_of(args).open(getattr(args, "home", None))
+    cannot be (`cli.main` checks that before any command runs).
+
+    `existing` is for commands that only read or delete runs: a history file named explicitly
+    that is not there is a HistoryError (a mistyped path), never a new empty file created to
+    say "no runs recorded yet". The default history in the home is created as ever."""
+    from explorer.store.history import HistoryError
+
+    choice = choose_history_of(args)
+    location = choice.location
+    if existing and location is not None and location.path is not None and not location.path.exists():
+        raise HistoryError(
+            f"no history at {location.shown} ({choice.source}): the file does not exist; check the "
+            "path (a history file is created where a run is first recorded)"
+        )
+    return choice.open(getattr(args, "home", None))
 
 
 def agents_named(history: HistoryStore, text: str, config: Config | None) -> list[str]:
@@ -395,7 +408,7 @@ def newest_run_of(args: argparse.Namespace, text: str) -> int:
     from explorer.store.history import HistoryError
 
     config = config_of(args)
-    with open_history(args) as history:
+    with open_history(args, existing=True) as history:
         runs = [r for agent in agents_named(history, text, config) for r in history.runs(agent, limit=1)]
     if not runs:
         raise HistoryError(f"no runs recorded for {safe_text(text, limit=200)}")
@@ -405,7 +418,7 @@ def newest_run_of(args: argparse.Namespace, text: str) -> int:
 def read_runs(args: argparse.Namespace, *run_ids: int) -> list[tuple[RunSummary, Run]]:
     """The history's summary line and stored run for each id, in order; HistoryError for an
     unknown id or an unreadable history."""
-    with open_history(args) as history:
+    with open_history(args, existing=True) as history:
         return [(history.summary(run_id), history.load(run_id)) for run_id in run_ids]
 
 

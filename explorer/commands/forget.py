@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
-        with open_history(args) as history:
+        with open_history(args, existing=True) as history:
             if what.isdigit():
                 history.forget_run(int(what))
                 print(f"forgot run {int(what)}")

@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
-        with open_history(args) as history:
+        with open_history(args, existing=True) as history:
             agents: tuple[str, ...] | None = None
             if args.agent:
                 found: list[str] = []

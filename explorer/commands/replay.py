@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
-        with open_history(args) as history:
+        with open_history(args, existing=True) as history:
             before = history.summary(args.run_id)
             old = history.load(args.run_id)
             try:
