@@ -113,7 +113,8 @@ async def test_history_and_compare_mark_each_run(
         await pilot.pause()
         facts = plain(app.screen.query_one("#compare-facts", Static))
         assert "A standing claim · unsigned" in facts and "B standing ✓ evidence · signed" in facts
-        assert "claim, unsigned: ci@example.org says it ran this as an independent party" in facts
+        # the mark says claim and why in short; the sentence after it says the rest, once
+        assert "claim · unsigned  ci@example.org says it ran this as an independent party" in facts
 
 
 def test_a_signed_run_exported_from_the_screens_still_verifies(
