@@ -143,7 +143,9 @@ def test_fleet_rows_and_agents_come_from_the_kept_counters(recorded) -> None:
     assert (mine.runs, mine.last_run_id, mine.verdict, mine.churn) == (5, ids["a5"], "conformant", 2)
     assert mine.last_change_at == "2026-01-01T07:00:00.000Z"
     assert mine.signature == "verified" and mine.name == "Steady Agent"
-    assert (fleet[OTHER].runs, fleet[OTHER].churn, fleet[OTHER].verdict) == (3, 1, "churn")
+    # b2 changed (conformant -> churn), b3 did not but churned within itself: both count
+    assert (fleet[OTHER].runs, fleet[OTHER].churn, fleet[OTHER].verdict) == (3, 2, "churn")
+    assert fleet[OTHER].last_change_at == "2026-01-01T08:00:00.000Z"  # b3's hour
     assert fleet[THIRD].last_change_at is None and fleet[THIRD].churn == 0
     assert [(a.agent, a.runs, a.last_run_id) for a in history.agents()] == [
         (THIRD, 2, ids["c2"]), (OTHER, 3, ids["b3"]), (CARD_URL, 5, ids["a5"])
@@ -231,3 +233,14 @@ def test_documents_another_runner_forgot_are_stored_again(store_factory) -> None
     run, expected = writer.load(again), make_run(**_tick(2))
     assert run.report == expected.report
     assert [e.response_body for e in run.exchanges] == [e.response_body for e in expected.exchanges]
+
+
+def test_an_agent_whose_only_run_churned_shows_churn_in_the_fleet(store_factory) -> None:
+    history = store_factory(clock=Clock())
+    history.record(make_run(card_url=OTHER, name="Other", verdict="churn", **_tick(1)))
+    [row] = history.fleet()
+    assert (row.churn, row.verdict, row.last_change_at) == (1, "churn", "2026-01-01T00:00:00.000Z")
+    run_id = history.record(make_run(card_url=OTHER, name="Other", verdict="churn", **_tick(2)))
+    history.forget_run(run_id)  # the counters are counted again from the runs left
+    [row] = history.fleet()
+    assert (row.churn, row.runs) == (1, 1)

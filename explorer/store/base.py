@@ -86,7 +86,7 @@ class FleetSummary(NamedTuple):
     last_recorded_at: str
     verdict: str
     standing: str | None
-    churn: int  # runs whose verdict, card or answers differ from the agent's previous run
+    churn: int  # runs that differ from the agent's previous one (verdict, card, answers) or churned within
     last_change_at: str | None  # when the latest such run was recorded
     card_sha256: str | None  # of the latest run
     answers_sha256: str | None

@@ -383,14 +383,16 @@ WITH input(sha256, size, encoding, body) AS (
     VALUES (%(agent)s, %(name)s, 1,
             CASE WHEN NOT EXISTS (SELECT 1 FROM agents WHERE agent = %(agent)s)
                  THEN nextval(pg_get_serial_sequence('runs', 'id')) END,
-            0, NULL, %(verdict)s, %(card_sha256)s, %(answers_sha256)s, 0, %(recorded_at)s, %(standing)s,
-            %(signature)s)
+            CASE WHEN %(verdict)s = 'churn' THEN 1 ELSE 0 END,
+            CASE WHEN %(verdict)s = 'churn' THEN %(recorded_at)s END,
+            %(verdict)s, %(card_sha256)s, %(answers_sha256)s, 0, %(recorded_at)s, %(standing)s, %(signature)s)
     ON CONFLICT (agent) DO UPDATE SET
         name = COALESCE(EXCLUDED.name, a.name),
         runs = a.runs + 1,
         last_run = nextval(pg_get_serial_sequence('runs', 'id')),
-        churn = a.churn + CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
-        last_change_at = CASE WHEN {_CHANGED} THEN %(recorded_at)s ELSE a.last_change_at END,
+        churn = a.churn + CASE WHEN {_CHANGED} OR EXCLUDED.last_verdict = 'churn' THEN 1 ELSE 0 END,
+        last_change_at = CASE WHEN {_CHANGED} OR EXCLUDED.last_verdict = 'churn' THEN %(recorded_at)s
+                              ELSE a.last_change_at END,
         last_changed = CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
         last_verdict = EXCLUDED.last_verdict,
         last_card = EXCLUDED.last_card,

@@ -76,8 +76,9 @@ _COUNT_RUN = """UPDATE agents SET runs = runs + 1, last_run = ?, churn = churn +
 _REFRESH_AGENT = """UPDATE agents SET
     runs = (SELECT COUNT(*) FROM runs WHERE agent_id = ?),
     last_run = (SELECT MAX(id) FROM runs WHERE agent_id = ?),
-    churn = (SELECT COUNT(*) FROM runs WHERE agent_id = ? AND changed = 1),
-    last_change_at = (SELECT MAX(recorded_at) FROM runs WHERE agent_id = ? AND changed = 1)
+    churn = (SELECT COUNT(*) FROM runs WHERE agent_id = ? AND (changed = 1 OR verdict = 'churn')),
+    last_change_at = (SELECT MAX(recorded_at) FROM runs
+                      WHERE agent_id = ? AND (changed = 1 OR verdict = 'churn'))
     WHERE id = ?"""
 # What the fleet view shows of an agent's latest run, kept on its row (so `fleet()` reads the
 # agents alone) and what `changed` of its next run is decided against.
@@ -236,7 +237,8 @@ class SqlHistory(HistoryStore):
             return int(existing[0]), False
         new_id = int(row[0])
         latest = (recorded_at, fields["standing"], fields["signature"])
-        counted = (new_id, changed, changed, recorded_at, *current, changed, *latest, agent_id)
+        churned = 1 if changed or fields["verdict"] == "churn" else 0  # churn: changed, or churned within
+        counted = (new_id, churned, churned, recorded_at, *current, changed, *latest, agent_id)
         conn.execute(_COUNT_RUN, counted)
         return new_id, True
 
