@@ -14,6 +14,7 @@ import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from explorer import __version__
 from explorer.commands.common import add_explorer_arguments
@@ -36,9 +37,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error said in one sentence and where to read more, not after the
+    whole usage block (seventeen lines of options for `verify`, and the sentence last)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
     """All commands for --help; with `only`, just that command's module is imported."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="interview-explorer",
         description=(
             "Interview A2A agents and prove whether what they say matches what they signed. "
@@ -69,7 +78,7 @@ def _demo_tui_launcher() -> Callable[..., int] | None:
 
 
 def _tui_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="interview-explorer",
         description="Open the explorer (TUI). Commands: " + ", ".join(COMMANDS) + " (see --help).",
     )
@@ -142,7 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help", "--version")):
         parser = _parser(args_list[0] if args_list[0] in COMMANDS else None)
-        args = parser.parse_args(args_list)
+        args, unknown = parser.parse_known_args(args_list)
+        if unknown:  # said by the command that was given them, not the program
+            sub = f"interview-explorer {args_list[0]}" if args_list[0] in COMMANDS else "interview-explorer"
+            print(f"{sub}: unrecognized arguments: {' '.join(unknown)} (see `{sub} --help`)", file=sys.stderr)
+            return 2
         if getattr(args, "_run", None) is None:
             parser.print_help()
             return 2

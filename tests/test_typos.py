@@ -84,3 +84,22 @@ def test_an_unreachable_agent_says_its_cause_once(tmp_path: Path) -> None:
     assert findings.count("Connection refused") == 1, findings
     assert "card_unreachable" in findings and "transport_error" not in findings
     assert "to check it" not in done.stdout  # no card, so no signature to make checkable
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("verify", "http://127.0.0.1:1/", "--timeout", "abc"),
+         "interview-explorer verify: argument --timeout: expected a number of seconds, got 'abc'"),
+        (("verify", "http://127.0.0.1:1/", "--frobnicate"),
+         "interview-explorer verify: unrecognized arguments: --frobnicate"),
+        (("compare", "1"), "interview-explorer compare: the following arguments are required: RUN_B"),
+        (("--frobnicate",), "interview-explorer: unrecognized arguments: --frobnicate"),
+    ],
+)
+def test_a_usage_error_is_one_sentence_naming_the_command_and_its_help(
+    tmp_path: Path, argv: tuple[str, ...], said: str
+) -> None:
+    done = _cli(*argv, home=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [f"{said} (see `{said.split(':')[0]} --help`)"], done.stderr
