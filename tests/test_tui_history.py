@@ -181,6 +181,12 @@ async def test_watch_replays_on_an_interval_with_a_timeline(demo_runs: dict[str,
         paused_at = watch.ticks
         await pilot.pause(0.8)
         assert watch.ticks <= paused_at + 1  # at most the replay already under way
+        await wait_for(pilot, lambda: not watch.busy)
+        before = watch.ticks
+        await pilot.press("r")  # paused stops the schedule, not a replay asked for
+        await wait_for(pilot, lambda: watch.ticks == before + 1 and not watch.busy)
+        await pilot.pause(0.8)
+        assert watch.ticks == before + 1 and "paused" in plain(watch.query_one("#watch-status", Static))
         await pilot.press("escape")
         assert isinstance(app.screen, InterviewScreen)
 

@@ -278,7 +278,7 @@ def _serve(fleet: Any, stop: threading.Event, crowd: Any = None, keys_out: Path 
     if crowd is not None:
         _print_agents(crowd, verbose=False)
         count, seconds = count + len(crowd.agents), seconds + crowd.startup_seconds
-    print(f"demo: {count} agents listening after {seconds:.3f} s; "
+    print(f"demo: {count} agent{'' if count == 1 else 's'} listening after {seconds:.3f} s; "
           "SIGINT or SIGTERM stops them", file=sys.stderr)
     if keys_out is not None:
         _tell_keys(fleet, crowd, keys_out)

@@ -5,7 +5,7 @@ and the comparison to a thread (they cost CPU, most of a second on a large agent
 the previous one is still running, so a slow agent never piles up interviews. Every run is
 recorded in history and compared with the one before it by `compare_reports`; the timeline line
 says the time (from the injected clock), the verdict, and what changed in words ("no change" or
-the comparison summary). Space pauses, r runs now, escape stops.
+the comparison summary). Space pauses the schedule, r replays now (paused or not), escape stops.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class WatchScreen(Screen[None]):
                 ("Watching ", "bold"), safe.text(self.target, 200, "bold"), (f"  every {every:g}s", "dim")
             )
         )
-        self.timer = self.set_interval(every, self.action_now)
+        self.timer = self.set_interval(every, self._scheduled)
         self._status()
         self.action_now()
         self.query_one(Timeline).focus()
@@ -92,8 +92,13 @@ class WatchScreen(Screen[None]):
             )
         )
 
+    def _scheduled(self) -> None:
+        if not self.paused:  # paused stops the schedule, not r
+            self.action_now()
+
     def action_now(self) -> None:
-        if self.paused or self.busy:
+        """Replay now: on the schedule, or at once when asked (r), paused or not."""
+        if self.busy:
             return
         self.busy = True
         self._status()
