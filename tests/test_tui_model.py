@@ -268,3 +268,13 @@ def test_terms_summary_survives_a_card_whose_terms_are_not_an_object() -> None:
     assert "terms:" in summary_lines(report, "terms").plain
     report = {"card": {"terms": {"proposals": [{"url": "http://x/p.sow.json/", "status": "verified"}]}}}
     assert "✓ proposal p.sow.json: verified" in summary_lines(report, "terms").plain
+
+
+def test_a_valid_selector_answered_with_values_in_conflict_is_not_marked_good(demo_runs: Any) -> None:
+    report = demo_runs["drifting"].report
+    [probe] = [p for p in report["probes"] if p["name"] == "valid_selector"]
+    conflicts = [f for f in report["findings"] if f.get("probe") == "valid_selector"]
+    assert probe["outcome"] == "answered" and conflicts  # drifting answers the selector with its drift
+    words, ok = model.probe_text(probe, report)
+    assert not ok and words == "✗ valid selector: was answered, but projection_mismatch (see findings)"
+    assert model.probe_text(probe) == ("✓ valid selector: was answered", True)  # the reply alone

@@ -356,3 +356,25 @@ async def test_counts_and_the_layout_read_as_english(
         await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen) and app.screen.ticks == 1)
         await wait_for(pilot, lambda: "1 replay · 0 with changes" in words(screen_text(app)))
         assert "1 replays" not in words(screen_text(app))
+
+
+@sizes
+async def test_p_shows_every_closure_probe_whole_at_any_size(
+    tui: Tui, demo_runs: dict[str, Any], size: tuple[int, int]
+) -> None:
+    from explorer.tui.screens.value import ValueScreen
+
+    async with tui(agents=False, size=size) as pilot:
+        pilot.app.show_run(demo_runs["drifting"], 1)
+        screen = await wait_for_interview(pilot)
+        assert "p Probes" in words(screen_text(pilot.app)) or size[0] < 100  # the footer drops keys to fit
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ValueScreen))
+        await pilot.pause()
+        text = pilot.app.screen.text
+        assert text.count("\n    sent ") == len(demo_runs["drifting"].report["probes"])
+        assert "✗ valid selector: was answered, but projection_mismatch (see findings)" in text
+        assert "✓ undefined method: got the standard refusal" in text
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: pilot.app.screen is screen)
+        assert screen.query_one("TabbedContent").active == "tab-refusals"

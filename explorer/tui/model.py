@@ -303,12 +303,15 @@ def refusal_boundary(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def probe_text(probe: Mapping[str, Any]) -> tuple[str, bool]:
-    """A probe's outcome in words; a correct refusal is a good answer (interview extension 9.3)."""
+def probe_text(probe: Mapping[str, Any], report: Mapping[str, Any] | None = None) -> tuple[str, bool]:
+    """A probe's outcome in words; a correct refusal is a good answer (interview extension 9.3).
+    With the `report`, a probe that got the expected kind of reply but has error findings of its
+    own (a valid selector answered with values that conflict with the card) is not marked good."""
     name = _str(probe.get("name"), "probe")
     outcome = _str(probe.get("outcome"), "unknown")
     expected = EXPECTED_OUTCOME.get(name, "refused")
-    ok = outcome == expected
+    errors = [f for f in findings(report or {}) if f.get("severity") == "error" and f.get("probe") == name]
+    ok = outcome == expected and not errors
     mark = "✓" if ok else "✗"
     words = {
         "refused": "got the standard refusal",
@@ -317,7 +320,23 @@ def probe_text(probe: Mapping[str, Any]) -> tuple[str, bool]:
         "answered": "was answered",
         "error": "failed",
     }.get(outcome, outcome)
+    if errors:
+        codes = ", ".join(dict.fromkeys(_str(f.get("code"), "?") for f in errors))
+        words += f", but {codes} (see findings)"
     return f"{mark} {name.replace('_', ' ')}: {words}", ok
+
+
+def probes_text(report: Mapping[str, Any]) -> str:
+    """Every closure probe as plain lines (for the probes dialog): its outcome in words, then
+    the request it sent. Neutralised text: an agent's words are shown, never obeyed."""
+    lines: list[str] = []
+    for probe in probes(report):
+        words, _ = probe_text(probe, report)
+        request = probe.get("request") if isinstance(probe.get("request"), Mapping) else {}
+        params = safe_text(request["params"], limit=200) if "params" in request else "(no params)"
+        method = safe_text(request.get("method", "?"), limit=100)
+        lines += [safe_text(words, limit=300), f"    sent {method} {params}"]
+    return "\n".join(lines) if lines else "(no probes were run)"
 
 
 def churn_markers(summaries: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -46,7 +46,7 @@ class InterviewScreen(Screen[None]):
         Binding("u", "churned", "Churned", id="interview.churned"),
         Binding("n", "next_problem", "Next problem", id="interview.next_problem"),
         Binding("f", "findings", "Findings", id="interview.findings"),
-        Binding("p", "probes", "Probes", show=False, id="interview.probes"),
+        Binding("p", "probes", "Probes", id="interview.probes"),
         Binding("1", "tab('identity')", "identity", show=False, id="interview.tab_identity"),
         Binding("2", "tab('capabilities')", "capabilities", show=False, id="interview.tab_capabilities"),
         Binding("3", "tab('usage')", "usage", show=False, id="interview.tab_usage"),
@@ -216,7 +216,14 @@ class InterviewScreen(Screen[None]):
         (await self.findings_list()).focus()
 
     async def action_probes(self) -> None:
+        """The refusals tab, and over it every closure probe whole: what was sent, what came back
+        (the tab's summary has room for them only on a tall terminal)."""
+        from explorer.tui.screens.value import ValueScreen
+
         await self.show_projection("refusals", None)
+        probes = model.probes_text(self.report)
+        title = "how each was answered, and what it sent"
+        self.app.push_screen(ValueScreen(title, probes, heading="closure probes"))
 
     async def action_churned(self, index: int | None = None) -> None:
         """The churned tab (what the first attempt found), a conflict selected and focused."""

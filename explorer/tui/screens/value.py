@@ -64,14 +64,15 @@ class ValueScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False, id="value.close_q"),
     ]
 
-    def __init__(self, title: str, text: str) -> None:
+    def __init__(self, title: str, text: str, heading: str = "whole value") -> None:
         super().__init__()
         self.title_text = title
         self.text = text
+        self.heading = heading
 
     def compose(self) -> ComposeResult:
         with Vertical(id="value-box"):
-            yield Static(Content.assemble(("whole value  ", "bold"), safe.text(self.title_text, 200)))
+            yield Static(Content.assemble((f"{self.heading}  ", "bold"), safe.text(self.title_text, 200)))
             yield TextArea(self.text, read_only=True, soft_wrap=False, show_line_numbers=True, id="whole")
         yield ExplorerFooter()
 

@@ -65,12 +65,12 @@ def summary_lines(report: Mapping[str, Any], name: str) -> Content:
         lines.append(Content.styled("everything outside the boundary gets the standard refusal", "dim"))
         lines.append(Content.styled("closure probes:", "bold"))
         for probe in model.probes(report):
-            words, ok = model.probe_text(probe)
+            words, ok = model.probe_text(probe, report)
             request = probe.get("request") if isinstance(probe.get("request"), Mapping) else {}
             params = safe.visible(request["params"], 80) if "params" in request else "(no params)"
             sent = f"{request.get('method', '?')} {params}"
-            lines.append(Content.assemble(("  ", ""), (words, "" if ok else "bold")))
-            lines.append(Content.assemble(("      sent ", "dim"), safe.text(sent, 120, "dim")))
+            lines.append(Content.assemble(("  ", ""), safe.text(words, 200, "" if ok else "bold"),
+                                          ("  sent ", "dim"), safe.text(sent, 120, "dim")))
         if not model.probes(report):
             lines.append(Content.styled("  (no probes were run)", "dim"))
     return Content("\n").join(lines)
