@@ -31,6 +31,7 @@ _OPENCLASP_PATH = re.compile(r"/(a|agents)/[^/]+")
 # `scheme:` then slashes: a URL of another scheme or a mistyped one. Two letters at least, so a
 # Windows drive (`C:/cards/x.json`) is a path.
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(/*)(.*)$", re.DOTALL)
+_COLONLESS = re.compile(r"^(https?)//+(.+)$", re.IGNORECASE | re.DOTALL)
 
 
 def _is_url(target: str) -> bool:
@@ -69,6 +70,9 @@ def _close(word: str, names: Iterable[str]) -> list[str]:
 def _scheme_problem(text: str, shown: str) -> str | None:
     """What is wrong with a target that starts like a URL but is not an http(s) one (`htp://host`,
     `http:/host`, `ftp://host`), with the URL probably meant; None for anything else."""
+    colonless = _COLONLESS.match(text)
+    if colonless is not None:  # `http//host`: the colon left out
+        return f"{shown!r} is not a URL; did you mean {colonless.group(1).lower()}://{colonless.group(2)} ?"
     match = _SCHEME.match(text)
     if match is None:
         return None

@@ -53,6 +53,7 @@ def test_a_configured_agent_named_like_a_command_is_not_a_typo(tmp_path: Path) -
         ("127.0.0.1:1", "'127.0.0.1:1' is not a URL; did you mean http://127.0.0.1:1 ?"),
         ("cards/nope.json", "no such card file 'cards/nope.json'"),
         ("nope.json", "no such card file 'nope.json'"),  # a missing file, never a host to look up
+        ("http//127.0.0.1:1/", "'http//127.0.0.1:1/' is not a URL; did you mean http://127.0.0.1:1/ ?"),
         ("htp://127.0.0.1:1/", "'htp://127.0.0.1:1/' is not an http(s) URL; did you mean http://127.0.0.1:1/"),
         ("htps://agent.example", "is not an http(s) URL; did you mean https://agent.example ?"),
         ("http:/127.0.0.1:1", "'http:/127.0.0.1:1' is not an http(s) URL; did you mean http://127.0.0.1:1 ?"),
