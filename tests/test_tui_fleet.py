@@ -100,6 +100,7 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
         await pilot.press("v")  # only churn: none here
         await pilot.pause()
         assert rows(table) == []
+        assert plain(screen.query_one("#fleet-status")) == "no agent here matches; v shows another verdict"
         for _ in range(5):
             await pilot.press("v")
         await pilot.pause()
