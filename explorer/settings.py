@@ -387,7 +387,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "replay": (*WHO, *LIVE),  # who asks, and with which keys, is yours: never the recorded run's
     "watch": (*WHO, *LIVE),
     "read": ("keys", "allow_jku"),  # re-deriving a recorded run under your keys (show, export, ...)
-    "tui": (*WHO, *LIVE, "reruns", "public_only"),  # the explorer asks as verify does
+    "tui": ("keys", "allow_jku", "headers", *WHO, "openclasp_base", *AUTH),
 }
 
 

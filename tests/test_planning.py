@@ -30,8 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 KEYS = str(REPO / "examples" / "agent-keys.jwks")
 CARD_FILE = str(REPO / "examples" / "agent-card.json")
 AGENT_URL = "http://127.0.0.1:9/books"
-FLAGS = ["--header", "X-Extra: 1", "--keys", KEYS, "--allow-jku", "--openclasp", "http://127.0.0.1:9/oc",
-         "--timeout", "4", "--deadline", "30"]
+FLAGS = ["--header", "X-Extra: 1", "--keys", KEYS, "--allow-jku", "--openclasp", "http://127.0.0.1:9/oc"]
 WHO = ["--as", "independent", "--runner", "me"]
 
 
@@ -120,7 +119,6 @@ def test_verify_watch_and_the_tui_ask_with_the_same_options(
     assert url == (AGENT_URL if target == "books" else target)
     assert (options.role, options.runner, options.allow_jku) == ("independent", "me", True)
     assert options.openclasp_base == "http://127.0.0.1:9/oc"
-    assert (options.timeout, options.deadline) == (4.0, 30.0)  # a slow agent gets time in the TUI too
     # Config keys, the agent's keys, then --keys; configured headers with the typed one winning.
     assert options.keys == ((KEYS, KEYS, KEYS) if configured else (KEYS, KEYS))
     configured_headers = {"Authorization": "Bearer from-env"} if configured else {}
