@@ -468,16 +468,8 @@ class AppContext:
     def check_signed(self, run_ids: Sequence[int]) -> dict[int, str]:
         """The standing marks of signed runs (their signature checked under the trusted runner
         keys), remembered for the session: a stored run never changes. Safe in a thread."""
-        from explorer.tui.model import standing_mark
-
-        for run_id in run_ids:
-            if run_id not in self._marks:
-                try:
-                    self._marks[run_id] = standing_mark(self.load(run_id).report)
-                except ExplorerError:
-                    self._marks[run_id] = "? unreadable"
-                    self._standings[run_id] = "claim"
-        return {run_id: self._marks[run_id] for run_id in run_ids}
+        self.read_latest([run_id for run_id in run_ids if run_id not in self._marks])
+        return {run_id: self._marks.get(run_id, "? unreadable") for run_id in run_ids}
 
     # ---- signed evidence -------------------------------------------------------------------
     def trusted_runners(self) -> Mapping[str, bytes]:
