@@ -227,18 +227,18 @@ class FleetScreen(Screen[None]):
     @property
     def settled(self) -> bool:
         """The history read and every row in view read under your keys (pictures wait for it)."""
-        if not self.loaded or self._reading_runs:
-            return False
+        return self.loaded and not self._reading_runs and not self._unread_in_view()
+
+    def _unread_in_view(self) -> list[int]:
         table = self.query_one(FleetTable)
-        return not self.fleet.unread(round(table.scroll_y), table.scrollable_content_region.height, self.rows)
+        return self.fleet.unread(round(table.scroll_y), table.scrollable_content_region.height, self.rows)
 
     def _read_in_view(self) -> None:
         """Rows in view whose latest run is still as recorded are read under your keys (each
         derived again from its bytes, some milliseconds a run) in a worker thread."""
         if self._reading_runs or not self.loaded:
             return
-        table = self.query_one(FleetTable)
-        unread = self.fleet.unread(round(table.scroll_y), table.scrollable_content_region.height, self.rows)
+        unread = self._unread_in_view()
         if unread:
             self._reading_runs = True
             self._read_runs(unread)
