@@ -442,7 +442,7 @@ class ReportView:
     def agent_name(self) -> str:
         return self.card.name or self.target or "(unnamed agent)"
 
-    def standing_words(self) -> str:
+    def standing_words(self, *, how_to_declare: bool = True) -> str:
         """"claim: alice declared no independent role (--as independent declares one)" and the like,
         with the runner's name when known, and for a signed or checked result who signed it with
         which key, or why it is only a claim."""
@@ -456,7 +456,7 @@ class ReportView:
             return f"claim: {who} says it ran this as {_ROLE_NOUNS[self.role]}, but that cannot be checked"
         if self.role == "self":
             said = f"claim: {_s(name, 80)} declared no independent role" if name else STANDING_WORDS["self"]
-            return f"{said} ({DECLARE_ROLE})"
+            return f"{said} ({DECLARE_ROLE})" if how_to_declare else said
         words = STANDING_WORDS[self.role]
         if run_att.get("status") == "verified" and self.standing == "evidence":
             signer = _s(run_att.get("runner") or name or "an unnamed runner", 80)

@@ -149,10 +149,11 @@ def projection_source(projection: Mapping[str, Any]) -> tuple[bool, Any]:
     return view.Projection.of(projection).source()
 
 
-def standing_text(report: Mapping[str, Any]) -> str:
+def standing_text(report: Mapping[str, Any], *, how_to_declare: bool = True) -> str:
     """The core's standing sentence: a self-run result is a claim and never reads as evidence
-    (interview extension, sections 8 and 9), with who ran it and who signed it."""
-    return view.ReportView.of(report).standing_words()
+    (interview extension, sections 8 and 9), with who ran it and who signed it (and, unless
+    told not to, how to declare an independent role)."""
+    return view.ReportView.of(report).standing_words(how_to_declare=how_to_declare)
 
 
 def standing_mark(report: Mapping[str, Any]) -> str:

@@ -16,7 +16,6 @@ from textual.content import Content
 from textual.widgets import Static
 
 from explorer.core import view
-from explorer.core.view import DECLARE_ROLE
 from explorer.tui import model, safe
 
 
@@ -74,9 +73,8 @@ class InterviewHeader(Static):
         run = f"run #{self.run_id}" if self.run_id is not None else "run not recorded"
         attempts = report.get("attempts")
         standing = model.standing_text(report)
-        hint = f" ({DECLARE_ROLE})"
-        if standing.endswith(hint) and len("standing ") + len(standing) > room:
-            standing = standing.removesuffix(hint)  # F1 says how to declare a role; the fact stays whole
+        if len("standing ") + len(standing) > room:  # F1 says how to declare a role; the fact stays whole
+            standing = model.standing_text(report, how_to_declare=False)
         third = [
             ("", Content.assemble(("verdict ", "dim"), (model.verdict_text(report).upper(), verdict_style))),
             ("   ", Content.assemble(("standing ", "dim"), safe.text(standing, 160))),
