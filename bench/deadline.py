@@ -37,8 +37,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from explorer.interview.options import Options  # noqa: E402
+from explorer.interview.procedure import run_deadline, run_interview  # noqa: E402
 from explorer.net.http import Fetcher, Limits  # noqa: E402
-from explorer.procedure import Options, run_deadline, run_interview  # noqa: E402
 
 SHAPES: dict[str, dict[str, Any]] = {
     "answers": {},

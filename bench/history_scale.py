@@ -72,7 +72,8 @@ BARE_BY_IDS = f"SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id 
 def steady_run() -> Run:
     """One real interview of the steady reference agent."""
     from explorer.demo.fleet import Fleet
-    from explorer.procedure import Options, run_interview_sync
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview_sync
 
     with Fleet(["steady"]) as fleet:
         fleet.wait_ready(timeout=60)

@@ -65,8 +65,9 @@ FiveTabs().run(headless=True, size={SIZE!r})
 def record_steady_run(home: Path) -> int:
     """Interview the steady reference agent once and record it; returns the run id."""
     from explorer.demo.fleet import Fleet
-    from explorer.procedure import Options, run_interview_sync
-    from explorer.store.history import History
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview_sync
+    from explorer.store.sqlite import History
 
     with Fleet(names=["steady"]) as fleet:
         run = run_interview_sync(fleet.agents["steady"].base_url, Options(allow_jku=True, runner="bench"))

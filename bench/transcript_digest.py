@@ -44,9 +44,10 @@ def signed_transcript(elements: int, folder: Path) -> tuple[Path, Path]:
     from dataclasses import replace
 
     from explorer.demo.fleet import Fleet
-    from explorer.evidence import sign_run
-    from explorer.procedure import Options, run_interview_sync
-    from explorer.runner_keys import generate
+    from explorer.evidence.runner_keys import generate
+    from explorer.evidence.signing import sign_run
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview_sync
 
     with Fleet(["steady"]) as fleet:
         fleet.wait_ready(timeout=60)

@@ -44,7 +44,7 @@ sys.path.insert(0, str(REPO))
 from bench.history_scale import as_agent, steady_run  # noqa: E402
 from bench.tui_responsiveness import Ticks, _until  # noqa: E402
 from explorer.core.run import Run  # noqa: E402
-from explorer.store.history import History  # noqa: E402
+from explorer.store.sqlite import History  # noqa: E402
 from explorer.tui import collector  # noqa: E402
 from explorer.tui.app import ExplorerApp  # noqa: E402
 from explorer.tui.context import AppContext  # noqa: E402
@@ -57,7 +57,7 @@ VERDICTS = ("conformant", "nonconformant", "churn", "unreachable", "not_offered"
 RECORD_ELSEWHERE = """
 import json, sys
 from explorer.core.run import Run
-from explorer.store.history import History
+from explorer.store.sqlite import History
 run = Run.from_transcript(json.loads(open(sys.argv[1]).read()))
 with History.open(sys.argv[2]) as history:
     history.record(run)

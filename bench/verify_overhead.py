@@ -64,8 +64,9 @@ from explorer.core.evaluate import evaluate  # noqa: E402
 from explorer.core.run import REDACTED, Exchange, Run  # noqa: E402
 from explorer.core.strict_json import StrictJsonError  # noqa: E402
 from explorer.core.strict_json import parse as strict_parse  # noqa: E402
+from explorer.interview.options import Options  # noqa: E402
+from explorer.interview.procedure import run_interview  # noqa: E402
 from explorer.net.http import MAX_CONNECTIONS, MAX_IDLE  # noqa: E402
-from explorer.procedure import Options, run_interview  # noqa: E402
 
 TARGET_IN_PROCESS = 1.5
 TARGET_PROCESS = 1.5

@@ -88,7 +88,7 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 def _configured(word: str, args_list: Sequence[str]) -> bool:
     """Whether `word` names an agent in the config file (of `--home DIR`, if given)."""
-    from explorer.config import ConfigError, load_config
+    from explorer.config.file import ConfigError, load_config
 
     home = next((args_list[i + 1] for i, a in enumerate(args_list[:-1]) if a == "--home"), None)
     try:
@@ -102,7 +102,7 @@ def _mistyped_command(args_list: Sequence[str]) -> str | None:
     message for it, so a typo is a usage error with "did you mean", not a TUI on a word."""
     from pathlib import Path
 
-    from explorer.targets import command_suggestion
+    from explorer.interview.targets import command_suggestion
 
     if not args_list or args_list[0].startswith("-") or args_list[0].isdigit():
         return None

@@ -3,7 +3,7 @@
 The platformdirs user data dir by default, or `--home DIR` / `INTERVIEW_EXPLORER_HOME`, so tests
 and CI always point it at a temporary folder. Its own module, below everything that stores a
 file, so the history (`explorer.store`) finds its folder without reading the config file
-(`explorer.config`, which plans interviews and sits above the store).
+(`explorer.config.file`, which plans interviews and sits above the store).
 """
 
 from __future__ import annotations

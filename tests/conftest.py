@@ -89,8 +89,9 @@ def demo_runs(fleet: Fleet) -> dict[str, Run]:
     """
     import asyncio
 
-    from explorer.procedure import Options, run_interview
-    from explorer.tui.fleet import demo_keys
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview
+    from explorer.tui.demo_agents import demo_keys
 
     async def interview(name: str) -> Run:
         options = Options(keys=demo_keys(fleet), runner="tester")

@@ -28,10 +28,10 @@ import pytest
 
 from explorer.cli import main
 from explorer.core.signatures import generate_key, public_jwks
+from explorer.interview.procedure import jku_refusal
 from explorer.net.auth import token_url_refusal
 from explorer.net.keys import KeysError, load_keys, plain_http_refusal
 from explorer.net.origins import Blocked, check_address, is_loopback_host, resolve_public
-from explorer.procedure import jku_refusal
 from tests.http_support import base_url, send_json, serving
 
 CARRYING_PRIVATE = [

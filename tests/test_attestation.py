@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from explorer import evidence, runner_keys
 from explorer.core import attestation as att
 from explorer.core import intoto
 from explorer.core.card import INTERVIEW_URI
 from explorer.core.run import Exchange, Run
+from explorer.evidence import runner_keys, signing, standing
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "dsse" / "vectors.json").read_text("utf-8"))
 KEY_A = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(VECTORS["keys"]["A"]["seed"]))
@@ -116,7 +116,7 @@ def key(tmp_path: Path) -> runner_keys.RunnerKey:
 
 
 def test_the_statement_meets_the_in_toto_v1_and_slsa_vsa_v1_field_rules(key: runner_keys.RunnerKey) -> None:
-    signed = evidence.sign_run(_run(), key)
+    signed = signing.sign_run(_run(), key)
     statement = _statement(signed)
     assert intoto.statement_problems(statement) == []
     assert statement["_type"] == "https://in-toto.io/Statement/v1"
@@ -138,13 +138,13 @@ def test_the_statement_meets_the_in_toto_v1_and_slsa_vsa_v1_field_rules(key: run
 
 
 def test_only_conformant_passes_and_error_codes_are_listed(key: runner_keys.RunnerKey) -> None:
-    predicate = _statement(evidence.sign_run(_run(verdict="nonconformant"), key))["predicate"]
+    predicate = _statement(signing.sign_run(_run(verdict="nonconformant"), key))["predicate"]
     assert predicate["verificationResult"] == "FAILED" and predicate["verifiedLevels"] == ["FAILED"]
     assert predicate[f"{INTERVIEW_URI}#errorCodes"] == ["projection_mismatch"]
 
 
 def test_the_field_rules_catch_what_the_specifications_forbid() -> None:
-    good = evidence.sign_run(_run(), runner_keys.RunnerKey(KEY_A, att.public_jwk(KEY_A), Path("k")))
+    good = signing.sign_run(_run(), runner_keys.RunnerKey(KEY_A, att.public_jwk(KEY_A), Path("k")))
     statement = _statement(good)
     breakages = {
         "_type": lambda s: s.update(_type="https://in-toto.io/Statement/v0.1"),
@@ -182,7 +182,7 @@ def _sha(data: bytes) -> str:
 
 def _offline(transcript: dict[str, Any], trusted: dict[str, bytes]) -> dict[str, Any]:
     data = json.loads(json.dumps(transcript))  # as a file would give it
-    return evidence.assess_transcript(data, data["report"], trusted)
+    return standing.assess_transcript(data, data["report"], trusted)
 
 
 def _unverified(report: dict[str, Any]) -> list[str]:
@@ -192,7 +192,7 @@ def _unverified(report: dict[str, Any]) -> list[str]:
 def test_a_signed_run_is_evidence_where_its_key_is_trusted_and_a_claim_elsewhere(
     key: runner_keys.RunnerKey, tmp_path: Path
 ) -> None:
-    signed = evidence.sign_run(_run(), key)
+    signed = signing.sign_run(_run(), key)
     assert signed.report["run_attestation"] == {
         "status": "verified",
         "keyid": key.keyid,
@@ -210,7 +210,7 @@ def test_a_signed_run_is_evidence_where_its_key_is_trusted_and_a_claim_elsewhere
 
 
 def test_one_changed_byte_of_an_answer_is_an_altered_transcript(key: runner_keys.RunnerKey) -> None:
-    transcript = evidence.sign_run(_run(), key).to_transcript()
+    transcript = signing.sign_run(_run(), key).to_transcript()
     answer = next(e for e in transcript["exchanges"] if e["purpose"] == "ask:identity#1")
     body = bytearray(base64.b64decode(answer["response_body_b64"]))
     body[-3] ^= 1
@@ -221,7 +221,7 @@ def test_one_changed_byte_of_an_answer_is_an_altered_transcript(key: runner_keys
 
 
 def test_a_changed_signature_is_a_bad_signature(key: runner_keys.RunnerKey) -> None:
-    transcript = evidence.sign_run(_run(), key).to_transcript()
+    transcript = signing.sign_run(_run(), key).to_transcript()
     sig = bytearray(base64.b64decode(transcript["run_attestation"]["signatures"][0]["sig"]))
     sig[0] ^= 1
     transcript["run_attestation"]["signatures"][0]["sig"] = base64.b64encode(bytes(sig)).decode()
@@ -231,7 +231,7 @@ def test_a_changed_signature_is_a_bad_signature(key: runner_keys.RunnerKey) -> N
 
 
 def test_a_self_run_is_a_claim_whatever_the_signature(key: runner_keys.RunnerKey) -> None:
-    signed = evidence.sign_run(_run(role="self"), key)
+    signed = signing.sign_run(_run(role="self"), key)
     assert signed.report["standing"] == "claim"
     report = _offline(signed.to_transcript(), runner_keys.trusted_set(key.jwks()))
     assert report["standing"] == "claim" and report["run_attestation"]["status"] == "verified"
@@ -252,7 +252,7 @@ def test_a_run_signed_with_the_agents_own_card_key_is_self_attested(key: runner_
     jose_key = OKPKey.import_key(key.path.read_bytes())
     card = sign_card({"name": "A", "skills": []}, jose_key, kid="agent-key", alg="EdDSA")
     run = _run(card=json.dumps(card).encode())
-    signed = evidence.sign_run(run, key)
+    signed = signing.sign_run(run, key)
     assert signed.report["standing"] == "claim"
     assert _unverified(dict(signed.report))[0].startswith("self-attested")
     report = _offline(signed.to_transcript(), runner_keys.trusted_set(key.jwks()))
@@ -261,9 +261,9 @@ def test_a_run_signed_with_the_agents_own_card_key_is_self_attested(key: runner_
 
 
 def test_the_verdict_is_never_taken_from_the_attestation(key: runner_keys.RunnerKey) -> None:
-    transcript = evidence.sign_run(_run(), key).to_transcript()
+    transcript = signing.sign_run(_run(), key).to_transcript()
     recomputed = {**transcript["report"], "verdict": "nonconformant"}
-    report = evidence.assess_transcript(transcript, recomputed, runner_keys.trusted_set(key.jwks()))
+    report = standing.assess_transcript(transcript, recomputed, runner_keys.trusted_set(key.jwks()))
     assert report["verdict"] == "nonconformant"
 
 
@@ -284,7 +284,7 @@ def test_a_garbage_attestation_is_a_bad_signature_not_a_crash() -> None:
 def test_the_private_key_appears_nowhere_in_a_signed_transcript(key: runner_keys.RunnerKey) -> None:
     pem = key.path.read_text()
     secret = pem.split("-----")[2].strip()
-    text = json.dumps(evidence.sign_run(_run(), key).to_transcript())
+    text = json.dumps(signing.sign_run(_run(), key).to_transcript())
     assert secret not in text and "PRIVATE" not in text
     assert secret not in repr(key)
 
@@ -292,16 +292,16 @@ def test_the_private_key_appears_nowhere_in_a_signed_transcript(key: runner_keys
 def test_history_keeps_the_envelope_and_gives_back_the_transcript_that_was_signed(
     key: runner_keys.RunnerKey, tmp_path: Path
 ) -> None:
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
-    signed = evidence.sign_run(_run(), key)
+    signed = signing.sign_run(_run(), key)
     with History.open(tmp_path / "home") as history:
         loaded = history.load(history.record(signed))
         unsigned_id = history.record(_run())
         assert history.load(unsigned_id).attestation is None
     assert loaded.attestation == signed.attestation
     assert loaded.to_transcript() == signed.to_transcript()
-    report = evidence.assess_run(loaded, runner_keys.trusted_set(key.jwks())).report
+    report = standing.assess_run(loaded, runner_keys.trusted_set(key.jwks())).report
     assert report["standing"] == "evidence" and report["run_attestation"]["status"] == "verified"
 
 
@@ -309,10 +309,10 @@ def test_a_re_derived_run_still_writes_and_records_the_report_that_was_signed(
     key: runner_keys.RunnerKey, tmp_path: Path
 ) -> None:
     from explorer.store.export import export
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
-    signed = evidence.sign_run(_run(), key)
-    shown = evidence.assess_run(signed, {})  # a reader who does not trust the key
+    signed = signing.sign_run(_run(), key)
+    shown = standing.assess_run(signed, {})  # a reader who does not trust the key
     assert shown.report["standing"] == "claim" and shown.report != signed.report
     assert shown.to_transcript() == signed.to_transcript()
     assert json.loads(export(shown, "json")) == json.loads(export(signed, "json"))
@@ -324,7 +324,7 @@ def test_a_re_derived_run_still_writes_and_records_the_report_that_was_signed(
 def test_an_envelope_cannot_make_the_check_long(key: runner_keys.RunnerKey) -> None:
     import time
 
-    transcript = evidence.sign_run(_run(), key).to_transcript()
+    transcript = signing.sign_run(_run(), key).to_transcript()
     envelope = transcript["run_attestation"]
     envelope["signatures"] = envelope["signatures"] * 10_000
     began = time.perf_counter()
@@ -343,7 +343,7 @@ def test_the_in_toto_reference_bindings_accept_the_statement_and_its_vsa_predica
     from in_toto_attestation.v1 import statement_pb2
     from in_toto_attestation.v1.statement import Statement
 
-    statement = _statement(evidence.sign_run(_run(), key))
+    statement = _statement(signing.sign_run(_run(), key))
     parsed = json_format.ParseDict(statement, statement_pb2.Statement())
     Statement.copy_from_pb(parsed).validate()  # raises ValueError on a broken statement
     # Their VSA v1 proto declares verifiedLevels a single string where the SLSA specification

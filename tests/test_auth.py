@@ -29,13 +29,14 @@ import httpx
 import pytest
 
 from explorer.cli import main
+from explorer.config.credentials import CredentialError, Credentials
 from explorer.core.card import INTERVIEW_URI
 from explorer.core.security import read_security
-from explorer.credentials import CredentialError, Credentials
 from explorer.demo.fleet import Fleet, RunningAgent
 from explorer.demo.ratelimit import RateLimit
+from explorer.interview.options import Options
+from explorer.interview.procedure import run_interview
 from explorer.net.auth import TokenCache
-from explorer.procedure import Options, run_interview
 from tests.http_support import Spy as _Spy
 
 GUARDED = ("guarded-bearer", "guarded-apikey", "guarded-oauth2")

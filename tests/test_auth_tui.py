@@ -163,7 +163,7 @@ async def test_next_session_without_the_variable_interviews_without_it_and_signs
 ) -> None:
     """The saved entry names a variable this session never exported: the interview still runs
     (a warning says why without credentials), the agent asks, and the sign-in dialog answers."""
-    from explorer.config import load_config
+    from explorer.config.file import load_config
 
     agent = fleet.agents["guarded-apikey"]
     monkeypatch.delenv("GUARDED_API_KEY", raising=False)

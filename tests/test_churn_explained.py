@@ -58,7 +58,8 @@ def test_the_report_and_show_name_what_churned(
 async def test_the_interview_screen_has_a_churned_tab_with_both_values_marked(
     churning: tuple[Any, str], tmp_path: Path
 ) -> None:
-    from explorer.procedure import Options, run_interview
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview
 
     agent, keys = churning
     run = await run_interview(agent.card_url, Options(keys=(keys,)))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer.config import AgentConfig, Config, ConfigError, config_path, home_dir, load_config
-from explorer.planning import PlanError, plan
-from explorer.settings import parse_header_option, resolve_reference
+from explorer.config.file import AgentConfig, Config, ConfigError, config_path, home_dir, load_config
+from explorer.config.settings import parse_header_option, resolve_reference
+from explorer.interview.planning import PlanError, plan
 
 
 def _write(home: Path, text: str) -> None:

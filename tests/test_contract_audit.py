@@ -1323,18 +1323,18 @@ def test_an_interview_that_raises_still_gives_a_complete_report_line_and_a_junit
     """A bug of ours inside one interview of a sweep (simulated: no real agent can make the
     verifier raise once it is fixed) leaves every other target's report alone, and its own NDJSON
     line is still a complete unreachable report with its target; the JUnit file has its suite."""
-    import explorer.sweep
+    import explorer.interview.sweep
     from explorer.cli import main
 
     cards = _card_files(tmp_path, 2)
-    real = explorer.sweep._interview
+    real = explorer.interview.sweep._interview
 
     async def flaky(target: str, options: Any, *, gate: Any = None) -> Any:
         if target == cards[1]:
             raise RuntimeError("simulated bug")
         return await real(target, options, gate=gate)
 
-    monkeypatch.setattr(explorer.sweep, "_interview", flaky)
+    monkeypatch.setattr(explorer.interview.sweep, "_interview", flaky)
     junit = tmp_path / "out.xml"
     status = main(["verify", *cards, "--json", "--no-history", "--junit", str(junit)])
     out, err = capsys.readouterr()

@@ -28,7 +28,8 @@ from http_support import base_url, serving
 
 from explorer.core.run import Run
 from explorer.demo.slow import SlowAgent
-from explorer.procedure import Options, reverify_offline, run_interview
+from explorer.interview.options import Options
+from explorer.interview.procedure import reverify_offline, run_interview
 
 pytestmark = pytest.mark.slow  # real servers that answer slowly, on purpose
 

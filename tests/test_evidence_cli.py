@@ -297,7 +297,7 @@ def test_replay_watch_and_a_watched_list_sign_with_the_configs_key(
                         "platform", "--every", "0.1", "--count", "1", *home)  # fmt: skip
     assert code == 0, err
     assert "verify" not in err  # what is said is said by the command the user typed
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     with History.open(machines["runner"]) as history:
         assert history.signed([1, 2, 3, 4]) == {1, 2, 3, 4}

@@ -14,10 +14,10 @@ import pytest
 from textual.widgets import Static
 from tui_support import plain, wait_for, wait_for_interview
 
-from explorer import evidence, runner_keys
+from explorer.evidence import runner_keys, signing, standing
 from explorer.store.export import transcript
-from explorer.store.history import History
-from explorer.tui.fleet import demo_keys
+from explorer.store.sqlite import History
+from explorer.tui.demo_agents import demo_keys
 from explorer.tui.launch import LaunchError, build_app
 from explorer.tui.pictures import fixed_clock
 from explorer.tui.screens.compare import CompareScreen
@@ -33,14 +33,15 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> runner_keys.RunnerKey:
 
 @pytest.fixture(scope="module")
 def runs(fleet: Any, key: runner_keys.RunnerKey) -> dict[str, Any]:
-    from explorer.procedure import Options, run_interview
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview
 
     async def interview() -> Any:
         options = Options(keys=demo_keys(fleet), runner="ci@example.org", role="independent")
         return await run_interview(fleet.agents["steady"].card_url, options)
 
     unsigned = asyncio.run(interview())
-    return {"unsigned": unsigned, "signed": evidence.sign_run(asyncio.run(interview()), key)}
+    return {"unsigned": unsigned, "signed": signing.sign_run(asyncio.run(interview()), key)}
 
 
 def _home(tmp_path: Path, key: runner_keys.RunnerKey, *, trusted: bool) -> Path:
@@ -128,7 +129,7 @@ def test_a_signed_run_exported_from_the_screens_still_verifies(
     assert shown.report["standing"] == "claim"
     path = app.context.export(shown, "json", run_id)
     data = json.loads(path.read_text())
-    report = evidence.assess_transcript(data, data["report"], runner_keys.trusted_set(key.jwks()))
+    report = standing.assess_transcript(data, data["report"], runner_keys.trusted_set(key.jwks()))
     assert report["standing"] == "evidence"
     app.context.close()
 

@@ -37,9 +37,10 @@ import pytest
 from explorer.core.run import Run
 from explorer.demo.hostile import HostileServer
 from explorer.demo.hostile_cases import HOSTILE_CASES
-from explorer.procedure import Options, run_interview_sync
-from explorer.store.history import HISTORY_FILE, History, HistoryError
+from explorer.interview.options import Options
+from explorer.interview.procedure import run_interview_sync
 from explorer.store.location import open_store
+from explorer.store.sqlite import HISTORY_FILE, History, HistoryError
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ["honest", "big-int-equal", "big-int-differs"]  # one recorded run differs from the next
@@ -80,7 +81,7 @@ def integrity(home: Path) -> list[int]:
 _TUI = """
 import asyncio, os, sys
 from pathlib import Path
-from explorer.history_url import choose_history
+from explorer.config.history_choice import choose_history
 from explorer.tui.app import ExplorerApp, Start
 from explorer.tui.context import AppContext
 from explorer.tui.screens.interview import InterviewScreen

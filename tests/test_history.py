@@ -14,9 +14,9 @@ import pytest
 from test_history_support import CARD_URL, SECRET, make_run
 
 from explorer.core.run import REDACTED
-from explorer.store import schema as schema_module
+from explorer.store import sqlite_schema as schema_module
 from explorer.store.base import ChangeMark, RunQuery
-from explorer.store.history import HISTORY_FILE, History, HistoryError
+from explorer.store.sqlite import HISTORY_FILE, History, HistoryError
 
 
 @pytest.fixture
@@ -405,7 +405,7 @@ def test_a_second_opening_in_one_process_keeps_every_connection_seeing_other_pro
     writer = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
         "from test_history_support import make_run\n"
-        "from explorer.store.history import History\n"
+        "from explorer.store.sqlite import History\n"
         "with History.open(sys.argv[2]) as h:\n"
         "    h.record(make_run(card_url='http://127.0.0.1:12/.well-known/agent-card.json'))\n"
     )

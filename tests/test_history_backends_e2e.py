@@ -92,7 +92,7 @@ def test_every_history_command_behaves_the_same_on_either_store(
     code, out, err = _run(capsys, "history", "import", str(exported), *at)
     assert code == 0 and out.startswith(f"already recorded as run {first}"), err
 
-    from explorer.history_url import choose_history
+    from explorer.config.history_choice import choose_history
     from explorer.tui.context import AppContext
 
     context = AppContext(home=tmp_path / "home", history_choice=choose_history(store_url))

@@ -20,7 +20,7 @@ import pytest
 from test_history_support import CARD_URL, SECRET, make_run
 
 from explorer.cli import main
-from explorer.store.history import HISTORY_FILE, History
+from explorer.store.sqlite import HISTORY_FILE, History
 
 pytestmark = pytest.mark.slow  # the history commands in subprocesses against the fleet
 

@@ -11,7 +11,7 @@ import pytest
 from test_history_support import CARD_URL, make_run
 
 from explorer.cli import main
-from explorer.store.history import History
+from explorer.store.sqlite import History
 
 OTHER = "http://127.0.0.1:10/.well-known/agent-card.json"
 START = datetime(2020, 1, 1, tzinfo=UTC)

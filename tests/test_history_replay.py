@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from test_history_support import CARD_URL, make_run
 
-from explorer.config import load_config
+from explorer.config.file import load_config
 from explorer.core.run import Run
-from explorer.planning import PlanError, plan, plan_for_run
-from explorer.procedure import Options
-from explorer.replay import interview, interview_async, tick_line
-from explorer.store.history import History
+from explorer.interview.options import Options
+from explorer.interview.planning import PlanError, plan, plan_for_run
+from explorer.interview.replay import interview, interview_async, tick_line
+from explorer.store.sqlite import History
 
 
 def _with_key_source(run: Run, source: str | None) -> Run:

@@ -70,7 +70,7 @@ def test_a_password_reference_is_resolved_and_never_shown(monkeypatch) -> None:
     by_query = parse_location("postgresql://runner@db/evidence?password=file:/run/secrets/pg&sslmode=verify-full")
     assert by_query.password_ref == "file:/run/secrets/pg" and "password" not in (by_query.conninfo or "")
 
-    from explorer.history_url import HistoryChoiceError, choose_history
+    from explorer.config.history_choice import HistoryChoiceError, choose_history
 
     monkeypatch.setenv("IE_PG", SECRET)
     chosen = choose_history("postgresql://runner:env:IE_PG@db.example/evidence")

@@ -35,8 +35,9 @@ from explorer.core.report import validate_report
 from explorer.core.run import Run
 from explorer.demo.hostile import HostileServer
 from explorer.demo.hostile_cases import HOSTILE_CASES, TRAP, HostileCase
+from explorer.interview.options import Options
+from explorer.interview.procedure import reverify_offline, run_interview_sync
 from explorer.net.http import MIB
-from explorer.procedure import Options, reverify_offline, run_interview_sync
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 2.0

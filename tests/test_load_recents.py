@@ -19,9 +19,10 @@ from textual.widgets import OptionList
 from tui_support import TUI_SIZE, Tui, plain, wait_for_interview
 
 from explorer.demo.fleet import Fleet
-from explorer.procedure import Options, run_interview
-from explorer.store.history import History
-from explorer.tui.fleet import demo_keys
+from explorer.interview.options import Options
+from explorer.interview.procedure import run_interview
+from explorer.store.sqlite import History
+from explorer.tui.demo_agents import demo_keys
 
 pytestmark = pytest.mark.slow  # reference agents of their own and the TUI
 

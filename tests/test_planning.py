@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from explorer import settings
 from explorer.cli import _tui_parser, main
-from explorer.config import load_config
+from explorer.config import settings
+from explorer.config.file import load_config
 from explorer.core.run import Run
-from explorer.planning import plan
-from explorer.procedure import Options
-from explorer.store.history import History
+from explorer.interview.options import Options
+from explorer.interview.planning import plan
+from explorer.store.sqlite import History
 from explorer.tui.launch import build_context
 
 REPO = Path(__file__).resolve().parent.parent
@@ -69,7 +69,7 @@ class _Asked:
 
 @pytest.fixture
 def asked(monkeypatch: pytest.MonkeyPatch) -> _Asked:
-    import explorer.procedure as procedure
+    import explorer.interview.procedure as procedure
 
     recorder = _Asked()
 

@@ -22,7 +22,8 @@ from http_support import base_url, serving
 from explorer.core.card import INTERVIEW_URI, TERMS_URI
 from explorer.core.report import validate_report
 from explorer.core.run import REDACTED
-from explorer.procedure import MAX_PROPOSALS, Options, Progress, jku_refusal, run_interview
+from explorer.interview.options import Options
+from explorer.interview.procedure import MAX_PROPOSALS, Progress, jku_refusal, run_interview
 
 
 def _codes(items: list[dict[str, Any]]) -> set[str]:

@@ -16,7 +16,8 @@ from explorer.core.card import INTERVIEW_URI
 from explorer.core.findings import QUESTIONS
 from explorer.core.report import validate_report
 from explorer.core.run import Run
-from explorer.procedure import Options, Progress, reverify_offline, run_interview
+from explorer.interview.options import Options
+from explorer.interview.procedure import Progress, reverify_offline, run_interview
 
 pytestmark = pytest.mark.slow  # full interviews of the reference fleet
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from explorer.core.scrub import Scrubber, is_secret_header, secret_parts, too_short
 from explorer.core.signatures import generate_key, public_jwks, sign_card
-from explorer.procedure import Options, run_interview
+from explorer.interview.options import Options
+from explorer.interview.procedure import run_interview
 from tests.secret_echo import encodings
 
 # Characters a token, key or header value may hold (visible ASCII), and beyond (a client secret

@@ -27,7 +27,7 @@ from explorer.cli import main
 from explorer.demo.crowd import Crowd
 from explorer.demo.fleet import Fleet
 from explorer.demo.ratelimit import RateLimit
-from explorer.store.history import History
+from explorer.store.sqlite import History
 
 pytestmark = pytest.mark.slow  # many-agent sweeps in subprocesses
 

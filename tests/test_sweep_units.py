@@ -353,8 +353,8 @@ def test_the_engine_bounds_interviews_in_flight_streams_results_and_survives_a_b
     never more than `concurrency` at once, each result handed over as it finishes (fast ones
     first), and an interview that raises is reported, not the end of the sweep."""
     from explorer.core.run import Run
-    from explorer.procedure import Options
-    from explorer.sweep import Finished, Job, sweep
+    from explorer.interview.options import Options
+    from explorer.interview.sweep import Finished, Job, sweep
 
     in_flight = peak = 0
     seen: list[Finished] = []

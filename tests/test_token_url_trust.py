@@ -31,8 +31,9 @@ from explorer.cli import main
 from explorer.core.card import INTERVIEW_URI
 from explorer.core.signatures import generate_key, public_jwks, sign_card
 from explorer.demo.fleet import Fleet, RunningAgent
+from explorer.interview.options import Options
+from explorer.interview.procedure import run_interview
 from explorer.net.auth import TokenCache
-from explorer.procedure import Options, run_interview
 from tests.http_support import Spy as _Spy
 from tests.http_support import base_url, send_json, serving
 

@@ -35,10 +35,11 @@ from explorer.core.rederive import derived_target, first_difference, rederive
 from explorer.core.run import Exchange, Run, TranscriptError
 from explorer.core.signatures import generate_key, public_jwks, sign_card
 from explorer.core.transcript import read_transcript
-from explorer.evidence import assess_transcript, sign_run
-from explorer.planning import recorded_target
-from explorer.runner_keys import generate
-from explorer.store.history import History
+from explorer.evidence.runner_keys import generate
+from explorer.evidence.signing import sign_run
+from explorer.evidence.standing import assess_transcript
+from explorer.interview.planning import recorded_target
+from explorer.store.sqlite import History
 
 BIG = 2**53 + 1  # RFC 8785 writes it as 9007199254740992, the same bytes as 2**53
 

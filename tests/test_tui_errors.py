@@ -196,7 +196,7 @@ async def test_the_mouse_selects_projections(tui: Tui) -> None:
 async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
     fleet: Any, monkeypatch: pytest.MonkeyPatch, tui: Tui
 ) -> None:
-    from explorer.store.history import History, HistoryError
+    from explorer.store.sqlite import History, HistoryError
 
     def full(self: Any, run: Any) -> int:
         raise HistoryError("cannot record the run: the disk is full")

@@ -14,9 +14,9 @@ from tui_support import make_app, plain, screen_text, wait_for, wait_for_intervi
 
 from explorer.demo.crowd import Crowd
 from explorer.demo.ratelimit import RateLimit
-from explorer.store.history import FleetSummary, History
+from explorer.store.sqlite import FleetSummary, History
 from explorer.tui.app import ExplorerApp, Start
-from explorer.tui.fleet import demo_keys
+from explorer.tui.demo_agents import demo_keys
 from explorer.tui.fleet_model import PENDING, Finished, FleetModel
 from explorer.tui.screens.fleet import FleetScreen, FleetTable
 
@@ -29,7 +29,8 @@ def rows(table: FleetTable) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def runs(fleet: Any) -> dict[str, Any]:
-    from explorer.procedure import Options, run_interview
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview
 
     async def interview(name: str) -> Any:
         return await run_interview(

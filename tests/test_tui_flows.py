@@ -21,7 +21,7 @@ from tui_support import Tui, plain, screen_text, wait_for, wait_for_interview
 
 from explorer.demo.variants import VARIANTS
 from explorer.tui.app import ExplorerApp
-from explorer.tui.fleet import demo_agents, demo_keys
+from explorer.tui.demo_agents import demo_agents, demo_keys
 from explorer.tui.launch import build_app, run_tui
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.load import LoadScreen
@@ -348,7 +348,7 @@ async def test_a_newcomer_opens_drifting_by_name_and_lands_on_the_conflict(fleet
 async def test_on_a_short_terminal_the_load_screen_gives_the_reference_agents_the_room(
     fleet: Any, demo_runs: dict[str, Any], tmp_path: Path, tui: Tui
 ) -> None:
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     with History.open() as history:  # a few recent agents competing for the room
         for name in ("steady", "drifting", "hostile"):
@@ -470,7 +470,7 @@ async def test_a_configured_agent_is_interviewed_by_name_with_its_headers(
 
 
 async def test_a_history_run_id_as_target_opens_that_run_offline(demo_runs: dict[str, Any]) -> None:
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     with History.open() as history:
         run_id = history.record(demo_runs["steady"])

@@ -16,7 +16,7 @@ import pytest
 from textual.widgets import Button, DataTable, OptionList, Static, TabbedContent
 from tui_support import Tui, plain, wait_for, wait_for_interview
 
-from explorer.store.history import History
+from explorer.store.sqlite import History
 from explorer.tui.screens.compare import CompareScreen
 from explorer.tui.screens.confirm import ConfirmScreen
 from explorer.tui.screens.history import HistoryScreen, RunTable

@@ -23,8 +23,8 @@ import pytest
 from test_history_support import CARD_URL, make_run
 from tui_support import make_app, plain, screen_text, wait_for
 
-from explorer.history_url import choose_history
-from explorer.store.history import HISTORY_FILE, History
+from explorer.config.history_choice import choose_history
+from explorer.store.sqlite import HISTORY_FILE, History
 from explorer.tui.screens.fleet import FleetScreen, FleetTable
 from explorer.tui.screens.history import PAGE, HistoryScreen, RunTable
 

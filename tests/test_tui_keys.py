@@ -105,7 +105,7 @@ async def test_a_recorded_agents_card_name_is_a_target(tmp_path: Path) -> None:
     from textual.widgets import Input, Static
     from tui_support import plain
 
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     with History.open(tmp_path / "home") as history:
         history.record(make_run(name="Steady Agent"))

@@ -66,8 +66,9 @@ def churn_run() -> Iterator[Run]:
     """One live run of a churning agent of its own (it flips once between the two attempts)."""
     import asyncio
 
-    from explorer.procedure import Options, run_interview
-    from explorer.tui.fleet import demo_keys
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview
+    from explorer.tui.demo_agents import demo_keys
 
     with Fleet(["churning"]) as fleet:
         run = asyncio.run(run_interview(fleet.agents["churning"].card_url, Options(keys=demo_keys(fleet))))
@@ -336,7 +337,7 @@ async def test_a_run_that_did_not_churn_has_no_churned_key(tui: Tui, demo_runs: 
 async def test_counts_and_the_layout_read_as_english(
     tui: Tui, fleet: Any, demo_runs: dict[str, Any], size: tuple[int, int]
 ) -> None:
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     with History.open() as history:
         history.record(demo_runs["steady"])

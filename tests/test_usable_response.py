@@ -19,9 +19,10 @@ from http_support import base_url, serving
 
 from explorer.cli import main
 from explorer.core.run import Exchange
+from explorer.interview.options import Options
+from explorer.interview.procedure import reverify_offline, run_interview_sync
 from explorer.net.http import Limits
 from explorer.net.keys import KeysError, load_keys
-from explorer.procedure import Options, reverify_offline, run_interview_sync
 
 REPO = Path(__file__).resolve().parent.parent
 CARD = json.loads((REPO / "examples" / "agent-card.json").read_text(encoding="utf-8"))

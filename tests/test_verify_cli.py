@@ -50,7 +50,7 @@ def silent_card(tmp_path: Path) -> Path:
 
 
 def _history_runs(home: Path) -> list[Any]:
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     with History.open(home) as history:
         return history.runs()
@@ -159,7 +159,8 @@ def test_a_broken_history_warns_without_changing_the_exit_status(
 def test_offline_replays_a_transcript(
     capsys: pytest.CaptureFixture[str], silent_card: Path, tmp_path: Path
 ) -> None:
-    from explorer.procedure import Options, run_interview_sync
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview_sync
 
     run = run_interview_sync(str(silent_card), Options(timeout=2.0))
     transcript = tmp_path / "t.json"
@@ -235,7 +236,7 @@ def test_secret_headers_never_reach_the_output(
     )
     assert code == 0
     assert "sup3rsecret" not in out + err
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     with History.open(home) as history:
         run: Run = history.load(history.runs()[0].id)

@@ -47,7 +47,7 @@ def _wait_for_text(driver: Any, needle: str, since: int = 0) -> None:
 
 
 def test_drifting_in_chromium_is_interviewed_recorded_and_nothing_leaves_the_origin(tmp_path: Path) -> None:
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     home = Path(os.environ["INTERVIEW_EXPLORER_HOME"])
     served = Served.start(["--only", "steady", "drifting"], cwd=tmp_path, command="demo --browser")

@@ -263,8 +263,9 @@ def test_a_session_gets_the_referenced_variables_and_nothing_secret_besides(serv
 def _record_drifting(home: Path) -> int:
     """One live interview of the drifting reference agent, recorded in `home`; its run id."""
     from explorer.demo.fleet import Fleet
-    from explorer.procedure import Options, run_interview_sync
-    from explorer.store.history import History
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview_sync
+    from explorer.store.sqlite import History
 
     with Fleet(names=["drifting"]) as fleet:
         run = run_interview_sync(fleet.agents["drifting"].card_url, Options(allow_jku=True, runner="tester"))

@@ -19,7 +19,7 @@ from textual.pilot import Pilot
 
 from explorer.tui.app import ExplorerApp
 from explorer.tui.context import AppContext
-from explorer.tui.fleet import demo_agents, demo_keys
+from explorer.tui.demo_agents import demo_agents, demo_keys
 from explorer.tui.pictures import fixed_clock
 from explorer.tui.pictures import screen_text as screen_text  # re-exported for the tests
 from explorer.tui.screens.interview import InterviewScreen

@@ -6,8 +6,8 @@ once, so an option means the same thing, a bad `--keys` or run id gives the same
 verdict maps to the same exit status everywhere:
 
 - options: `--home`, and the interview settings each command offers, declared once in
-  `explorer.settings` (`--as`, `--runner`, `--header`, `--keys`, `--allow-jku`, `--timeout`, ...);
-- what those options become: the config file, then `explorer.planning`'s target and options
+  `explorer.config.settings` (`--as`, `--runner`, `--header`, `--keys`, `--allow-jku`, `--timeout`, ...);
+- what those options become: the config file, then `explorer.interview.planning`'s target and options
   (a configured agent's URL, headers and key sources), the trusted keys (loaded once, notes on
   stderr), the history;
 - output: one-line messages on stderr, JSON and text on stdout that survive any terminal encoding.
@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from explorer.config import Config
+    from explorer.config.file import Config
     from explorer.core.run import Run
-    from explorer.procedure import Options
+    from explorer.interview.options import Options
     from explorer.store.base import HistoryStore, RunSummary
 
 EXIT_OK = 0
@@ -136,7 +136,7 @@ def met_timeout(report: Any) -> bool:
 def timeout_hint(timeout: float) -> str:
     """The line said after a request met its timeout: the limit it had and the option that sets it
     (a message that only says "timeout" leaves a newcomer to guess both)."""
-    from explorer.procedure import Options
+    from explorer.interview.options import Options
 
     return (f"no complete answer came within the request timeout, {timeout:g} s; a slow agent may "
             f"need a longer one: --timeout SECONDS (default {Options().timeout:g} s)")  # fmt: skip
@@ -160,8 +160,8 @@ def deadline_hint(seconds: float | None = None) -> str:
 
 def add_watch_every_argument(parser: argparse.ArgumentParser) -> None:
     """`--watch-every SECONDS` for the TUI's watch screen (else the config's, else 30 s)."""
-    from explorer.config import MAX_WATCH_EVERY
-    from explorer.settings import seconds_type
+    from explorer.config.file import MAX_WATCH_EVERY
+    from explorer.config.settings import seconds_type
 
     parser.add_argument(
         "--watch-every",
@@ -210,11 +210,11 @@ def add_history_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def choose_history_of(args: argparse.Namespace) -> Any:
-    """The history the command line, the environment or the config names (`explorer.history_url`),
+    """The history the command line, the environment or the config names (`explorer.config.history_choice`),
     kept on `args` so it is read once; UsageError when it cannot be used."""
     chosen = getattr(args, "history_choice", None)
     if chosen is None:
-        from explorer.history_url import HistoryChoiceError, choose_history
+        from explorer.config.history_choice import HistoryChoiceError, choose_history
 
         try:
             chosen = choose_history(getattr(args, "history", None), getattr(args, "home", None))
@@ -227,8 +227,8 @@ def choose_history_of(args: argparse.Namespace) -> Any:
 def add_setting_arguments(
     parser: argparse.ArgumentParser, command: str, *, helps: dict[str, str] | None = None
 ) -> None:
-    """The interview settings `command` offers (`explorer.settings.GROUPS`), as options."""
-    from explorer.settings import add_arguments
+    """The interview settings `command` offers (`explorer.config.settings.GROUPS`), as options."""
+    from explorer.config.settings import add_arguments
 
     add_arguments(parser, command, helps=helps)
 
@@ -258,7 +258,7 @@ def add_explorer_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_of(args: argparse.Namespace) -> Config:
     """The config file of `--home` (or the default one); UsageError when it cannot be used."""
-    from explorer.config import ConfigError, load_config
+    from explorer.config.file import ConfigError, load_config
 
     try:
         config = load_config(getattr(args, "home", None))
@@ -279,12 +279,12 @@ def plan_of(
     secrets: bool = True,
     check: bool = False,
 ) -> tuple[str, Options]:
-    """The target and options of the interview the command line asks for (`explorer.planning`);
+    """The target and options of the interview the command line asks for (`explorer.interview.planning`);
     a configured agent named by its name is said on stderr; UsageError for a bad `--header` or an
     unset variable a configured header names. `secrets=False` leaves credentials out (`card`).
     `check` makes a target that cannot name an agent (a typo, `host:port` without a scheme) a
-    UsageError saying what a target can be (`explorer.targets`), before anything is fetched."""
-    from explorer.planning import PlanError, plan, typed
+    UsageError saying what a target can be (`explorer.interview.targets`), before anything is fetched."""
+    from explorer.interview.planning import PlanError, plan, typed
 
     wanted = args.target if target is None else target
     try:
@@ -292,7 +292,7 @@ def plan_of(
     except PlanError as exc:
         raise UsageError(str(exc)) from None
     if check:
-        from explorer.targets import target_problem
+        from explorer.interview.targets import target_problem
 
         base = options.openclasp_base
         problem = target_problem(wanted, agents=config.agents, demo=_DemoNames(), openclasp_base=base)
@@ -304,9 +304,9 @@ def plan_of(
 
 
 def typed_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """What the command line set, by setting name (`explorer.planning.typed`); UsageError for a
+    """What the command line set, by setting name (`explorer.interview.planning.typed`); UsageError for a
     value that cannot be used."""
-    from explorer.planning import PlanError, typed
+    from explorer.interview.planning import PlanError, typed
 
     try:
         return typed(args)
@@ -377,7 +377,7 @@ def open_history(args: argparse.Namespace, *, existing: bool = False) -> History
     `existing` is for commands that only read or delete runs: a history file named explicitly
     that is not there is a HistoryError (a mistyped path), never a new empty file created to
     say "no runs recorded yet". The default history in the home is created as ever."""
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     choice = choose_history_of(args)
     location = choice.location
@@ -405,7 +405,7 @@ def newest_run_of(args: argparse.Namespace, text: str) -> int:
     """The id of the newest recorded run of the agent `text` names (`agents_named`); HistoryError
     when it names none, UsageError for an unusable config."""
     from explorer.core.text import safe_text
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     config = config_of(args)
     with open_history(args, existing=True) as history:

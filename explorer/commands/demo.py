@@ -240,7 +240,7 @@ def _serve_browser(fleet: Any, args: argparse.Namespace, crowd: Any = None) -> i
 def _keys_path(args: argparse.Namespace) -> Path:
     if args.keys_out:
         return Path(args.keys_out).expanduser()
-    from explorer.config import home_dir
+    from explorer.config.file import home_dir
     from explorer.demo.keyfile import FILE_NAME
 
     return home_dir(args.home) / FILE_NAME

@@ -10,7 +10,7 @@
   runner keys whose signed results read as evidence. The reader's own configured `sign_key`
   counts as trusted on the reader's machine: they hold its private half.
 - `--keys` and `--allow-jku` on a command that reads a recorded run: the card keys it is checked
-  again under (`explorer.reading`). A recorded run's own keys are never among them.
+  again under (`explorer.evidence.reading`). A recorded run's own keys are never among them.
 
 Errors are `UsageError`s (exit status 2) naming the file and the problem, never a key's bytes.
 """
@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 from explorer.commands.common import UsageError, load_trusted_keys, say
 
 if TYPE_CHECKING:
-    from explorer.config import Config
+    from explorer.config.file import Config
     from explorer.core.run import Run
-    from explorer.reading import ReaderTrust
-    from explorer.runner_keys import RunnerKey
+    from explorer.evidence.reading import ReaderTrust
+    from explorer.evidence.runner_keys import RunnerKey
 
 
 def add_sign_key_argument(parser: argparse.ArgumentParser) -> None:
@@ -52,14 +52,14 @@ def add_trust_runner_argument(parser: argparse.ArgumentParser) -> None:
 
 def config_file_path(config: Config, text: str) -> Path:
     """A path from the config file: `~` expanded, relative to the config file's folder."""
-    from explorer.runner_keys import config_path_of
+    from explorer.evidence.runner_keys import config_path_of
 
     return config_path_of(config, text)
 
 
 def _load(path: Path | str, what: str) -> RunnerKey:
     from explorer.core.text import safe_text
-    from explorer.runner_keys import RunnerKeyError, load, loose_permissions
+    from explorer.evidence.runner_keys import RunnerKeyError, load, loose_permissions
 
     try:
         key = load(path)
@@ -95,7 +95,7 @@ def signing_key(
 def trusted_runners(sources: list[str], config: Config, timeout: float, command: str) -> dict[str, bytes]:
     """Thumbprint -> raw key of every trusted runner key: --trust-runner, the config's
     trusted_runners, and the reader's own configured sign_key."""
-    from explorer.runner_keys import RunnerKeyError, load, trusted_set
+    from explorer.evidence.runner_keys import RunnerKeyError, load, trusted_set
 
     configured = [s if "://" in s else str(config_file_path(config, s)) for s in config.trusted_runners]
     jwks = load_trusted_keys([*sources, *configured], timeout, command, "--trust-runner")
@@ -132,9 +132,9 @@ def reader_trust(
     keys of `--trust-runner`, the config's `trusted_runners` and its own `sign_key`. UsageError
     for a key source that cannot be used."""
     from explorer.commands.common import load_trusted_keys, typed_settings
+    from explorer.evidence.reading import ReaderTrust
+    from explorer.interview.planning import values
     from explorer.net.keys import KeysError, user_keys
-    from explorer.planning import values
-    from explorer.reading import ReaderTrust
 
     found = values(agent, typed_settings(args), config, secrets=False)
     items = tuple(found.get("keys", ()))
@@ -150,12 +150,12 @@ def reader_trust(
 
 
 def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Run]:
-    """Stored runs as read here (`explorer.reading`): each report derived again from its bytes under
+    """Stored runs as read here (`explorer.evidence.reading`): each report derived again from its bytes under
     your keys (`--keys`, `--allow-jku`, the config) and its standing under the runner keys you
     trust (`--trust-runner`, the config). UsageError for an unusable key source or a run that
     cannot be read."""
     from explorer.commands.common import config_of
-    from explorer.reading import read_run
+    from explorer.evidence.reading import read_run
 
     config = config_of(args)
     trusts: dict[str, ReaderTrust] = {}
@@ -172,7 +172,7 @@ def assessed(runs: list[Run], args: argparse.Namespace, command: str) -> list[Ru
 
 
 def _agent_of(run: Run) -> str:
-    from explorer.store.history import agent_of
+    from explorer.store.sqlite import agent_of
 
     return agent_of(run.recorded_report)
 
@@ -180,7 +180,7 @@ def _agent_of(run: Run) -> str:
 def sign_or_keep(run: Run, key: RunnerKey, target: str, command: str = "verify") -> Run:
     """The run signed with the runner key; unsigned (with a warning) when it cannot be."""
     from explorer.core.text import safe_text
-    from explorer.evidence import SigningError, sign_run
+    from explorer.evidence.signing import SigningError, sign_run
 
     try:
         return sign_run(run, key)
@@ -190,20 +190,20 @@ def sign_or_keep(run: Run, key: RunnerKey, target: str, command: str = "verify")
 
 
 def signed_run_fn(key: RunnerKey | None, target: str, command: str) -> Any:
-    """A `run_fn` for `explorer.replay.interview` that signs each run with `key` (None: plain);
+    """A `run_fn` for `explorer.interview.replay.interview` that signs each run with `key` (None: plain);
     a warning names `command`, the one the user typed."""
     if key is None:
         return None
-    from explorer.procedure import run_interview_sync
+    from explorer.interview.procedure import run_interview_sync
 
     return lambda url, options: sign_or_keep(run_interview_sync(url, options), key, target, command)
 
 
 def signed_async_run_fn(key: RunnerKey | None, target: str, command: str) -> Any:
-    """`signed_run_fn` for `explorer.replay.interview_async` (watch)."""
+    """`signed_run_fn` for `explorer.interview.replay.interview_async` (watch)."""
     if key is None:
         return None
-    from explorer.procedure import run_interview
+    from explorer.interview.procedure import run_interview
 
     async def run(url: str, options: Any) -> Any:
         return sign_or_keep(await run_interview(url, options), key, target, command)

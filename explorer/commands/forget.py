@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     what = args.what.strip()
     try:

@@ -187,7 +187,7 @@ def _with_standing(
 ) -> Iterator[tuple[RunSummary, dict[str, Any]]]:
     """Each run with the standing it earns here (signed and trusted, or a claim), not the one
     recorded; read back a batch at a time, so a stream never waits for the whole history."""
-    from explorer.evidence import read_back
+    from explorer.evidence.standing import read_back
 
     source = iter(runs)
     while batch := list(itertools.islice(source, _BATCH)):

@@ -31,13 +31,13 @@ from explorer.commands.common import (
 )
 
 if TYPE_CHECKING:
-    from explorer.history_url import HistoryChoice
+    from explorer.config.history_choice import HistoryChoice
 
 COMMAND = "history copy"
 
 
 def _choice(url: str, option: str) -> HistoryChoice:
-    from explorer.history_url import HistoryChoiceError, choose_history
+    from explorer.config.history_choice import HistoryChoiceError, choose_history
 
     try:
         return choose_history(url)
@@ -96,7 +96,7 @@ def _same(source: HistoryChoice, target: HistoryChoice, home: str | Path | None)
     for choice in (source, target):
         if choice.location is None:
             from explorer.home import home_dir
-            from explorer.store.schema import HISTORY_FILE
+            from explorer.store.sqlite_schema import HISTORY_FILE
 
             paths.append(str((home_dir(home) / HISTORY_FILE).resolve()))
         elif choice.location.path is not None:

@@ -5,7 +5,7 @@ writes `verify --transcripts DIR`, and one `history import DIR...` merges them (
 means every `*.json` in it). A transcript is a file anyone can write, so each one is read as
 strictly as a card (`explorer.core.transcript`: duplicate keys, wrong types, too deep or too
 large are refused) and the report it states must be the one its bytes give: derived again from
-its exchanges under the keys it carries (what its maker's trust gave them; `explorer.reading`),
+its exchanges under the keys it carries (what its maker's trust gave them; `explorer.evidence.reading`),
 target included, it is refused with a message naming the first member that differs. What is
 recorded is the transcript's own run (for an unsigned one, with the standing any reader gives
 it), so a transcript imported twice, or one of a run this history already recorded, is recorded
@@ -70,8 +70,8 @@ def import_file(history: HistoryStore, path: Path, trusted: Mapping[str, bytes])
     from dataclasses import replace
 
     from explorer.core.run import TranscriptError
-    from explorer.evidence import assess_transcript
-    from explorer.reading import read_transcript_file, stated_problem
+    from explorer.evidence.reading import read_transcript_file, stated_problem
+    from explorer.evidence.standing import assess_transcript
 
     try:
         transcript = read_transcript_file(path)
@@ -108,7 +108,7 @@ def _warning(run: Run) -> str | None:
 def run_import(args: argparse.Namespace, names: list[str]) -> int:
     from explorer.commands.evidence_options import trusted_runners
     from explorer.core.text import safe_text
-    from explorer.store.history import HistoryError, agent_of
+    from explorer.store.sqlite import HistoryError, agent_of
 
     if not names:
         return error("history import needs one or more transcript files or directories", EXIT_USAGE, COMMAND)

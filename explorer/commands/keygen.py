@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
-    from explorer.runner_keys import RunnerKeyError, default_key_path, generate
+    from explorer.evidence.runner_keys import RunnerKeyError, default_key_path, generate
 
     path = args.out or default_key_path(args.home)
     try:

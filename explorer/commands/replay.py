@@ -1,13 +1,14 @@
 """`interview-explorer replay RUN`: run a recorded interview again now and report what changed.
 
 The new run asks the target run RUN asked (as its recorded bytes show it:
-`explorer.planning.plan_for_run`; `explorer.replay` runs and compares it). Everything else is
-yours, exactly as for `verify`: the keys you trust (`--keys`, `--allow-jku`, the config), who
-runs it (`--as`, `--runner`, the config's `role` and `runner`, else `self`), the config's
-`sign_key` for an independent or platform run, headers and credentials. A recorded or imported run
-never lends its keys, its `jku` choice, its runner's name or role, so a replay of someone else's
-run is signed, if at all, as yours. The new run is recorded (unless `--no-history`) and compared
-with RUN as read under the same keys: per question and pointer, then digests and verdict.
+`explorer.interview.planning.plan_for_run`; `explorer.interview.replay` runs and compares it).
+Everything else is yours, exactly as for `verify`: the keys you trust (`--keys`, `--allow-jku`,
+the config), who runs it (`--as`, `--runner`, the config's `role` and `runner`, else `self`), the
+config's `sign_key` for an independent or platform run, headers and credentials. A recorded or
+imported run never lends its keys, its `jku` choice, its runner's name or role, so a replay of
+someone else's run is signed, if at all, as yours. The new run is recorded (unless `--no-history`)
+and compared with RUN as read under the same keys: per question and pointer, then digests and
+verdict.
 
 Exit status: like verify for the new run (0 conformant, 1 nonconformant, 3 unreachable,
 4 not_offered, 5 churn), 2 usage error, 6 no such run, or an unreadable history.
@@ -52,10 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from explorer.core.report import summary_lines
     from explorer.core.text import safe_text
+    from explorer.interview.planning import PlanError, plan_for_run
+    from explorer.interview.replay import interview
     from explorer.net.keys import KeysError
-    from explorer.planning import PlanError, plan_for_run
-    from explorer.replay import interview
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     try:
         config = config_of(args)

@@ -122,7 +122,7 @@ def serve_explorer(launch: Any, binding: Any, max_sessions: int, *, home: str | 
 
 
 def _session_environment(launch: Any, home: str | None) -> dict[str, str] | None:
-    from explorer.config import ConfigError, load_config
+    from explorer.config.file import ConfigError, load_config
     from explorer.web.environment import referenced_variables, session_environment
 
     try:

@@ -2,7 +2,7 @@
 
 Without `--json`, the same human summary `verify` prints, headed by the run's id, time and
 agent; with `--json`, the report as one JSON object. Either way the run is shown as read here
-(`explorer.reading`): its report derived again from its recorded bytes under your keys (`--keys`,
+(`explorer.evidence.reading`): its report derived again from its recorded bytes under your keys (`--keys`,
 `--allow-jku`, the config's `keys`), never under the keys it carries, and its standing under the
 runner keys you trust. Nothing goes to the network (unless a key source you name is a URL).
 
@@ -50,7 +50,7 @@ def _run_or_agent(text: str) -> int | str:
 def run(args: argparse.Namespace) -> int:
     from explorer.core.report import summary_lines
     from explorer.core.text import safe_text
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     try:
         if isinstance(args.run_id, str):

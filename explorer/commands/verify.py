@@ -1,6 +1,6 @@
 """`interview-explorer verify`: the headless verifier for scripts and CI (CONTRACT.md).
 
-It asks `explorer.planning` for the target and `procedure.Options` (the command line over the
+It asks `explorer.interview.planning` for the target and `procedure.Options` (the command line over the
 config file), runs the interview (or, with `--offline`, re-evaluates a stored transcript),
 prints either the human summary or exactly one JSON report on stdout, records the run in the
 history, and exits with the verdict's status:
@@ -49,10 +49,11 @@ from explorer.commands.evidence_options import (
 from explorer.commands.verify_many import EXIT_INTERRUPTED, add_sweep_arguments, is_sweep
 
 if TYPE_CHECKING:
-    from explorer.config import Config
+    from explorer.config.file import Config
     from explorer.core.run import Run
-    from explorer.procedure import Options, Progress
-    from explorer.runner_keys import RunnerKey
+    from explorer.evidence.runner_keys import RunnerKey
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import Progress
 
 COMMAND = "verify"
 _COLOURS = {
@@ -115,7 +116,7 @@ def _options(
     check: bool = False,
 ) -> tuple[str, Options]:
     """The target and the interview's options, planned as every command and the TUI plan them
-    (`explorer.planning`), with the trusted key sources loaded here, up front: an unusable
+    (`explorer.interview.planning`), with the trusted key sources loaded here, up front: an unusable
     `--keys` is a usage error before anything is asked, and a sweep loads each source once."""
     config = config if config is not None else config_of(args)
     target, options = plan_of(args, config, COMMAND, target=given, check=check)
@@ -131,7 +132,7 @@ def _offline(path: str, args: argparse.Namespace) -> Run:
     from explorer.core.rederive import first_card_request
     from explorer.core.run import TranscriptError
     from explorer.core.text import safe_text
-    from explorer.reading import read_run, read_transcript_file, stated_problem
+    from explorer.evidence.reading import read_run, read_transcript_file, stated_problem
 
     shown_path = safe_text(path, limit=300)
     try:
@@ -161,7 +162,7 @@ def _interview(target: str, options: Options, quiet: bool) -> Run | None:
     import time
 
     from explorer.core.text import safe_text
-    from explorer.procedure import run_interview_sync
+    from explorer.interview.procedure import run_interview_sync
 
     began = time.perf_counter()
     try:
@@ -237,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
                     "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
                 )
             target, options = _options(args, args.target[0], check=True)
-            from explorer.procedure import run_deadline
+            from explorer.interview.procedure import run_deadline
 
             timeout, deadline = options.timeout, run_deadline(options)
             key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)

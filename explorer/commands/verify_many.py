@@ -6,7 +6,7 @@ is planned exactly as `verify` plans one (config agent names, headers, keys, rol
 timeouts) before anything is asked: a usage problem in any of them is exit status 2 up front,
 not a surprise half way. Key sources shared by many targets (`--keys URL`) are loaded once.
 
-Then `explorer.sweep` runs the interviews, and each finished run is, in completion order:
+Then `explorer.interview.sweep` runs the interviews, and each finished run is, in completion order:
 printed (one NDJSON report with its `target` per line with `--json`, else one line of words),
 recorded in the history in its own transaction (so a sweep killed half way keeps what finished),
 written as a transcript (`--transcripts DIR`) and added to the JUnit file (`--junit FILE`), and
@@ -48,14 +48,14 @@ from explorer.commands.common import (
 from explorer.commands.evidence_options import sign_or_keep, signing_key
 
 if TYPE_CHECKING:
-    from explorer.config import Config
+    from explorer.config.file import Config
     from explorer.core.run import Run
     from explorer.core.sweep import Tally
-    from explorer.procedure import Options
-    from explorer.runner_keys import RunnerKey
+    from explorer.evidence.runner_keys import RunnerKey
+    from explorer.interview.options import Options
+    from explorer.interview.sweep import Finished
     from explorer.store.base import HistoryStore
     from explorer.store.sweep_files import JUnitWriter
-    from explorer.sweep import Finished
 
 COMMAND = "verify"
 MAX_JOBS = 256
@@ -131,10 +131,10 @@ def listed_targets(
     positional: Sequence[str], from_: str | None, *, allow_files: bool = False, agents: Sequence[str] = ()
 ) -> list[str]:
     """The positional targets, then the lines of `--from FILE|-`; UsageError when unreadable, or
-    when a line is a file path and not `allow_files` (`explorer.targets.list_files_problem`;
+    when a line is a file path and not `allow_files` (`explorer.interview.targets.list_files_problem`;
     `agents` are the configured agents' names, which a list may hold)."""
     from explorer.core.sweep import target_lines
-    from explorer.targets import list_files_problem
+    from explorer.interview.targets import list_files_problem
 
     targets = [t.strip() for t in positional if t.strip()]
     if from_ is None:
@@ -196,7 +196,7 @@ class _Outputs:
         """An interview that raised: said on stderr, and still a complete (unreachable) report on
         stdout and a suite in the JUnit file, so a sweep's outputs stay one per target."""
         from explorer.core.text import safe_text
-        from explorer.procedure import failed_report
+        from explorer.interview.procedure import failed_report
 
         self.tally.add("unreachable")
         say(f"{safe_text(done.job.target, limit=300)}: the interview failed: {done.error}", COMMAND)
@@ -309,8 +309,8 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
     import asyncio
 
     from explorer.core.sweep import shard
-    from explorer.planning import unbound_credentials
-    from explorer.sweep import Job, sweep
+    from explorer.interview.planning import unbound_credentials
+    from explorer.interview.sweep import Job, sweep
 
     try:
         config = config_of(args)
@@ -364,7 +364,7 @@ def _exit_status(tally: Tally, listed: int) -> int:
 def _check_urls(listed: Sequence[str]) -> None:
     """A target URL that cannot be used (malformed, a password in it) is a usage error up front,
     as for one target, naming its line among the targets; other targets are left to the sweep."""
-    from explorer.targets import url_problem
+    from explorer.interview.targets import url_problem
 
     for position, given in enumerate(listed, start=1):
         problem = url_problem(given)

@@ -40,8 +40,8 @@ from explorer.commands.common import (
 )
 from explorer.commands.evidence_options import assessed, signed_async_run_fn, signing_key
 from explorer.commands.verify_many import add_list_arguments
-from explorer.config import MAX_WATCH_EVERY
-from explorer.settings import seconds_type
+from explorer.config.file import MAX_WATCH_EVERY
+from explorer.config.settings import seconds_type
 
 
 def _count(text: str) -> int:
@@ -79,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[str, Any, tuple[int, Any] | None]:
     """The target, the options and the run to compare the first tick with."""
-    from explorer.planning import PlanError, plan_for_run
+    from explorer.interview.planning import PlanError, plan_for_run
 
     target = args.target.strip()
     if target.isdigit():
@@ -122,9 +122,9 @@ async def _loop(
     run_fn: Any = None,
 ) -> None:
     """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is."""
+    from explorer.interview.replay import interview_async, tick_line
     from explorer.net.keys import KeysError
-    from explorer.replay import interview_async, tick_line
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     next_at = time.monotonic()
     while args.count is None or tally.done < args.count:
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.target:
         return error("a TARGET is required (or a list of them with --from FILE)", EXIT_USAGE)
     from explorer.core.text import safe_text
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     try:
         config = config_of(args)

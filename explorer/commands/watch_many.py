@@ -1,6 +1,6 @@
 """`interview-explorer watch --from FILE --every SECONDS [--count N]`: re-sweep a list, one line a sweep.
 
-Every SECONDS the whole list is swept (`explorer.sweep`, `--jobs` interviews in flight, per-host
+Every SECONDS the whole list is swept (`explorer.interview.sweep`, `--jobs` interviews in flight, per-host
 bounds), each run recorded unless `--no-history` (signed with the config's sign_key where
 `watch TARGET` would sign it), and ONE line is printed for the sweep: when it
 ended, how many agents in how long, the verdict counts, and the agents whose verdict or declared
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, say, typed_settings
 
 if TYPE_CHECKING:
-    from explorer.runner_keys import RunnerKey
+    from explorer.evidence.runner_keys import RunnerKey
+    from explorer.interview.sweep import Finished, Job
     from explorer.store.base import HistoryStore
-    from explorer.sweep import Finished, Job
 
 COMMAND = "watch"
 EXIT_INTERRUPTED = 130
@@ -130,8 +130,8 @@ def _jobs(args: argparse.Namespace) -> tuple[list[Job], dict[str, RunnerKey]]:
     from explorer.commands.common import cached_key_loader, load_trusted_keys, preload_keys
     from explorer.commands.evidence_options import signing_key
     from explorer.commands.verify_many import listed_targets
-    from explorer.planning import PlanError, plan, unbound_credentials
-    from explorer.sweep import Job
+    from explorer.interview.planning import PlanError, plan, unbound_credentials
+    from explorer.interview.sweep import Job
 
     config = config_of(args)
     typed = [args.target] if args.target else []
@@ -173,7 +173,7 @@ async def _watch(
     last: list[int],
 ) -> None:
     from explorer.core.sweep import Tally
-    from explorer.sweep import sweep
+    from explorer.interview.sweep import sweep
 
     previous: dict[str, State] | None = None
     number = 0
@@ -200,7 +200,7 @@ async def _watch(
 
 
 def run_watch_many(args: argparse.Namespace) -> int:
-    from explorer.store.history import HistoryError
+    from explorer.store.sqlite import HistoryError
 
     try:
         jobs, signers = _jobs(args)

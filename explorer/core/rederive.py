@@ -7,7 +7,8 @@ derives it:
 
 - `keys` is the public JWKS the card signature is checked with. A reader passes their own (their
   `--keys` and config); the keys a transcript carries are data, never trust, and are passed only
-  to check that a stated report is what its maker's keys gave (`explorer.procedure.reverify_offline`).
+  to check that a stated report is what its maker's keys gave
+  (`explorer.interview.procedure.reverify_offline`).
 - `allow_jku` decides whether a key set the run fetched from the card's own `jku` counts: a
   reader who did not allow the card to name its own key gets `unverifiable`, as live.
 - The target is what the person typed and cannot be derived; a stated one is used only when it

@@ -126,7 +126,7 @@ class Signature:
     alg: str | None = None
     kid: str | None = None
     key_source: str | None = None
-    # What the keys a recorded run carries would say (`explorer.reading`), when it differs:
+    # What the keys a recorded run carries would say (`explorer.evidence.reading`), when it differs:
     # shown as a fact about the file, never trusted.
     with_recorded_keys: Mapping[str, Any] = field(default_factory=dict)
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import uvicorn
 
-from explorer.credentials import Credentials
+from explorer.config.credentials import Credentials
 from explorer.demo import documents, openclasp_site
 from explorer.demo.agent import Agent
 from explorer.demo.app import build_app

@@ -29,7 +29,7 @@ import time
 from typing import Literal
 from urllib.parse import parse_qsl, unquote
 
-from explorer.credentials import Credentials
+from explorer.config.credentials import Credentials
 from explorer.demo.agent import Reply
 
 Kind = Literal["bearer", "apikey", "oauth2"]

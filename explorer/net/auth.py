@@ -24,7 +24,7 @@ agent's own origin (the card's); never while a card signature fails. A refusal i
 request not made (`auth_token_url_untrusted`), and a URL the user pinned is used as given.
 
 `Secrets`, the resolved credential values of one run, is declared here, beside what consumes it
-(`explorer.credentials` builds it from references; `procedure.Options.secrets` carries it).
+(`explorer.config.credentials` builds it from references; `procedure.Options.secrets` carries it).
 What counts as a usable token answer is core's rule (`core.auth_findings.token_problem`), the
 same one the evaluation reports `auth_failed` by.
 

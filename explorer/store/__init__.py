@@ -12,5 +12,5 @@
 - `redact`: the second line of defence that keeps credentials out of both.
 
 Nothing here imports textual; `history` and `export` do disk I/O, `replay` reaches the network
-only through `explorer.procedure`.
+only through `explorer.interview.procedure`.
 """

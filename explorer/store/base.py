@@ -3,7 +3,7 @@
 Every command, the TUI and `history copy` talk to a `HistoryStore`; which one is behind it is
 chosen by a URL (`explorer.store.location`). A third backend is one module implementing this
 class, not a rewrite: `explorer.store.sql.SqlHistory` implements it once in portable SQL, and
-`explorer.store.history` (SQLite) and `explorer.store.postgres` only add how they connect,
+`explorer.store.sqlite` (SQLite) and `explorer.store.postgres` only add how they connect,
 begin a transaction and retry.
 
 Shape, and why:

@@ -1,6 +1,6 @@
 """Where a history is: the URL `--history` takes, read, checked and opened.
 
-- `sqlite:///PATH` or a plain path: the embedded SQLite file (`explorer.store.history`). As in
+- `sqlite:///PATH` or a plain path: the embedded SQLite file (`explorer.store.sqlite`). As in
   SQLAlchemy, three slashes start a relative path and four an absolute one
   (`sqlite:////var/lib/ie/history.sqlite3`); a plain path is simply that path, and an existing
   folder means the history file inside it.
@@ -68,7 +68,7 @@ def parse_location(text: str) -> StoreLocation:
     if not scheme:
         path = Path(given).expanduser()
         if path.is_dir():
-            from explorer.store.schema import HISTORY_FILE
+            from explorer.store.sqlite_schema import HISTORY_FILE
 
             path = path / HISTORY_FILE
         return StoreLocation("sqlite", str(path), path=path)
@@ -140,7 +140,7 @@ def open_store(
     """Open the history `where` names (None: the SQLite file in the explorer home), creating or
     migrating it as needed. `password`: the resolved `password_ref`. Raises StoreUrlError (a
     usage error) or HistoryError (a history that cannot be used, exit 6)."""
-    from explorer.store.history import SqliteHistory
+    from explorer.store.sqlite import SqliteHistory
 
     if where is None:
         return SqliteHistory.open(home, clock)

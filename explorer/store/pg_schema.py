@@ -1,6 +1,6 @@
 """The PostgreSQL history's format: how a database is recognised, created and migrated.
 
-The PostgreSQL counterpart of `explorer.store.schema`, with the same rules:
+The PostgreSQL counterpart of `explorer.store.sqlite_schema`, with the same rules:
 
 - A database (more exactly, the first schema of its `search_path`, usually `public`) is an
   Interview Explorer history when it holds the table `interview_explorer` whose one row names the

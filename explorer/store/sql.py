@@ -1,6 +1,6 @@
 """The history store in SQL, written once: every backend runs these statements.
 
-A backend (`explorer.store.history` for SQLite, `explorer.store.postgres`) subclasses
+A backend (`explorer.store.sqlite` for SQLite, `explorer.store.postgres`) subclasses
 `SqlHistory` and says only how to get a connection for reading, how to run a write transaction
 (SQLite: `BEGIN IMMEDIATE`, one writer at a time; PostgreSQL: retried on a serialization failure
 or deadlock), and how to put a batch of documents. The statements use `?` placeholders and the

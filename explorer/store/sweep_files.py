@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from explorer.core import junit
 from explorer.core.run import Run
-from explorer.store.history import agent_of
+from explorer.store.sqlite import agent_of
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _SLUG_CAP = 120

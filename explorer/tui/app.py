@@ -20,8 +20,8 @@ from textual.content import Content
 from textual.screen import Screen
 
 from explorer.tui import collector, safe
-from explorer.tui.commands import ExplorerCommands, PaletteCommand
 from explorer.tui.context import AppContext, DemoAgent, ExplorerError
+from explorer.tui.palette import ExplorerCommands, PaletteCommand
 
 if TYPE_CHECKING:
     from explorer.core.run import Run

@@ -64,7 +64,7 @@ def copy(app: Any, text: str, what: str) -> None:
         app.notify(f"copied {what}: {name} downloads in your browser\n{safe.visible(text, 120)}",
                    title="copy", markup=False)
         return
-    from explorer.config import home_dir
+    from explorer.config.file import home_dir
 
     app.copy_to_clipboard(text)
     try:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from explorer.tui.fleet import DemoAgent, demo_agents, demo_credentials, demo_keys, start_fleet
+from explorer.tui.demo_agents import DemoAgent, demo_agents, demo_credentials, demo_keys, start_fleet
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -114,7 +114,7 @@ class AppContext:
     """The explorer's services and settings for one TUI session."""
 
     home: Path | None = None
-    # What the session was launched with, by setting name (`explorer.planning.typed`): keys,
+    # What the session was launched with, by setting name (`explorer.interview.planning.typed`): keys,
     # headers, role, runner, ... The config file's settings come with `config`.
     settings: dict[str, Any] = field(default_factory=dict)
     keymap: Mapping[str, str] = field(default_factory=dict)
@@ -134,7 +134,7 @@ class AppContext:
     exit_when_ready: bool = False  # the startup benchmark: quit once the first interview is painted
     warnings: list[str] = field(default_factory=list)
     record_error: str | None = None  # why the latest run could not be recorded
-    history_choice: Any = None  # explorer.history_url.HistoryChoice; None: the home's SQLite file
+    history_choice: Any = None  # explorer.config.history_choice.HistoryChoice; None: the home's SQLite file
     _history: Any = None
     _opening: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
@@ -151,7 +151,7 @@ class AppContext:
 
     # ---- the interview -------------------------------------------------------------------
     def plan(self, target: str) -> tuple[str, Any]:
-        """The URL to interview and the procedure's Options for a target (`explorer.planning`,
+        """The URL to interview and the procedure's Options for a target (`explorer.interview.planning`,
         as every command plans): a configured agent, by name or URL, brings its headers (their
         `env:` references resolved now, never stored) and keys; the launch settings win. Under
         `demo`, a reference agent's name (`drifting`) stands for its URL, unless the config
@@ -160,7 +160,7 @@ class AppContext:
         card URL, as in `history NAME`.
         Raises ExplorerError when a referenced environment variable is unset.
         """
-        from explorer.planning import PlanError, plan
+        from explorer.interview.planning import PlanError, plan
 
         if self.config is None or self.config.agent(target) is None:
             target = self._demo_target(target)
@@ -186,7 +186,7 @@ class AppContext:
         variable a saved entry names is not exported in this session), the interview goes ahead
         without them and a warning says so: the agent then asks, and the sign-in dialog (a)
         takes the secret."""
-        from explorer.planning import PlanError, plan
+        from explorer.interview.planning import PlanError, plan
 
         try:
             return plan(target, given, self.config)
@@ -201,7 +201,7 @@ class AppContext:
             return planned
 
     def sign_in(self, urls: Sequence[str], typed: Any) -> None:
-        """Use credentials typed in the sign-in dialog (`explorer.credentials.TypedSecrets`) for
+        """Use credentials typed in the sign-in dialog (`explorer.config.credentials.TypedSecrets`) for
         the agent at `urls` (its target and its card URL) for the rest of the session. They stay
         in this object: never written, never put in the environment, forgotten by `close`."""
         for url in urls:
@@ -235,10 +235,10 @@ class AppContext:
         return found[0] if len(found) == 1 else None
 
     def target_problem(self, target: str) -> str | None:
-        """Why `target` cannot name an agent (`explorer.targets`), or None: a URL, a card file, a
+        """Why `target` cannot name an agent (`explorer.interview.targets`), or None: a URL, a card file, a
         configured agent, an OpenClasp reference, or, in this session, a running reference agent."""
         from explorer.demo.variants import VARIANTS
-        from explorer.targets import target_problem
+        from explorer.interview.targets import target_problem
 
         wanted = target.strip().casefold()
         if self.demo_url(target) is not None or any(n.casefold() == wanted for n in self.demo_skipped):
@@ -266,7 +266,7 @@ class AppContext:
         return target
 
     async def interview(self, target: str, progress: Callable[[Any], None] | None = None) -> Run:
-        from explorer.procedure import run_interview
+        from explorer.interview.procedure import run_interview
 
         url, options = self.plan(target)
         run = await run_interview(url, options, progress)
@@ -287,8 +287,8 @@ class AppContext:
         starts once `stopped()`. Blocks on an event loop of its own: call it from a thread."""
         import asyncio
 
-        from explorer.planning import unbound_credentials
-        from explorer.sweep import Job, sweep
+        from explorer.interview.planning import unbound_credentials
+        from explorer.interview.sweep import Job, sweep
 
         unbound = unbound_credentials(self.settings, len(targets))
         if unbound is not None:  # the launch's credentials are bound to no agent of the list
@@ -319,7 +319,7 @@ class AppContext:
             return run
         import asyncio
 
-        from explorer.evidence import SigningError, sign_run
+        from explorer.evidence.signing import SigningError, sign_run
 
         try:
             return await asyncio.to_thread(sign_run, run, key)
@@ -332,7 +332,7 @@ class AppContext:
         if not path or options.role not in ("independent", "platform") or not options.runner:
             return None
         if self._sign_key is None:
-            from explorer.runner_keys import RunnerKeyError, config_path_of, load
+            from explorer.evidence.runner_keys import RunnerKeyError, config_path_of, load
 
             try:
                 self._sign_key = load(config_path_of(self.config, path))
@@ -372,7 +372,7 @@ class AppContext:
 
     def configured_credentials(self) -> list[tuple[str, str, tuple[str, ...]]]:
         """Each configured agent's name, URL and the kinds of credential its entry carries."""
-        from explorer.credentials import carried
+        from explorer.config.credentials import carried
 
         if self.config is None:
             return []
@@ -381,7 +381,7 @@ class AppContext:
     def save_agent(self, name: str, entry: str) -> Path:
         """Add a config agent entry (TOML text holding only `env:`/`file:` references) and reload
         the config; ExplorerError when the name is taken or the file cannot be written."""
-        from explorer.config import ConfigError, append_agent, config_path, load_config
+        from explorer.config.file import ConfigError, append_agent, config_path, load_config
 
         path = config_path(self.home)
         try:
@@ -402,7 +402,7 @@ class AppContext:
         ask at the same moment); raises ExplorerError with the reason."""
         with self._opening:
             if self._history is None:
-                from explorer.history_url import HistoryChoice
+                from explorer.config.history_choice import HistoryChoice
 
                 choice = self.history_choice or HistoryChoice(None)
                 try:
@@ -428,7 +428,7 @@ class AppContext:
         ExplorerError when history cannot be read. An unsigned run is a claim by the contract's
         rule, read from its summary; a signed one shows CHECKING until `check_signed` (which
         loads it and checks its signature, some milliseconds each) has run for it."""
-        from explorer.evidence import read_back
+        from explorer.evidence.standing import read_back
         from explorer.tui.model import standing_mark
 
         with self._reading():
@@ -446,7 +446,7 @@ class AppContext:
         with what changed since its agent's run before it and the standing it earns here (a
         signed run shows CHECKING until `check_signed`). A blocking read: call it off the event
         loop. ExplorerError when the history cannot be read."""
-        from explorer.evidence import read_back
+        from explorer.evidence.standing import read_back
         from explorer.tui.model import standing_mark
 
         with self._reading():
@@ -477,7 +477,7 @@ class AppContext:
         `trusted_runners` files and the public half of its own `sign_key` (URLs are not fetched
         by the TUI; `verify --offline --trust-runner URL` does that)."""
         if self._trusted is None:
-            from explorer.runner_keys import config_path_of, trusted_from_files
+            from explorer.evidence.runner_keys import config_path_of, trusted_from_files
 
             config = self.config
             sources = list(getattr(config, "trusted_runners", ()) or ())
@@ -490,13 +490,13 @@ class AppContext:
         return dict(self._trusted)
 
     def reader_trust(self, agent: str = "") -> Any:
-        """Your trust roots for reading a recorded run of `agent` (`explorer.reading.ReaderTrust`):
+        """Your trust roots for reading a recorded run of `agent` (`explorer.evidence.reading.ReaderTrust`):
         the card keys of the launch settings and the config (key files and key sets; URLs are not
         fetched by the screens), `--allow-jku`, and the trusted runner keys. Never a run's own."""
         if agent not in self._readers:
+            from explorer.evidence.reading import ReaderTrust
+            from explorer.interview.planning import PlanError, values
             from explorer.net.keys import KeysError, load_keys_sync, user_keys
-            from explorer.planning import PlanError, values
-            from explorer.reading import ReaderTrust
 
             try:
                 found = values(agent, self.settings, self.config, secrets=False)
@@ -516,10 +516,10 @@ class AppContext:
         return self._readers[agent]
 
     def assessed(self, run: Run) -> Run:
-        """A stored run as read here (`explorer.reading`): its report derived again from its bytes
+        """A stored run as read here (`explorer.evidence.reading`): its report derived again from its bytes
         under your keys, its standing under the runner keys you trust."""
-        from explorer.reading import read_run
-        from explorer.store.history import agent_of
+        from explorer.evidence.reading import read_run
+        from explorer.store.sqlite import agent_of
 
         return read_run(run, self.reader_trust(agent_of(run.recorded_report)))
 
@@ -542,7 +542,7 @@ class AppContext:
         is shown is what its bytes give, and a warning says so)."""
         from explorer.core.rederive import first_card_request
         from explorer.core.run import TranscriptError
-        from explorer.reading import read_run, read_transcript_file, stated_problem
+        from explorer.evidence.reading import read_run, read_transcript_file, stated_problem
 
         path = Path(target).expanduser()
         if path.suffix.lower() != ".json" or not path.is_file():
@@ -743,7 +743,7 @@ class AppContext:
         """What changed from `a` to `b`, both as they read back (a live unsigned run's stated role
         is a label, as in the run it is compared with)."""
         from explorer.core.compare import compare_reports
-        from explorer.evidence import read_back_report
+        from explorer.evidence.standing import read_back_report
 
         return compare_reports(dict(read_back_report(a)), dict(read_back_report(b)))
 
@@ -753,7 +753,7 @@ def _url_key(url: str) -> str:
 
 
 def _without_credentials(settings: Mapping[str, Any]) -> dict[str, Any]:
-    from explorer.settings import AUTH
+    from explorer.config.settings import AUTH
 
     return {name: value for name, value in settings.items() if name not in AUTH}
 

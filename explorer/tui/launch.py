@@ -31,8 +31,8 @@ class LaunchError(Exception):
 
 def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> AppContext:
     """Settings from the command line over the config file; raises LaunchError."""
-    from explorer.config import ConfigError, load_config
-    from explorer.planning import PlanError, typed
+    from explorer.config.file import ConfigError, load_config
+    from explorer.interview.planning import PlanError, typed
 
     home = getattr(args, "home", None)
     try:
@@ -56,11 +56,11 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
 
 
 def _history_choice(args: argparse.Namespace) -> Any:
-    """The history `--history`, the environment or the config names (`explorer.history_url`)."""
+    """The history `--history`, the environment or the config names (`explorer.config.history_choice`)."""
     chosen = getattr(args, "history_choice", None)
     if chosen is not None:
         return chosen
-    from explorer.history_url import HistoryChoiceError, choose_history
+    from explorer.config.history_choice import HistoryChoiceError, choose_history
 
     try:
         return choose_history(getattr(args, "history", None), getattr(args, "home", None))
@@ -106,9 +106,9 @@ def build_app(
 
 def _targets_from(listed: str, allow_files: bool = False, agents: list[str] | None = None) -> list[str]:
     """The targets of `--from FILE|-`; LaunchError when the list cannot be read or is empty, or
-    holds a file path without `--allow-files` (`explorer.targets.list_files_problem`)."""
+    holds a file path without `--allow-files` (`explorer.interview.targets.list_files_problem`)."""
     from explorer.core.sweep import target_lines
-    from explorer.targets import list_files_problem
+    from explorer.interview.targets import list_files_problem
 
     if listed == "-":
         raise LaunchError("--from: the explorer reads the keyboard on stdin; give the list as a file")
@@ -168,7 +168,7 @@ def demo_app(fleet: Any, args: argparse.Namespace, crowd: Any = None) -> Explore
     app.context.adopt_fleet(fleet, owned=False)  # `demo` started it and stops it
     if crowd is not None:
         from explorer.tui.app import Start
-        from explorer.tui.fleet import demo_keys
+        from explorer.tui.demo_agents import demo_keys
 
         app.context.trust(demo_keys(crowd))
         app.start = Start(fleet=tuple(agent.card_url for agent in crowd.agents.values()))

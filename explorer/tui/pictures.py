@@ -96,8 +96,9 @@ async def picture_run(
     """Interview one reference agent now and return the run with its volatile details fixed
     (`exchanges`: keep what was exchanged, for a screen that reads the card served, such as
     the sign-in dialog's declared schemes)."""
-    from explorer.procedure import Options, run_interview
-    from explorer.tui.fleet import demo_keys
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview
+    from explorer.tui.demo_agents import demo_keys
 
     opts = Options(keys=demo_keys(fleet), runner=RUNNER, **options)
     run = await run_interview(fleet.agents[name].card_url, opts)
@@ -106,7 +107,7 @@ async def picture_run(
 
 def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None) -> AppContext:
     """An AppContext for pictures: fixed clock, the fleet's agents, no cursor blink."""
-    from explorer.tui.fleet import demo_agents, demo_keys
+    from explorer.tui.demo_agents import demo_agents, demo_keys
 
     norm = normaliser or Normaliser()
     agents = [
@@ -146,7 +147,7 @@ async def collect_runs(fleet: Any, churn_fleet: Any) -> dict[str, Run]:
 
 def record_history(runs: Mapping[str, Run], home: Path) -> dict[str, int]:
     """Record the picture runs in `home`'s history, oldest first, at the fixed instant."""
-    from explorer.store.history import History
+    from explorer.store.sqlite import History
 
     order = ("steady", "churning-1", "drifting", "churning-2", "hostile", "steady")
     ids: dict[str, int] = {}

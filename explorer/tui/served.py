@@ -27,8 +27,8 @@ def adopt_demo(context: Any, demo: DemoHandover) -> None:
     """What `demo` gives the terminal explorer in memory, from the server's handover."""
     from types import SimpleNamespace
 
-    from explorer.credentials import Credentials
-    from explorer.tui.fleet import demo_agents
+    from explorer.config.credentials import Credentials
+    from explorer.tui.demo_agents import demo_agents
 
     fleet = SimpleNamespace(agents={name: SimpleNamespace(card_url=url) for name, url in demo.agents})
     context.demo = tuple(demo_agents(fleet))

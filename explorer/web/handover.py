@@ -84,7 +84,7 @@ class Launch:
     def references(self) -> tuple[Any, ...]:
         """Where this launch may name `env:` references: its options as typed (a `--header 'Name:
         env:VAR'` becomes a pair whose value is the reference) and the demo's credentials."""
-        from explorer.settings import given
+        from explorer.config.settings import given
 
         try:
             typed = given(self.options)

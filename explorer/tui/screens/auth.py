@@ -4,7 +4,7 @@ When an interview ends in `auth_required` (or `auth_failed`), the interview scre
 schemes the card declares and offers this dialog (`a`). It asks for what the card's first way in
 the explorer can take needs: a bearer token, an API key, or an OAuth 2.0 client id and secret.
 Each secret goes into a password field (drawn as dots, never copied out) and, on "Sign in", is
-handed back as `explorer.credentials.TypedSecrets`: the app keeps it in memory for the session
+handed back as `explorer.config.credentials.TypedSecrets`: the app keeps it in memory for the session
 (`AppContext.sign_in`) and replays the interview with it at once. A running program cannot see
 a variable exported in another shell, which is why the dialog asks for the value itself.
 
@@ -25,10 +25,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static
 
+from explorer.config.credentials import CredentialError, Credentials, TypedSecrets, entry_text, suggest
 from explorer.core.security import Security, read_security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
-from explorer.credentials import CredentialError, Credentials, TypedSecrets, entry_text, suggest
 from explorer.tui import safe
 from explorer.tui.context import ExplorerError
 from explorer.tui.widgets.footer import ExplorerFooter

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Static
 
 from explorer.core.diff import marked_excerpt
 from explorer.tui import diffmarks, model, safe
-from explorer.tui.commands import PaletteCommand
+from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.footer import ExplorerFooter
 
 if TYPE_CHECKING:

@@ -46,7 +46,6 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from explorer.tui import model, safe
-from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
 from explorer.tui.fleet_model import (
     FILTERS,
@@ -58,6 +57,7 @@ from explorer.tui.fleet_model import (
     fit_middle,
     prepare,
 )
+from explorer.tui.palette import PaletteCommand
 from explorer.tui.stored import open_run
 from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable
@@ -261,7 +261,7 @@ class FleetScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="fleet-sweep")
     def _sweep(self) -> None:
         """Plan and sweep the targets in this thread, with an event loop of its own."""
-        from explorer.store.history import agent_of
+        from explorer.store.sqlite import agent_of
 
         def failed(target: str, message: str) -> None:
             self.app.call_from_thread(self.notify, f"{target}: {message}", severity="error", markup=False)

@@ -39,9 +39,9 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.tui import model, safe
-from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import CHECKING, ExplorerError, RunFilter, RunRow
 from explorer.tui.fleet_model import where_labels
+from explorer.tui.palette import PaletteCommand
 from explorer.tui.stored import forget_run, open_run, with_runs
 from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable

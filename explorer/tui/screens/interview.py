@@ -22,8 +22,8 @@ from textual.widgets import OptionList, Static, TabbedContent, TabPane
 
 from explorer.core.report import first_attempt_conflicts
 from explorer.tui import collector, model, safe
-from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import ExplorerError
+from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.findings import FindingsList
 from explorer.tui.widgets.first_attempt import FirstAttempt
 from explorer.tui.widgets.footer import ExplorerFooter

@@ -22,8 +22,8 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.tui import safe
-from explorer.tui.commands import PaletteCommand
 from explorer.tui.context import DemoAgent, RecentAgent
+from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.footer import ExplorerFooter
 
 

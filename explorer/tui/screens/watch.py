@@ -23,7 +23,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.tui import model, safe
-from explorer.tui.commands import PaletteCommand
+from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.footer import ExplorerFooter
 
 if TYPE_CHECKING:

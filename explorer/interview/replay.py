@@ -1,12 +1,12 @@
 """Asking again: the shared engine of `replay`, `watch` and the TUI's replay and watch screens.
 
-What to ask is planned elsewhere (`explorer.planning.plan_for_run` repeats a recorded run: the
+What to ask is planned elsewhere (`explorer.interview.planning.plan_for_run` repeats a recorded run: the
 same target, role, runner and key trust; secrets were never stored, so headers come from
 `--header` or the config file, as for `verify`). This module runs a planned interview once,
 records it (unless asked not to) and compares it with the run it follows, with the pure
 `compare_reports`; `tick_line` turns one step into the single line `watch` prints. It sits beside
 the procedure, above the history: the store keeps runs and never runs an interview. The network
-is reached only through `explorer.procedure`.
+is reached only through `explorer.interview.procedure`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from explorer.core.text import safe_text
 from explorer.store.base import HistoryStore
 
 if TYPE_CHECKING:
-    from explorer.procedure import Options
+    from explorer.interview.options import Options
 
 # Findings worth naming on a watch line: the ones that say an agent is unstable or inconsistent.
 _UNSTABLE = ("nondeterministic_answer", "churn", "card_changed")
@@ -56,7 +56,7 @@ def settle(
     """Record a finished run in `history` (when given) and compare it with `previous` (id, report,
     as a recorded run reads back); the new run is compared as it too will read back, so an unsigned
     run's stated role is a label on both sides (`explorer.evidence.read_back_report`)."""
-    from explorer.evidence import read_back_report
+    from explorer.evidence.standing import read_back_report
 
     run_id = history.record(run) if history is not None else None
     comparison = compare_reports(previous[1], read_back_report(run.report)) if previous is not None else None
@@ -77,7 +77,7 @@ def interview(
     HistoryError when recording fails.
     """
     if run_fn is None:
-        from explorer.procedure import run_interview_sync as run_fn
+        from explorer.interview.procedure import run_interview_sync as run_fn
     return settle(run_fn(target, options), history=history, previous=previous)
 
 
@@ -91,7 +91,7 @@ async def interview_async(
 ) -> Step:
     """`interview` inside a running event loop (watch, the TUI): cancellable while it asks."""
     if run_fn is None:
-        from explorer.procedure import run_interview as run_fn
+        from explorer.interview.procedure import run_interview as run_fn
     run = await run_fn(target, options)
     return settle(run, history=history, previous=previous)
 

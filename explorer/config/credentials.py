@@ -5,8 +5,8 @@ reference, `env:VAR` (an environment variable) or `file:PATH` (a file holding it
 mounted secret), and a literal is refused, because it would land in shell history, process
 listings and shared config files (docs/CONTRACT.md "Agents that require authentication").
 
-The options and config keys themselves are rows of `explorer.settings` (read, checked and
-resolved there, combined by `explorer.planning`); this module gives the two shapes the rest of
+The options and config keys themselves are rows of `explorer.config.settings` (read, checked and
+resolved there, combined by `explorer.interview.planning`); this module gives the two shapes the rest of
 the explorer passes around, so that what may be shown and what may not are different types:
 
 - `Credentials` holds the references and the OAuth 2.0 client id, scopes and token URL. It is
@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from explorer.config.settings import credential_problem, is_secret_reference, literal_refusal, read_secret
 from explorer.core.security import Security
 from explorer.net.auth import Secrets
-from explorer.settings import credential_problem, is_secret_reference, literal_refusal, read_secret
 
 
 class CredentialError(ValueError):
@@ -76,13 +76,13 @@ class Credentials:
             raise CredentialError(problem)
 
     def settings(self) -> dict[str, Any]:
-        """These settings by `explorer.settings` name (the field names), as typed: references
-        unresolved. What a surface hands `explorer.planning` when it supplies credentials itself
+        """These settings by `explorer.config.settings` name (the field names), as typed: references
+        unresolved. What a surface hands `explorer.interview.planning` when it supplies credentials itself
         (the TUI's demo)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
 
     def option_values(self) -> dict[str, Any]:
-        """The same settings with every reference read, as `explorer.procedure.Options` takes
+        """The same settings with every reference read, as `explorer.interview.procedure.Options` takes
         them; CredentialError when a reference cannot be read."""
         return {
             name: resolve_reference(value, _OPTION[name]) if name in _OPTION else value
@@ -114,7 +114,7 @@ class Credentials:
 class TypedSecrets:
     """Credential values typed into the explorer for one agent: memory only, repr shows none.
 
-    `settings()` gives them by setting name, as `explorer.planning` takes values that are
+    `settings()` gives them by setting name, as `explorer.interview.planning` takes values that are
     already resolved (never read as references, never written)."""
 
     bearer: str | None = field(default=None, repr=False)

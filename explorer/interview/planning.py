@@ -2,16 +2,16 @@
 
 Every surface that asks an agent, `verify`, `card`, `replay`, `watch` and the TUI (and sweeps,
 later), calls `plan` (or `plan_for_run` to repeat a recorded run) and gets the same answer for
-the same input: the target to ask and the `explorer.procedure.Options` to ask it with.
+the same input: the target to ask and the `explorer.interview.procedure.Options` to ask it with.
 
 One rule finds a configured agent: a target that is an agent's name, or its URL (a trailing slash
 aside), brings that agent's config entry (`Config.agent`). Named by its name, the target becomes
 the agent's URL; typed as a URL, it stays as typed. Each setting then comes from its layers, least
 specific first: the config file's top level, the agent's entry, and what was typed (a replay takes
-only its target from the recorded run); `explorer.settings` declares, per setting, which layers may set it
-and how they combine. Secrets (a configured header's `env:VAR`) are resolved here, at the last
-moment, and only when the surface sends them (`card` fetches without credentials, so it plans
-without secrets and never needs their variables).
+only its target from the recorded run); `explorer.config.settings` declares, per setting, which
+layers may set it and how they combine. Secrets (a configured header's `env:VAR`) are resolved
+here, at the last moment, and only when the surface sends them (`card` fetches without
+credentials, so it plans without secrets and never needs their variables).
 
 Nothing here touches the network or the disk beyond the environment variables a secret names.
 A problem the person can fix (an unset variable, a malformed `--header`) is a `PlanError` with a
@@ -23,14 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from explorer import settings
-from explorer.config import Config
+from explorer.config import settings
+from explorer.config.file import Config
 
 if TYPE_CHECKING:
     import argparse
 
     from explorer.core.run import Run
-    from explorer.procedure import Options
+    from explorer.interview.options import Options
 
 
 class PlanError(ValueError):
@@ -119,7 +119,7 @@ def plan(
     every layer and are never read as references (`values`). Raises PlanError when a configured
     secret cannot be resolved.
     """
-    from explorer.procedure import Options
+    from explorer.interview.options import Options
 
     found = values(target, given or {}, config, secrets=secrets, resolved=resolved)
     problem = settings.credential_problem(found) if secrets else None

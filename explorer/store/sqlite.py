@@ -4,7 +4,7 @@ Shape, and why:
 
 - What a history does is written once, in `explorer.store.sql` (the `HistoryStore` interface of
   `explorer.store.base`); this module says how SQLite connects and runs a transaction. The file
-  format and its migrations are `explorer.store.schema`; the document codec is `codec`.
+  format and its migrations are `explorer.store.sqlite_schema`; the document codec is `codec`.
 - One transaction per run (`BEGIN IMMEDIATE` with a busy timeout), so a process killed at any
   moment leaves either the whole run or none of it, and two processes recording at once simply
   take turns. The connection is shared between threads behind one lock; a query being consumed
@@ -36,8 +36,8 @@ from explorer.store.base import (
     agent_of,
     utc_now,
 )
-from explorer.store.schema import HISTORY_FILE, connect, rollback
 from explorer.store.sql import Conn, SqlHistory
+from explorer.store.sqlite_schema import HISTORY_FILE, connect, rollback
 
 __all__ = [
     "HISTORY_FILE",

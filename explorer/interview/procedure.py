@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import getpass
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
@@ -56,10 +56,11 @@ from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.token_trust import Vouch, fetched_key_sets, vouch_for
 from explorer.core.verdict import ROLES
-from explorer.net.auth import SHARED_TOKENS, AuthSession, Secrets, TokenCache
+from explorer.interview.options import Options
+from explorer.net.auth import SHARED_TOKENS, AuthSession
 from explorer.net.discovery import CARD_REQUEST_HEADERS, card_for_version, discover_card, is_url
 from explorer.net.gate import HostGate
-from explorer.net.http import MIB, Deadline, Fetcher, Limits, now_rfc3339
+from explorer.net.http import Deadline, Fetcher, Limits, now_rfc3339
 from explorer.net.jsonrpc import call_headers, rpc_body
 from explorer.net.keys import load_keys, user_keys
 from explorer.net.origins import is_loopback_host, origin, site_of
@@ -75,53 +76,6 @@ MAX_JKU = 4
 DEADLINE_FACTOR = 6
 
 Stop = Literal["asked", "unreachable", "not_offered", "no_jsonrpc"]
-
-
-@dataclass(frozen=True)
-class Options:
-    """How to run an interview. `keys` holds JWKs / JWKS objects, or file paths and URLs of
-    key sets to load; `headers` are (name, value) pairs sent only to the agent's origin.
-
-    The one settings type: `explorer.planning` fills it from the target, the command line and
-    the config file, and each field a person can set is declared once in `explorer.settings`
-    (its option, its config key, how the two combine). `bearer`, `api_key` and
-    `oauth2_client_secret` hold credential values (resolved from `env:`/`file:` references) for
-    the card's security schemes (`secrets` gathers them); `tokens` is the cache of OAuth 2.0
-    access tokens (the process-wide one unless a caller brings its own).
-    """
-
-    keys: tuple[Any, ...] = ()
-    allow_jku: bool = False
-    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # secrets: never printed
-    role: str = "self"
-    runner: str | None = None
-    reruns: int = 1
-    timeout: float = 10.0
-    max_bytes: int = 8 * MIB
-    public_only: bool = False
-    openclasp_base: str | None = None
-    bearer: str | None = field(default=None, repr=False)
-    api_key: str | None = field(default=None, repr=False)
-    oauth2_client_id: str | None = None
-    oauth2_client_secret: str | None = field(default=None, repr=False)
-    oauth2_scopes: tuple[str, ...] = ()
-    oauth2_token_url: str | None = None
-    tokens: TokenCache | None = field(default=None, repr=False, compare=False)
-    deadline: float | None = None  # seconds for the whole run, re-runs included (None: `run_deadline`)
-
-    @property
-    def secrets(self) -> Secrets | None:
-        """The credentials for the card's security schemes, or None when none were given."""
-        if self.bearer is None and self.api_key is None and self.oauth2_client_id is None:
-            return None
-        return Secrets(
-            bearer=self.bearer,
-            api_key=self.api_key,
-            client_id=self.oauth2_client_id,
-            client_secret=self.oauth2_client_secret,
-            scopes=tuple(self.oauth2_scopes),
-            token_url=self.oauth2_token_url,
-        )
 
 
 @dataclass(frozen=True)
@@ -599,7 +553,7 @@ def reverify_offline(run: Run) -> Run:
     """The report this run's own exchanges and keys give (no network): what its maker's trust
     gave them, so that a report a transcript states can be checked against it (`history
     import`). The keys a run carries are data, not trust: what a reader is shown is derived under
-    the reader's own keys (`explorer.reading`). Raises TranscriptError for a stated label (target,
+    the reader's own keys (`explorer.evidence.reading`). Raises TranscriptError for a stated label (target,
     `ran_by`, times) of the wrong type."""
     report = rederive(run, run.keys, allow_jku=True)
     report = attestation.apply(report, attestation.unsigned(report, live=False))

@@ -6,7 +6,7 @@ history URL that cannot be used (a literal password, an unknown scheme, PostgreS
 `postgres` extra, a password reference that cannot be read) is a usage error up front, naming
 where the URL came from and never repeating it. The store itself (`explorer.store.location`)
 reads the URL; this module adds what the store may not import: the environment and the config
-file, and the secret rules of `explorer.settings` for the password reference.
+file, and the secret rules of `explorer.config.settings` for the password reference.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class HistoryChoice:
 
 
 def _configured(home: str | Path | None) -> str | None:
-    from explorer.config import ConfigError, load_config
+    from explorer.config.file import ConfigError, load_config
 
     try:
         return load_config(home).history
@@ -82,7 +82,7 @@ def choose_history(flag: str | None, home: str | Path | None = None) -> HistoryC
         raise HistoryChoiceError(f"{source}: {needs}")
     password = None
     if location.password_ref is not None:
-        from explorer.settings import read_secret
+        from explorer.config.settings import read_secret
 
         try:
             password = read_secret(location.password_ref, f"{source} (the history's password)")

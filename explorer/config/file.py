@@ -26,10 +26,10 @@ dir, or `config.toml` inside an explicit home:
 Header values are references (`env:VAR`) resolved at run time and never written anywhere.
 
 The interview settings (`runner`, `role`, `keys`, an agent's `headers` and `keys`, and any added
-later) are declared, read and checked by `explorer.settings`, beside their command-line options;
+later) are declared, read and checked by `explorer.config.settings`, beside their command-line options;
 this module knows only where the file is, the agent entries' names and URLs, the TUI's own
 settings (`watch_every`, `keymap`) and the run-signing ones (`sign_key`, `trusted_runners`),
-which are not interview options. `explorer.planning` combines it all for one interview.
+which are not interview options. `explorer.interview.planning` combines it all for one interview.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer import settings
+from explorer.config import settings
 from explorer.home import APP_NAME, HOME_ENV
 from explorer.home import home_dir as home_dir  # re-exported: where files live is explorer.home's
 
@@ -53,7 +53,7 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class AgentConfig:
     """One `[agents.NAME]` entry: where the agent is, and its interview settings (by setting name,
-    as `explorer.settings` read them; header values are still `env:` references)."""
+    as `explorer.config.settings` read them; header values are still `env:` references)."""
 
     name: str
     url: str
@@ -74,9 +74,9 @@ class Config:
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     keymap: dict[str, str] = field(default_factory=dict)
     watch_every: float | None = None
-    sign_key: str | None = None  # the runner's private key file (explorer.runner_keys)
+    sign_key: str | None = None  # the runner's private key file (explorer.evidence.runner_keys)
     trusted_runners: tuple[str, ...] = ()  # JWKS files or URLs of runner keys read as evidence
-    history: str | None = None  # the history URL (explorer.history_url), unless --history or the env
+    history: str | None = None  # the history URL (config.history_choice), unless --history or the env
     path: Path | None = None
     ignored: tuple[str, ...] = ()  # settings this explorer does not know (typos, or a newer version's)
 

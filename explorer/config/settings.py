@@ -1,10 +1,10 @@
 """Every interview setting, declared once: its command-line option, its config key, how it combines.
 
 An interview's options come from layers, each more specific than the one before: the built-in
-default (the field's default in `explorer.procedure.Options`), the config file's top level, the
+default (the field's default in `explorer.interview.procedure.Options`), the config file's top level, the
 config file's entry for the agent being asked, and what the person typed (the command line, or what
 the TUI was launched with). A recorded run fixes nothing but the target a replay asks: keys,
-`--allow-jku`, role and runner are always the person's own. `explorer.planning` walks the layers;
+`--allow-jku`, role and runner are always the person's own. `explorer.interview.planning` walks the layers;
 this module only says, per setting, where it may come from and how the layers combine:
 
 - `override`: the most specific layer that sets it wins (role, runner, timeout, ...);
@@ -13,14 +13,14 @@ this module only says, per setting, where it may come from and how the layers co
 
 Adding a setting is one change here plus the field it fills:
 
-1. add the field to `explorer.procedure.Options` (what the procedure does with it);
+1. add the field to `explorer.interview.procedure.Options` (what the procedure does with it);
 2. add one `Setting` row to SETTINGS: its flag and argparse keywords, its config key and where
    that key may appear (top level, agent entry), how a config value is read and checked, how
    layers combine, and whether it is a secret (resolved from `env:VAR` only when an interview
    really sends it, never stored, never shown);
 3. name it in the GROUPS of the commands and screens that take it.
 
-The config loader (`explorer.config`), every command's argument parser and the planning read
+The config loader (`explorer.config.file`), every command's argument parser and the planning read
 this table, so nothing else changes. This module imports nothing of the explorer: the config
 loader sits above it, and `--help` stays instant.
 """
@@ -215,7 +215,7 @@ def _reruns(text: str) -> int:
 class Setting:
     """One interview setting: the `Options` field it fills and every way a person can set it."""
 
-    name: str  # the explorer.procedure.Options field
+    name: str  # the explorer.interview.procedure.Options field
     flag: str | None = None  # the command-line option; None when it has none
     arg: Mapping[str, Any] = field(default_factory=dict)  # argparse keywords besides dest/default
     config: str | None = None  # the config file key; None when it cannot be configured

@@ -30,7 +30,7 @@ from typing import Any
 from explorer.core.rederive import first_difference, rederive, target_problem
 from explorer.core.run import Run, TranscriptError
 from explorer.core.transcript import MAX_TRANSCRIPT_BYTES, Transcript, read_transcript
-from explorer.evidence import assess_transcript
+from explorer.evidence.standing import assess_transcript
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def config_path_of(config: Any, text: str) -> Path:
 
 def default_key_path(home: str | os.PathLike[str] | None = None) -> Path:
     """Where `keygen` writes without `--out`: beside the config file."""
-    from explorer.config import config_path
+    from explorer.config.file import config_path
 
     return config_path(home).parent / KEY_FILE
 

@@ -54,7 +54,7 @@ def demo_agents(fleet: Any) -> list[DemoAgent]:
 
 
 def demo_credentials(fleet: Any) -> dict[str, Any]:
-    """The guarded agents' demo credentials (`explorer.credentials.Credentials`, references only)
+    """The guarded agents' demo credentials (`explorer.config.credentials.Credentials`, references only)
     by card URL; their secrets are put in this process's environment so the references resolve."""
     out: dict[str, Any] = {}
     for agent in getattr(fleet, "agents", {}).values():

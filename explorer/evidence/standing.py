@@ -1,16 +1,11 @@
-"""Signing a finished run, and reading the standing of a stored or received one.
-
-`sign_run` is what `verify --sign-key` does after the interview: the run's headers are redacted
-first (exactly as the history and the exports redact them, so the transcript that is signed is
-byte for byte the one every later export writes), the report gains `run_attestation`
-(`verified` by construction), the statement is built over the transcript without its
-`run_attestation` member, and the envelope is attached to the Run.
+"""The standing of a stored or received run: who ran it, whether its signature holds, claim or evidence.
 
 `assess_run` / `assess_transcript` apply the CONTRACT rule to a run read back from history or
 from a file: verify the envelope under the trusted runner keys, compare the transcript digest,
 check the key against the agent's own card signatures, and set `standing`, `run_attestation`
 and `evidence_unverified` on the report. The verdict is never taken from the transcript: the
-caller recomputes it from the exchanges (`procedure.reverify_offline`) before or after.
+caller recomputes it from the exchanges (`procedure.reverify_offline`) before or after. Signing
+a finished run is `explorer.evidence.signing`'s.
 """
 
 from __future__ import annotations
@@ -19,32 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from explorer import __version__
 from explorer.core import attestation as att
-from explorer.core.intoto import build_statement, transcript_sha256
 from explorer.core.pointer import printable
 from explorer.core.run import Exchange, Run
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
-from explorer.runner_keys import RunnerKey
-from explorer.store.redact import redact_headers
-
-
-class SigningError(Exception):
-    """The run could not be signed (it is still a complete, unsigned run)."""
-
-
-def redacted(run: Run) -> Run:
-    """The run with every credential-looking header value replaced, as history stores it."""
-    exchanges = tuple(
-        replace(
-            ex,
-            request_headers=redact_headers(ex.request_headers),
-            response_headers=redact_headers(ex.response_headers),
-        )
-        for ex in run.exchanges
-    )
-    return replace(run, exchanges=exchanges)
 
 
 def card_documents(exchanges: Sequence[Exchange]) -> list[Mapping[str, Any]]:
@@ -70,55 +44,6 @@ def read_back_report(report: Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(run_attestation, Mapping) and run_attestation.get("status") != "unsigned":
         return report
     return att.apply(report, att.unsigned(report, live=False))
-
-
-def with_unsigned_attestation(report: Mapping[str, Any]) -> dict[str, Any]:
-    """A live report's `run_attestation` before any signing: `unsigned`, standing by role."""
-    return att.apply(report, att.unsigned(report, live=True))
-
-
-def sign_run(run: Run, key: RunnerKey) -> Run:
-    """The run signed by `key`: report with `run_attestation`, envelope in `Run.attestation`."""
-    run = redacted(run)
-    report = dict(run.report)
-    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
-    role = str(ran_by.get("role") or "self")
-    runner = str(ran_by.get("name") or "unknown")
-    self_attested = att.card_signer_check(card_documents(run.exchanges))(
-        att.runner_keys(key.jwks())[key.keyid]
-    )
-    assessment = att.Assessment(
-        "verified",
-        key.keyid,
-        runner,
-        role,
-        "evidence" if role in ("independent", "platform") and not self_attested else "claim",
-        att.SELF_ATTESTED if self_attested and role != "self" else None,
-        "the runner key also signs the agent's own card" if self_attested else "",
-    )
-    signed_report = att.apply(report, assessment)
-    unsigned_run = replace(run, report=signed_report, attestation=None)
-    try:
-        digest = transcript_sha256(unsigned_run.to_transcript())
-    except ValueError as exc:
-        raise SigningError(str(exc)) from None
-    finished = signed_report.get("finished_at")
-    statement = build_statement(
-        signed_report,
-        run.exchanges,
-        digest,
-        runner=runner,
-        role=role,
-        time_verified=finished if isinstance(finished, str) and finished.endswith("Z") else _now(),
-        explorer_version=__version__,
-    )
-    return replace(unsigned_run, attestation=att.sign_statement(statement, key.private_key))
-
-
-def _now() -> str:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def assess_transcript(
@@ -188,7 +113,7 @@ def _altered(assessment: att.Assessment, detail: str) -> att.Assessment:
 
 
 def assess_run(run: Run, trusted: Mapping[str, bytes]) -> Run:
-    """A stored run with its standing re-assessed (the history lists); `explorer.reading` also
+    """A stored run with its standing re-assessed (the history lists); `explorer.evidence.reading` also
     re-derives the report a stored run is shown with."""
     report = assess_transcript(run.to_transcript(), run.report, trusted, run=_as_recorded(run))
     return replace(run, report=report, signed_report=run.recorded_report)

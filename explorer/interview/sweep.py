@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from explorer.core.run import Run
+from explorer.interview.options import Options
+from explorer.interview.procedure import run_interview
 from explorer.net.gate import DEFAULT_PER_HOST, HostGate
-from explorer.procedure import Options, run_interview
 
 DEFAULT_JOBS = 8
 
