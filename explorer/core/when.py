@@ -1,6 +1,8 @@
 """Moments a person types: `history --since 7d`, `--until 2026-01-31`, the TUI's jump to a date.
 
-Pure (the caller passes `now`), so the command line and the screens read a moment the same way:
+Also the explorer's one clock: `utc_now()` and `stamp()`, the RFC 3339 text every recorded time is
+written in (milliseconds for a run's own times, seconds where a person reads it). Parsing is pure
+(the caller passes `now`), so the command line and the screens read a moment the same way:
 
 - an ISO 8601 date-time (`2026-01-31T12:00`, with seconds, a fraction, `Z` or an offset); one
   without a zone is UTC, the zone every recorded time is in;
@@ -14,12 +16,25 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
+from typing import Literal
 
 _AGE = re.compile(r"(\d{1,9})\s*([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 WHEN_HELP = "an ISO 8601 date or date-time (UTC unless it says otherwise), or an age such as 30m, 12h, 7d"
+
+
+def utc_now() -> datetime:
+    """The current moment, aware, in UTC: the only place the explorer reads the clock."""
+    return datetime.now(UTC)
+
+
+def stamp(moment: datetime | None = None, *, precision: Literal["milliseconds", "seconds"] = "milliseconds") -> str:
+    """`moment` (now when None) as RFC 3339 UTC text ending in `Z`: `2026-01-31T12:00:00.000Z`,
+    or without the fraction for `precision="seconds"`."""
+    moment = utc_now() if moment is None else moment.astimezone(UTC)
+    return moment.isoformat(timespec=precision).replace("+00:00", "Z")
 
 
 class WhenError(ValueError):
