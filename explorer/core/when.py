@@ -30,7 +30,9 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def stamp(moment: datetime | None = None, *, precision: Literal["milliseconds", "seconds"] = "milliseconds") -> str:
+def stamp(
+    moment: datetime | None = None, *, precision: Literal["milliseconds", "seconds"] = "milliseconds"
+) -> str:
     """`moment` (now when None) as RFC 3339 UTC text ending in `Z`: `2026-01-31T12:00:00.000Z`,
     or without the fraction for `precision="seconds"`."""
     moment = utc_now() if moment is None else moment.astimezone(UTC)
