@@ -30,7 +30,8 @@ from typing import Any
 
 import pytest
 
-from explorer.core.card_forms import FormError, payload_bytes, unsigned_members
+from explorer.core.card_forms.forms import payload_bytes, unsigned_members
+from explorer.core.card_forms.tracked import FormError
 from explorer.core.pointer import escape
 from explorer.core.signatures import generate_key, public_jwks, sign_card, verify_card
 from explorer.core.strict_json import parse as strict_parse

@@ -30,7 +30,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from explorer.core.card_forms import FormError, member_is_signed, unsigned_members
+from explorer.core.card_forms.forms import member_is_signed, unsigned_members
+from explorer.core.card_forms.tracked import FormError
 from explorer.core.run import Exchange
 from explorer.core.security import Scheme
 from explorer.core.signatures import verify_card

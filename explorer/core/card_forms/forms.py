@@ -1,0 +1,123 @@
+"""The payload forms a card signature is tried under, in order, and what each leaves unsigned.
+
+`FORMS` is the order `signatures.verify_card` tries them: the spec-literal `served` first, then
+the official SDKs' forms, newest Python SDK first. `payload_bytes` is the bytes a signer of a form
+signed, built by that form's module; `unsigned_members` the served members its payload does not
+carry.
+
+"Unsigned" means the member's value is not in the signed bytes, so another value of the same fate
+(`""` for `[]`, `false` for `null`) would verify just as well; the member's mere presence may still
+matter (an empty `supportedInterfaces` keeps the v0.3 `url` out of the payload). A projection
+copying an unsigned member is answered from unsigned bytes, and the report says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from explorer.core.card_forms import a2a_js, python_sdk, python_sdk_legacy, sdk_v03, spec
+from explorer.core.card_forms.tracked import sources
+from explorer.core.pointer import escape, resolve
+
+__all__ = ["FORMS", "dropped_empties", "member_is_signed", "payload_bytes", "unsigned_members"]
+
+FORMS: tuple[str, ...] = ("served", "sdk-normalized", "sdk-legacy-sorted", "sdk-0.3", "a2a-js")
+
+_PAYLOADS: dict[str, Callable[[Mapping[str, Any]], bytes]] = {
+    "served": spec.payload_bytes,
+    "sdk-normalized": python_sdk.payload_bytes,
+    "sdk-legacy-sorted": python_sdk_legacy.payload_bytes,
+    "sdk-0.3": sdk_v03.payload_bytes,
+    "a2a-js": a2a_js.payload_bytes,
+}
+# The tracked tree each non-served form signs; the legacy form signs python_sdk's, written otherwise.
+_TREES: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "sdk-normalized": python_sdk.payload_tree,
+    "sdk-legacy-sorted": python_sdk.payload_tree,
+    "sdk-0.3": sdk_v03.payload_tree,
+    "a2a-js": a2a_js.payload_tree,
+}
+
+
+def payload_bytes(card_doc: Mapping[str, Any], form: str) -> bytes:
+    """The bytes a signer of this form signed. Raises FormError when the form cannot apply
+    (the SDK in question could not have read this card) and ValueError for an unknown form."""
+    if form not in FORMS:
+        raise ValueError(f"unknown payload form {form!r}; expected one of {', '.join(FORMS)}")
+    return _PAYLOADS[form](card_doc)
+
+
+def unsigned_members(card_doc: Mapping[str, Any], form: str) -> tuple[str, ...]:
+    """Sorted pointers of the outermost served members that form's payload does not carry.
+
+    `/signatures` is never listed: no form signs it, it is the signature. Raises like
+    `payload_bytes`."""
+    if form not in FORMS:
+        raise ValueError(f"unknown payload form {form!r}; expected one of {', '.join(FORMS)}")
+    if form == "served":
+        return ()
+    tree = _TREES[form](card_doc)
+    covered: set[str] = set()
+    if tree is not None:
+        sources(tree, covered)
+    reached = {""}
+    for ptr in covered:
+        while ptr:
+            if ptr in reached:
+                break
+            reached.add(ptr)
+            ptr = ptr.rsplit("/", 1)[0]
+    out: list[str] = []
+    stack: list[tuple[str, Any]] = [
+        (f"/{escape(str(k))}", v) for k, v in card_doc.items() if k != "signatures"
+    ]
+    while stack:
+        ptr, value = stack.pop()
+        if ptr not in reached:
+            out.append(ptr)
+        elif ptr not in covered:
+            if isinstance(value, Mapping):
+                stack.extend((f"{ptr}/{escape(str(k))}", v) for k, v in value.items())
+            elif isinstance(value, list):
+                stack.extend((f"{ptr}/{i}", v) for i, v in enumerate(value))
+    return tuple(sorted(out))
+
+
+def _empty(value: Any) -> bool:
+    """What the SDKs' `_clean_empty` drops: "", null, and objects and arrays of nothing else."""
+    if value is None or value == "":
+        return True
+    if isinstance(value, Mapping):
+        return all(_empty(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_empty(v) for v in value)
+    return False
+
+
+def dropped_empties(pointer: str, unsigned: Iterable[str], card_doc: Any) -> tuple[str, ...]:
+    """The unsigned members inside `pointer` when they are all empty members the signer's
+    canonical form drops (`"tenant": ""` in an interface): the member's content is signed except
+    for them. Empty when `pointer` itself is (inside) an unsigned member, or any unsigned member
+    inside it holds content."""
+    inside: list[str] = []
+    for member in unsigned:
+        if pointer == "" or pointer == member or pointer.startswith(member + "/"):
+            return ()
+        if member.startswith(pointer + "/"):
+            found = resolve(card_doc, member)
+            if not found.found or not _empty(found.value):
+                return ()
+            inside.append(member)
+    return tuple(sorted(inside))
+
+
+def member_is_signed(pointer: str, unsigned: Iterable[str]) -> bool:
+    """False if `pointer` is an unsigned member, lies inside one, or contains one."""
+    for member in unsigned:
+        if pointer == member or pointer.startswith(member + "/") or member.startswith(pointer + "/"):
+            return False
+        if pointer == "":
+            return False
+    return True
+
