@@ -1,0 +1,215 @@
+"""The five questions of one attempt, judged (a part of `explorer.core.evaluate`).
+
+Each question is asked twice; the last exchange of each ask is its answer (a 429 waited out and
+retried is reported as `rate_limited`). The first answer is checked for its shape, diffed against
+the declared bytes (section 7, through `DiffContext`), and compared with the second for
+determinism; together they make the report's `questions` and `answers_sha256`. What an interview
+call sent and how its reply reads (`sent_request`, `read_reply`) and what the answers are diffed
+against (`DiffContext`) are shared with the closure probes (`explorer.core.probes`), whose
+valid-selector answer is diffed like a question's.
+
+Reading of the texts where they are silent: a refusal returned for one of the five questions (no
+selector) is not the answer section 4 requires; it is reported as `answer_shape_invalid` after its
+own shape is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from explorer.core.answers import ANY_ID, RpcOutcome, check_answer, check_refusal, is_refusal, read_jsonrpc
+from explorer.core.attempt import Attempt, last_of, parse_body, report_transport, show
+from explorer.core.auth_findings import refused_for_auth, required_finding
+from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
+from explorer.core.card import INTERVIEW_URI
+from explorer.core.diff import CardPair, ProjectionResult, diff_question
+from explorer.core.findings import QUESTIONS, Finding, finding
+from explorer.core.outage import down_answer
+from explorer.core.run import Exchange
+from explorer.core.sow import ProposalCheck
+
+
+def _canonical_bytes(value: Any) -> bytes | None:
+    try:
+        return canonicalize(value)
+    except CanonicalError:
+        return None
+
+
+def _answers_sha(parts: Mapping[str, bytes | None]) -> str | None:
+    """The SHA-256 of the JCS bytes of {question: answer}, assembled from each answer's own JCS
+    bytes (question names are ASCII, so their sorted order is RFC 8785's); None if one has none."""
+    if any(part is None for part in parts.values()):
+        return None
+    members = [b'"' + q.encode("ascii") + b'":' + parts[q] for q in sorted(parts)]  # type: ignore[operator]
+    return sha256_hex(b"{" + b",".join(members) + b"}")
+
+
+def _header_lists(headers: Sequence[tuple[str, str]], uri: str) -> bool:
+    """Whether an A2A-Extensions (or X-A2A-Extensions) header lists exactly this URI."""
+    for name, value in headers:
+        if name.lower() in ("a2a-extensions", "x-a2a-extensions"):
+            if uri in (part.strip() for part in value.split(",")):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class DiffContext:
+    """What the card checks found that every answer is diffed against (section 7)."""
+
+    card_doc: dict[str, Any]  # the card the answers are compared with (`card_checks.compared_card`)
+    unsigned_members: tuple[str, ...]
+    card_signed: bool | None
+    proposals: Mapping[tuple[str, str], ProposalCheck]
+    committed: set[tuple[str, str]]
+    terms_declared: bool
+    skill_ids: tuple[str, ...]
+    pair: CardPair | None = None  # the card fetched for its signatures, when it is another
+
+    def diff(self, question: str, result: Any) -> tuple[list[ProjectionResult], list[Finding]]:
+        """Every projection of one answer against the declared bytes (section 7)."""
+        return diff_question(
+            question, result, card_doc=self.card_doc, unsigned_members=self.unsigned_members,
+            card_signed=self.card_signed, proposals=self.proposals, committed=self.committed,
+            terms_declared=self.terms_declared, skill_ids=self.skill_ids, pair=self.pair,
+        )
+
+
+def sent_request(ex: Exchange) -> dict[str, Any]:
+    """What was sent: method, params, and whether the interview was activated."""
+    body = parse_body(ex.request_body)
+    body = body if isinstance(body, dict) else {}
+    return {"method": body.get("method"), "params": body.get("params"),
+            "activated": _header_lists(ex.request_headers, INTERVIEW_URI), "id": body.get("id", ANY_ID)}
+
+
+def read_reply(ex: Exchange) -> RpcOutcome:
+    """The JSON-RPC reply of an interview call, read against the id its request carried."""
+    return read_jsonrpc(ex.response_body, expected_id=sent_request(ex)["id"])
+
+
+def judge_questions(a: Attempt, exs: Sequence[Exchange], ctx: DiffContext) -> None:
+    """The five questions, each asked twice: the report's `questions`, `answers_sha256` and findings."""
+    asked = 0
+    delivered = 0
+    answered = 0
+    refused: list[tuple[str, Exchange]] = []
+    read: list[tuple[str, RpcOutcome]] = []
+    results: dict[str, bytes | None] = {}  # canonical bytes of each answer that is a result
+    echoed = False
+    responded = False
+    for q in QUESTIONS:
+        first, tries1 = last_of(exs, f"ask:{q}#1")
+        second, tries2 = last_of(exs, f"ask:{q}#2")
+        # Only a 429 that was followed by another try was answered by waiting; a final 429
+        # (an absurd Retry-After is never waited for) is an http_status problem of the call.
+        for ex in tries1[:-1] + tries2[:-1]:
+            if ex.status == 429:
+                a.add("rate_limited", f"the agent answered HTTP 429 to {show(ex.url)}; the call was retried "
+                      "after waiting", question=q)
+        finals = [e for e in (first, second) if e is not None]
+        asked += len(finals)
+        for ex in finals:
+            if ex.error is None:
+                delivered += 1
+            if ex.status is not None and not refused_for_auth(ex) and not down_answer(ex):
+                responded = True
+                echoed = echoed or _header_lists(ex.response_headers, INTERVIEW_URI)
+        usable = [e for e in finals if e.problem() is None]
+        answered += len(usable)
+        for ex in finals:
+            if refused_for_auth(ex):
+                refused.append((q, ex))
+            elif ex.problem() is not None:
+                report_transport(a, ex, question=q)  # the same trouble twice is reported once
+        if not finals:
+            continue
+        if not usable:
+            a.questions[q]["status"] = "error"
+            continue
+        first = read_reply(usable[0])
+        first_bytes = None if first.kind == "malformed" else _canonical_bytes(first.payload)
+        if len(usable) == 2:
+            _determinism(a, q, (first, first_bytes), read_reply(usable[1]), usable)
+        read.append((q, first))
+        if first.kind == "result":  # exactly the questions `_answer` keeps in `a.answers`
+            results[q] = first_bytes
+    # Projections are drawn once every second ask has been read and let go, and the answers'
+    # canonical bytes hashed and let go: a large agent's answers are then never held twice
+    # beside the projections (peak memory, not just time).
+    a.answers_sha = _answers_sha(results) if results else None
+    results.clear()  # let the bytes go before the projections are drawn
+    for q, first in read:
+        _answer(a, q, first, ctx)
+    required = required_finding(refused, ctx.card_doc)
+    if required is not None:
+        a.findings.append(required)
+    if asked == 0 or delivered == 0 or (refused and answered == 0):
+        a.reachable = False  # the questions could not be put (authentication is not conformance)
+    if responded and not echoed:
+        a.findings.append(finding("activation_not_echoed", "no interview response listed the interview URI "
+                                  "in A2A-Extensions (an echo is evidence of activation; its absence is not "
+                                  "a violation)"))
+
+
+def _answer(a: Attempt, q: str, out: RpcOutcome, ctx: DiffContext) -> None:
+    entry = a.questions[q]
+    if out.kind == "malformed":
+        entry.update(status="error", answer=out.body)
+        a.add("answer_malformed", f"the JSON-RPC response is malformed: {show(out.problem, 300)}",
+              question=q)
+        return
+    if out.kind == "error":
+        entry["answer"] = out.error
+        if is_refusal(out.data):
+            a.add("refusal_as_error", "a refusal arrived inside a JSON-RPC error (error.data); it is read as "
+                  "the refusal", question=q)
+            _refused(a, q, out.data, ctx.skill_ids)
+            return
+        entry["status"] = "error"
+        a.add("method_error", f"interview/{q} answered a JSON-RPC error {out.code}: "
+              f"{show(out.message, 200)}", question=q)
+        return
+    result = out.result
+    entry["answer"] = result
+    a.answers[q] = result
+    if is_refusal(result):
+        _refused(a, q, result, ctx.skill_ids)
+        return
+    entry["status"] = "answered"
+    declared = result.get("declared") if isinstance(result, dict) else None
+    entry["declared"] = declared if isinstance(declared, bool) else None
+    a.findings.extend(check_answer(q, result))
+    projections, found = ctx.diff(q, result)
+    entry["projections"] = [p.to_json() for p in projections]
+    a.findings.extend(found)
+
+
+def _refused(a: Attempt, q: str, refusal: Any, skill_ids: tuple[str, ...]) -> None:
+    a.questions[q]["status"] = "refused"
+    a.findings.extend(check_refusal(refusal, skill_ids, question=q))
+    a.add("answer_shape_invalid", f"interview/{q} was refused, but it is one of the five questions and must "
+          "be answered (interview extension, section 4); refusals are for what lies outside them", question=q)
+
+
+def _fingerprint(out: RpcOutcome, ex: Exchange, canonical: bytes | None) -> tuple[str, Any]:
+    if out.kind == "malformed":
+        return out.kind, ex.response_body
+    return out.kind, canonical
+
+
+def _determinism(
+    a: Attempt, q: str, first: tuple[RpcOutcome, bytes | None], two: RpcOutcome, exs: list[Exchange]
+) -> None:
+    """Both asks compared by their canonical bytes, the first ask's computed once by the caller."""
+    one, one_bytes = first
+    if one.kind == "malformed" and two.kind == "malformed":
+        return  # already answer_malformed; raw bytes echo each ask's own id, so they always differ
+    two_bytes = None if two.kind == "malformed" else _canonical_bytes(two.payload)
+    if _fingerprint(one, exs[0], one_bytes) != _fingerprint(two, exs[1], two_bytes):
+        a.add("nondeterministic_answer", f"two asks of interview/{q} gave different canonical bytes; answers "
+              "are lookups and must be identical on every ask (interview extension 4.1)", question=q)
+
