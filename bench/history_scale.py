@@ -278,13 +278,14 @@ def floor_ids(store: Any, runs: list[Run]) -> dict[Any, int]:
 
 def floor_row(run: Run, ids: dict[Any, int]) -> tuple[Any, ...]:
     """The run row `record` inserts for this run, built the way it builds it (`encode_run`)."""
-    from explorer.store.base import agent_of, stamp, summary_fields, utc_now
+    from explorer.core.when import stamp
+    from explorer.store.base import agent_of, summary_fields
     from explorer.store.codec import encode_run
 
     encoded = encode_run(run)
     fields = summary_fields(run.report)
     return (
-        ids[agent_of(run.report)], stamp(utc_now()), fields["verdict"], fields["standing"], fields["role"],
+        ids[agent_of(run.report)], stamp(), fields["verdict"], fields["standing"], fields["role"],
         fields["runner"], fields["card_sha256"], fields["answers_sha256"], ids[encoded.report.digest],
         ids[encoded.exchanges.digest], ids[encoded.keys.digest], encoded.volatile, None, 0,
         fields["signature"],

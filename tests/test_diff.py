@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.core.canonical import canonical_text
-from explorer.core.diff import ProjectionResult, diff_question, first_difference
+from explorer.core.diff import ProjectionResult, diff_question, first_differing_span
 from explorer.core.sow import ProposalCheck, check_proposal, proposal_digest, public_nkey, sign_proposal
 
 CARD: dict[str, Any] = {
@@ -149,11 +149,11 @@ def test_type_differences_are_mismatches() -> None:
     assert codes(findings) == ["projection_mismatch", "projection_mismatch"]
 
 
-def test_first_difference_spans() -> None:
-    assert first_difference("abc", "abc") == ((3, 3), (3, 3))
-    assert first_difference("abXc", "abYYc") == ((2, 3), (2, 4))
-    assert first_difference("aaa", "aa") == ((2, 3), (2, 2))
-    assert first_difference("", "x") == ((0, 0), (0, 1))
+def test_first_differing_span() -> None:
+    assert first_differing_span("abc", "abc") == ((3, 3), (3, 3))
+    assert first_differing_span("abXc", "abYYc") == ((2, 3), (2, 4))
+    assert first_differing_span("aaa", "aa") == ((2, 3), (2, 2))
+    assert first_differing_span("", "x") == ((0, 0), (0, 1))
 
 
 # --- numbers beyond double precision -------------------------------------------------------------
@@ -406,11 +406,11 @@ def test_arbitrary_json_as_an_answer_never_raises(answer: Any, question: str) ->
 
 
 def test_a_marked_excerpt_shows_where_a_long_value_changes_with_carets_under_it() -> None:
-    from explorer.core.diff import first_difference, marked_excerpt
+    from explorer.core.diff import first_differing_span, marked_excerpt
 
     a = "x" * 300 + "old" + "y" * 300
     b = "x" * 300 + "new\x1b[2J" + "y" * 300
-    span_a, span_b = first_difference(a, b)
+    span_a, span_b = first_differing_span(a, b)
     line, carets = marked_excerpt(a, span_a, 80)
     assert line.startswith("...") and line.endswith("...") and "«old»" in line and len(line) < 100
     assert carets.index("^") == line.index("«") and carets.count("^") == len("«old»")

@@ -39,8 +39,9 @@ from explorer.demo.hostile import HostileServer
 from explorer.demo.hostile_cases import HOSTILE_CASES
 from explorer.interview.options import Options
 from explorer.interview.procedure import run_interview_sync
+from explorer.store.base import HistoryError
 from explorer.store.location import open_store
-from explorer.store.sqlite import HISTORY_FILE, History, HistoryError
+from explorer.store.sqlite import HISTORY_FILE, History
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = ["honest", "big-int-equal", "big-int-differs"]  # one recorded run differs from the next

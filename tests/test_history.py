@@ -15,8 +15,8 @@ from test_history_support import CARD_URL, SECRET, make_run
 
 from explorer.core.run import REDACTED
 from explorer.store import sqlite_schema as schema_module
-from explorer.store.base import ChangeMark, RunQuery
-from explorer.store.sqlite import HISTORY_FILE, History, HistoryError
+from explorer.store.base import ChangeMark, HistoryError, RunQuery
+from explorer.store.sqlite import HISTORY_FILE, History
 
 
 @pytest.fixture

@@ -14,9 +14,10 @@ import pytest
 
 from explorer.core.report import summary_lines
 from explorer.core.run import Run
-from explorer.core.view import PROJECTION_MARKS, ReportView, projection_label, verdict_label
+from explorer.core.view import PROJECTION_MARKS, Projection, ReportView, projection_label, verdict_label
 from explorer.store.export import export
-from explorer.tui import model
+from explorer.tui.widgets.header import InterviewHeader
+from explorer.tui.widgets.projections import projection_prompt
 
 
 def _report(**overrides: Any) -> dict[str, Any]:
@@ -88,7 +89,9 @@ def test_each_projection_state_has_its_own_mark_and_every_surface_uses_it() -> N
     assert len(set(PROJECTION_MARKS.values())) == 4
     labels = [projection_label(s) for s in ("match", "mismatch", "unresolved", "unverifiable")]
     assert labels == ["✓ match", "✗ MISMATCH", "? UNRESOLVED", "~ unverifiable"]
-    assert model.projection_label is projection_label and model.PROJECTION_MARK is PROJECTION_MARKS
+    states = ("match", "mismatch", "unresolved", "unverifiable")
+    rows = [projection_prompt(Projection.of({"member": "/m", "status": s})).plain for s in states]
+    assert [row.split()[0] for row in rows] == [PROJECTION_MARKS[s] for s in states]  # the TUI's rows
     run = Run(report=_report())
     markdown, html = export(run, "md"), export(run, "html")
     for label in labels:
@@ -116,7 +119,7 @@ def test_the_standing_reads_the_same_in_the_summary_the_exports_and_the_tui(
     report = _report(ran_by=ran_by, standing=standing)
     assert ReportView.of(report).standing_words() == words
     assert f"standing: {words}" in summary_lines(report)
-    assert model.standing_text(report) == words
+    assert words in InterviewHeader(ReportView.of(report)).render_header().plain  # the TUI's header
     # An export is a file that travels: an unsigned independent or platform role in it is a label.
     travels = words if ran_by["role"] == "self" else f"claim, unsigned: {ran_by['name']} says it ran this"
     assert travels in export(Run(report=report), "md")
@@ -125,7 +128,7 @@ def test_the_standing_reads_the_same_in_the_summary_the_exports_and_the_tui(
 
 def test_the_verdict_reads_the_same_everywhere() -> None:
     report = _report()
-    assert verdict_label("nonconformant") == "✗ nonconformant" == model.verdict_text(report)
+    assert verdict_label("nonconformant") == "✗ nonconformant" == ReportView.of(report).verdict_label
     lines = summary_lines(report)
     assert lines[0] == "verdict: nonconformant (2 attempts)"
     assert lines[1] == "  a conflict with the declared documents survived the re-run"

@@ -31,7 +31,7 @@ from test_evaluate import (
 
 from explorer.cli import main
 from explorer.core import attestation as att
-from explorer.core.rederive import derived_target, first_difference, rederive
+from explorer.core.rederive import derived_target, rederive, stated_report_difference
 from explorer.core.run import Exchange, Run, TranscriptError
 from explorer.core.signatures import generate_key, public_jwks, sign_card
 from explorer.core.transcript import read_transcript
@@ -334,11 +334,11 @@ def test_an_integer_beyond_2_53_outside_the_report_cannot_be_bound_by_a_signatur
 
 def test_a_runs_own_report_is_what_its_bytes_give_and_a_changed_one_is_named() -> None:
     run = conformant_run()
-    assert first_difference(run.report, rederive(run, run.keys, allow_jku=True)) is None
+    assert stated_report_difference(run.report, rederive(run, run.keys, allow_jku=True)) is None
     changed = copy.deepcopy(dict(run.report))
     changed["questions"]["usage"]["projections"][0]["value"] = "<script>\x1b[2J"
-    difference = first_difference(changed, rederive(run, run.keys, allow_jku=True))
+    difference = stated_report_difference(changed, rederive(run, run.keys, allow_jku=True))
     assert difference is not None and difference.pointer == "/questions/usage/projections/0/value"
     assert "\x1b" not in difference.sentence()  # printed safely
     unsigned = att.apply(run.report, att.unsigned(run.report, live=False))
-    assert first_difference(unsigned, run.report) is None  # a reader's standing is not compared
+    assert stated_report_difference(unsigned, run.report) is None  # a reader's standing is not compared

@@ -189,14 +189,15 @@ async def test_the_mouse_selects_projections(tui: Tui) -> None:
         listing = pane.query_one(OptionList)
         await pilot.click(listing, offset=(4, 0))
         await pilot.pause()
-        assert pane.selected is not None and pane.selected["member"] == "/supportedInterfaces"
+        assert pane.selected is not None and pane.selected.member == "/supportedInterfaces"
         assert "pointer  /supportedInterfaces   ✓ match" in plain(pane.query_one(".info", Static))
 
 
 async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
     fleet: Any, monkeypatch: pytest.MonkeyPatch, tui: Tui
 ) -> None:
-    from explorer.store.sqlite import History, HistoryError
+    from explorer.store.base import HistoryError
+    from explorer.store.sqlite import History
 
     def full(self: Any, run: Any) -> int:
         raise HistoryError("cannot record the run: the disk is full")

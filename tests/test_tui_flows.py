@@ -199,8 +199,8 @@ async def test_findings_list_jumps_to_the_projection(demo_runs: dict[str, Any], 
         await pilot.press("enter")
         assert screen.query_one(TabbedContent).active == "tab-terms"
         pane = screen.query_one("#pane-terms", QuestionPane)
-        assert pane.selected is not None and pane.selected["member"] == "/price"
-        assert pane.selected["status"] == "mismatch"
+        assert pane.selected is not None and pane.selected.member == "/price"
+        assert pane.selected.status == "mismatch"
         assert app.focused is pane.query_one(OptionList)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from explorer.core.view import Finding, Probe, Projection, ReportView
 from explorer.tui import diffmarks, jsonview, model, safe
 
 
@@ -57,10 +58,10 @@ def test_tab_label_counts_mismatches_in_words() -> None:
             ],
         }
     )
-    assert model.question_state(report, "usage").label == "✗ usage (1 mismatch)"
-    assert model.question_state(report, "identity").label == "identity (no projections)"
+    assert model.question_state(ReportView.of(report), "usage").label == "✗ usage (1 mismatch)"
+    assert model.question_state(ReportView.of(report), "identity").label == "identity (no projections)"
     two = _report(usage={"status": "answered", "projections": [_projection("/b", "mismatch", 1, 2)] * 2})
-    assert model.question_state(two, "usage").summary == "2 mismatches"
+    assert model.question_state(ReportView.of(two), "usage").summary == "2 mismatches"
 
 
 def test_tab_label_states_for_terms_refusal_and_not_asked() -> None:
@@ -70,47 +71,51 @@ def test_tab_label_states_for_terms_refusal_and_not_asked() -> None:
         refusals={"status": "not_asked", "projections": []},
         identity={"status": "answered", "projections": [_projection("/name", "match", "x", "x")]},
     )
-    assert model.question_state(report, "terms").label == "terms (not declared)"
-    assert model.question_state(report, "capabilities").label == "✗ capabilities (refused)"
-    assert model.question_state(report, "refusals").label == "refusals (not asked)"
-    assert model.question_state(report, "identity").label == "identity (all match)"
+    assert model.question_state(ReportView.of(report), "terms").label == "terms (not declared)"
+    assert model.question_state(ReportView.of(report), "capabilities").label == "✗ capabilities (refused)"
+    assert model.question_state(ReportView.of(report), "refusals").label == "refusals (not asked)"
+    assert model.question_state(ReportView.of(report), "identity").label == "identity (all match)"
 
 
 def test_question_errors_without_projection_problems_still_mark_the_tab() -> None:
     report = _report(identity={"status": "answered", "projections": [_projection("/name", "match", 1, 1)]})
     report["findings"] = [{"code": "answer_extra_member", "severity": "error", "question": "identity"}]
-    assert model.question_state(report, "identity").label == "✗ identity (1 error)"
+    assert model.question_state(ReportView.of(report), "identity").label == "✗ identity (1 error)"
 
 
 def test_standing_never_presents_a_self_run_as_evidence() -> None:
     # The TUI says what the CLI summary and the exports say (explorer.core.view).
-    assert model.standing_text({"ran_by": {"name": "bob", "role": "self"}, "standing": "evidence"}) == (
+    def words(report: dict[str, Any]) -> str:
+        return ReportView.of(report).standing_words()
+
+    assert words({"ran_by": {"name": "bob", "role": "self"}, "standing": "evidence"}) == (
         "claim: bob declared no independent role (--as independent declares one)"
     )
-    assert model.standing_text({"ran_by": {"name": "ci", "role": "platform"}, "standing": "evidence"}) == (
+    assert words({"ran_by": {"name": "ci", "role": "platform"}, "standing": "evidence"}) == (
         "evidence: recorded by a platform (ci)"
     )
-    assert model.standing_text({"ran_by": {"name": "ci", "role": "platform"}}).startswith("claim")
-    assert model.standing_text({}).startswith("claim")
+    assert words({"ran_by": {"name": "ci", "role": "platform"}}).startswith("claim")
+    assert words({}).startswith("claim")
 
 
 def test_signature_badge_names_status_form_and_key() -> None:
-    badge, ok = model.signature_badge(_report())
+    badge, ok = model.signature_badge(ReportView.of(_report()))
     assert ok and badge == "✓ verified · form served · ES256 · kid k1"
-    badge, ok = model.signature_badge({"card": {"signature": {"status": "unsigned"}}})
+    badge, ok = model.signature_badge(ReportView.of({"card": {"signature": {"status": "unsigned"}}}))
     assert not ok and badge == "– unsigned"
     jku = {"card": {"signature": {"status": "verified", "form": "served", "key_source": "jku"}}}
-    assert "key from the card's own jku" in model.signature_badge(jku)[0]
+    assert "key from the card's own jku" in model.signature_badge(ReportView.of(jku))[0]
 
 
 def test_malformed_reports_give_neutral_answers() -> None:
     for junk in ({}, {"questions": []}, {"questions": {"usage": "x"}}, {"card": 3, "findings": "no"}):
-        assert model.question_state(junk, "usage").summary == "not asked"
-        assert model.projections(junk, "usage") == []
-        assert model.findings(junk) == []
-        assert model.first_problem(junk) is None
-        model.signature_badge(junk)
-        model.standing_text(junk)
+        view = ReportView.of(junk)
+        assert model.question_state(view, "usage").summary == "not asked"
+        assert view.questions["usage"].projections == ()
+        assert view.findings == ()
+        assert model.first_problem(view) is None
+        model.signature_badge(view)
+        view.standing_words()
 
 
 def test_first_problem_and_finding_target() -> None:
@@ -120,16 +125,17 @@ def test_first_problem_and_finding_target() -> None:
             "projections": [_projection("/a", "match", 1, 1), _projection("/b", "mismatch", 1, 2)],
         }
     )
-    assert model.first_problem(report) == ("usage", 1)
-    finding = {"code": "projection_mismatch", "question": "usage", "member": "/b"}
-    assert model.finding_target(report, finding) == ("usage", 1)
+    view = ReportView.of(report)
+    assert model.first_problem(view) == ("usage", 1)
+    finding = Finding.of({"code": "projection_mismatch", "question": "usage", "member": "/b"})
+    assert model.finding_target(view, finding) == ("usage", 1)
     assert model.finding_target(
-        report, {"code": "closure_method_not_refused", "probe": "undefined_method"}
+        view, Finding.of({"code": "closure_method_not_refused", "probe": "undefined_method"})
     ) == (
         "refusals",
         None,
     )
-    assert model.finding_target(report, {"code": "card_unsigned"}) is None
+    assert model.finding_target(view, Finding.of({"code": "card_unsigned"})) is None
 
 
 def test_clause_grade_comes_from_the_proposal_clause() -> None:
@@ -153,26 +159,27 @@ def test_clause_grade_comes_from_the_proposal_clause() -> None:
             }
         ]
     }
-    assert model.clause_grade(report, projection) == "enforced"
-    assert model.signed_text(report, projection) == (
+    assert model.clause_grade(ReportView.of(report), Projection.of(projection)) == "enforced"
+    assert model.signed_text(ReportView.of(report), Projection.of(projection)) == (
         "yes: covered by the proposal's provider signature",
         True,
     )
     del report["card"]["terms"]
-    assert model.clause_grade(report, projection) == "evidence"  # from the value itself
-    assert model.signed_text(report, projection)[1] is False
+    grade = model.clause_grade(ReportView.of(report), Projection.of(projection))
+    assert grade == "evidence"  # from the value itself
+    assert model.signed_text(ReportView.of(report), Projection.of(projection))[1] is False
 
 
 def test_unsigned_member_is_said_in_words() -> None:
     projection = _projection("/url", "match", "x", "x", signed=False)
-    text, ok = model.signed_text(_report(), projection)
+    text, ok = model.signed_text(ReportView.of(_report()), Projection.of(projection))
     assert not ok and text.startswith("NO: this member is outside the signed payload")
 
 
 def test_a_member_signed_except_dropped_empties_says_so_on_the_signed_line() -> None:
     projection = {**_projection("/supportedInterfaces/0", "match", "x", "x", signed=False),
                   "unsigned_empty": ["/supportedInterfaces/0/tenant", "/x\x1b[2J"]}
-    text, ok = model.signed_text(_report(), projection)
+    text, ok = model.signed_text(ReportView.of(_report()), Projection.of(projection))
     assert ok and text.startswith("yes, except empty members the signer's canonical form drops: "
                                   "/supportedInterfaces/0/tenant")
     assert "\x1b" not in text  # a pointer is agent text
@@ -244,18 +251,18 @@ def test_churn_markers_say_what_changed_since_the_previous_run() -> None:
 
 
 def test_probe_text_counts_a_correct_refusal_as_good() -> None:
-    assert model.probe_text({"name": "undefined_method", "outcome": "refused"}) == (
+    assert model.probe_text(Probe.of({"name": "undefined_method", "outcome": "refused"})) == (
         "✓ undefined method: got the standard refusal",
         True,
     )
-    assert model.probe_text({"name": "unactivated_call", "outcome": "answered"})[1] is False
+    assert model.probe_text(Probe.of({"name": "unactivated_call", "outcome": "answered"}))[1] is False
 
 
 def test_a_clause_grade_from_the_agent_is_drawn_as_text_in_the_list() -> None:
     from explorer.tui.widgets.projections import projection_prompt
 
     hostile = "[@click=app.quit]enforced\x1b[5m\u202e"
-    prompt = projection_prompt(_projection("/price", "match", 1, 1), grade=hostile, source="p")
+    prompt = projection_prompt(Projection.of(_projection("/price", "match", 1, 1)), grade=hostile, source="p")
     assert "[@click=app.quit]enforced\\x1b[5m" in prompt.plain
     assert "\x1b" not in prompt.plain and "\u202e" not in prompt.plain
     assert not any("@click" in str(span.style) for span in prompt.spans)
@@ -265,9 +272,9 @@ def test_terms_summary_survives_a_card_whose_terms_are_not_an_object() -> None:
     from explorer.tui.widgets.question import summary_lines
 
     report = {"card": {"terms": None}, "questions": {"terms": {"status": "answered", "declared": True}}}
-    assert "terms:" in summary_lines(report, "terms").plain
+    assert "terms:" in summary_lines(ReportView.of(report), "terms").plain
     report = {"card": {"terms": {"proposals": [{"url": "http://x/p.sow.json/", "status": "verified"}]}}}
-    assert "✓ proposal p.sow.json: verified" in summary_lines(report, "terms").plain
+    assert "✓ proposal p.sow.json: verified" in summary_lines(ReportView.of(report), "terms").plain
 
 
 def test_a_valid_selector_answered_with_values_in_conflict_is_not_marked_good(demo_runs: Any) -> None:
@@ -275,6 +282,6 @@ def test_a_valid_selector_answered_with_values_in_conflict_is_not_marked_good(de
     [probe] = [p for p in report["probes"] if p["name"] == "valid_selector"]
     conflicts = [f for f in report["findings"] if f.get("probe") == "valid_selector"]
     assert probe["outcome"] == "answered" and conflicts  # drifting answers the selector with its drift
-    words, ok = model.probe_text(probe, report)
+    words, ok = model.probe_text(Probe.of(probe), ReportView.of(report))
     assert not ok and words == "✗ valid selector: was answered, but projection_mismatch (see findings)"
-    assert model.probe_text(probe) == ("✓ valid selector: was answered", True)  # the reply alone
+    assert model.probe_text(Probe.of(probe)) == ("✓ valid selector: was answered", True)  # the reply alone

@@ -129,8 +129,9 @@ def verdict_exit(verdict: str) -> int:
 
 def met_timeout(report: Any) -> bool:
     """Whether a report has a `timeout` finding: a request got no complete answer in time."""
-    findings = report.get("findings") if isinstance(report, dict) else None
-    return any(isinstance(f, dict) and f.get("code") == "timeout" for f in findings or ())
+    from explorer.core.view import ReportView
+
+    return any(f.code == "timeout" for f in ReportView.of(report).findings)
 
 
 def timeout_hint(timeout: float) -> str:
@@ -144,8 +145,9 @@ def timeout_hint(timeout: float) -> str:
 
 def met_deadline(report: Any) -> bool:
     """Whether a report has a `deadline` finding: the run's deadline cut it short."""
-    findings = report.get("findings") if isinstance(report, dict) else None
-    return any(isinstance(f, dict) and f.get("code") == "deadline" for f in findings or ())
+    from explorer.core.view import ReportView
+
+    return any(f.code == "deadline" for f in ReportView.of(report).findings)
 
 
 def deadline_hint(seconds: float | None = None) -> str:
@@ -377,7 +379,7 @@ def open_history(args: argparse.Namespace, *, existing: bool = False) -> History
     `existing` is for commands that only read or delete runs: a history file named explicitly
     that is not there is a HistoryError (a mistyped path), never a new empty file created to
     say "no runs recorded yet". The default history in the home is created as ever."""
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     choice = choose_history_of(args)
     location = choice.location
@@ -405,7 +407,7 @@ def newest_run_of(args: argparse.Namespace, text: str) -> int:
     """The id of the newest recorded run of the agent `text` names (`agents_named`); HistoryError
     when it names none, UsageError for an unusable config."""
     from explorer.core.text import safe_text
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     config = config_of(args)
     with open_history(args, existing=True) as history:

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from explorer.core.compare import compare_reports
     from explorer.core.text import safe_text
     from explorer.core.view import ReportView
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     try:
         (a, run_a), (b, run_b) = read_runs(args, args.run_a, args.run_b)

@@ -58,8 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
+    from explorer.store.base import HistoryError
     from explorer.store.export import ExportError, ExportUnavailable, export, format_for_path, write_export
-    from explorer.store.sqlite import HistoryError
 
     fmt = args.format
     if fmt is None:

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explorer.core.text import safe_text
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     what = args.what.strip()
     try:

@@ -27,7 +27,6 @@ import itertools
 import json
 import sys
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from explorer.commands.common import (
@@ -111,10 +110,10 @@ def _short(digest: str | None) -> str:
 
 
 def _query(args: argparse.Namespace, agents: tuple[str, ...] | None, limit: int | None) -> RunQuery:
-    from explorer.core.when import WhenError, parse_when
+    from explorer.core.when import WhenError, parse_when, utc_now
     from explorer.store.base import RunQuery
 
-    now = datetime.now(UTC)
+    now = utc_now()
     try:
         since = parse_when(args.since, now) if args.since else None
         until = parse_when(args.until, now, end_of_day=True) if args.until else None

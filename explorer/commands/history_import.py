@@ -108,7 +108,7 @@ def _warning(run: Run) -> str | None:
 def run_import(args: argparse.Namespace, names: list[str]) -> int:
     from explorer.commands.evidence_options import trusted_runners
     from explorer.core.text import safe_text
-    from explorer.store.sqlite import HistoryError, agent_of
+    from explorer.store.base import HistoryError, agent_of
 
     if not names:
         return error("history import needs one or more transcript files or directories", EXIT_USAGE, COMMAND)

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from explorer.interview.planning import PlanError, plan_for_run
     from explorer.interview.replay import interview
     from explorer.net.keys import KeysError
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     try:
         config = config_of(args)

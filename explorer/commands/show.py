@@ -50,7 +50,7 @@ def _run_or_agent(text: str) -> int | str:
 def run(args: argparse.Namespace) -> int:
     from explorer.core.report import summary_lines
     from explorer.core.text import safe_text
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     try:
         if isinstance(args.run_id, str):

@@ -283,9 +283,9 @@ class _Outputs:
 def _line(report: Any, target: str) -> str:
     """One agent of a sweep in words: verdict, target, card name, the error codes."""
     from explorer.core.text import safe_text
+    from explorer.core.view import ReportView
 
-    card = report.get("card") if isinstance(report.get("card"), dict) else {}
-    name = card.get("name")
+    name = ReportView.of(report).card.name
     codes = sorted(
         {
             str(f.get("code"))

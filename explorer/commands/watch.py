@@ -124,7 +124,7 @@ async def _loop(
     """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is."""
     from explorer.interview.replay import interview_async, tick_line
     from explorer.net.keys import KeysError
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     next_at = time.monotonic()
     while args.count is None or tally.done < args.count:
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.target:
         return error("a TARGET is required (or a list of them with --from FILE)", EXIT_USAGE)
     from explorer.core.text import safe_text
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     try:
         config = config_of(args)

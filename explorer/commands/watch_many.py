@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, say, typed_settings
@@ -48,14 +47,14 @@ class State:
 
 
 def state_of(report: Mapping[str, Any], target: str) -> State:
-    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
-    name = card.get("name")
-    digest = card.get("sha256")
+    from explorer.core.view import ReportView
+
+    card = ReportView.of(report).card
     answers = report.get("answers_sha256")
     return State(
-        name if isinstance(name, str) and name else target,
+        card.name or target,
         str(report.get("verdict")),
-        digest if isinstance(digest, str) else None,
+        card.sha256,
         answers if isinstance(answers, str) else None,
     )
 
@@ -161,10 +160,6 @@ def _jobs(args: argparse.Namespace) -> tuple[list[Job], dict[str, RunnerKey]]:
     return jobs, signers
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 async def _watch(
     args: argparse.Namespace,
     jobs: list[Job],
@@ -173,6 +168,7 @@ async def _watch(
     last: list[int],
 ) -> None:
     from explorer.core.sweep import Tally
+    from explorer.core.when import stamp
     from explorer.interview.sweep import sweep
 
     previous: dict[str, State] | None = None
@@ -191,16 +187,14 @@ async def _watch(
         for state in current.states.values():
             tally.add(state.verdict)
         states = {job.target: current.states[job.target] for job in jobs if job.target in current.states}
-        print(
-            sweep_line(_now(), number, states, previous, time.perf_counter() - began, tally.words()),
-            flush=True,
-        )
+        took, ended = time.perf_counter() - began, stamp(precision="seconds")
+        print(sweep_line(ended, number, states, previous, took, tally.words()), flush=True)
         previous = states
         last[:] = [tally.exit_status()]
 
 
 def run_watch_many(args: argparse.Namespace) -> int:
-    from explorer.store.sqlite import HistoryError
+    from explorer.store.base import HistoryError
 
     try:
         jobs, signers = _jobs(args)

@@ -38,8 +38,10 @@ from explorer.core.intoto import (
     transcript_sha256,
     transcript_subject_digest,
 )
+from explorer.core.jsonshape import mapping_of
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
+from explorer.core.view import ReportView
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -85,7 +87,7 @@ def thumbprint(jwk: Mapping[str, Any]) -> str:
 def runner_keys(jwks: Mapping[str, Any] | None) -> dict[str, bytes]:
     """Thumbprint -> raw public key of every Ed25519 key of a JWKS; other keys are skipped."""
     out: dict[str, bytes] = {}
-    keys = jwks.get("keys") if isinstance(jwks, Mapping) else None
+    keys = mapping_of(jwks).get("keys")
     for jwk in keys if isinstance(keys, list) else []:
         if not isinstance(jwk, Mapping):
             continue
@@ -250,10 +252,8 @@ class Assessment:
 
 
 def _role_of(report: Mapping[str, Any]) -> tuple[str, str | None]:
-    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
-    role = ran_by.get("role") if ran_by.get("role") in ("self", "independent", "platform") else "self"
-    name = ran_by.get("name") if isinstance(ran_by.get("name"), str) else None
-    return role, name
+    view = ReportView.of(report)
+    return view.role, view.runner
 
 
 def unsigned(report: Mapping[str, Any], *, live: bool) -> Assessment:
@@ -284,7 +284,7 @@ def assess(
 
     `card_signed_by(raw_key) -> bool` says whether a key also signs the agent's own card (the
     self-attestation check); None skips it."""
-    report = transcript.get("report") if isinstance(transcript.get("report"), Mapping) else {}
+    report = mapping_of(transcript.get("report"))
     envelope = transcript.get("run_attestation")
     if envelope is None:
         return unsigned(report, live=False)
@@ -350,7 +350,7 @@ def card_signer_check(card_docs: Sequence[Mapping[str, Any]]) -> Any:
     def signed_by(raw_key: bytes) -> bool:
         x = _b64url(raw_key)
         for doc in card_docs:
-            sigs = doc.get("signatures") if isinstance(doc, Mapping) else None
+            sigs = mapping_of(doc).get("signatures")
             # Only an EdDSA signature can be the runner's (Ed25519) key: the others are never tried,
             # so a large card signed with ES256 costs nothing here.
             entries = [s for s in sigs if isinstance(s, Mapping)] if isinstance(sigs, list) else []
@@ -366,7 +366,7 @@ def card_signer_check(card_docs: Sequence[Mapping[str, Any]]) -> Any:
     return signed_by
 
 
-def _protected(signature: Mapping[str, Any]) -> dict[str, Any]:
+def _protected(signature: Mapping[str, Any]) -> Mapping[str, Any]:
     protected = signature.get("protected")
     if not isinstance(protected, str) or len(protected) > 64 * 1024:
         return {}
@@ -374,7 +374,7 @@ def _protected(signature: Mapping[str, Any]) -> dict[str, Any]:
         decoded = json.loads(_b64url_decode(protected))
     except (ValueError, binascii.Error):
         return {}
-    return decoded if isinstance(decoded, dict) else {}
+    return mapping_of(decoded)
 
 
 def _kid_of(signature: Mapping[str, Any]) -> str | None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from explorer.core.diff import first_difference, marked_excerpt
+from explorer.core.diff import first_differing_span, marked_excerpt
 from explorer.core.findings import QUESTIONS
 from explorer.core.text import safe_text
 from explorer.core.view import Projection, Question, ReportView
@@ -219,7 +219,7 @@ def _change_lines(c: ProjectionChange) -> list[str]:
     before, after = c.before_canonical, c.after_canonical
     if c.kind == "changed" and before is not None and after is not None and before != after:
         # Where it changes: a window around the first difference of each, marked « » and ^.
-        span_a, span_b = first_difference(before, after)
+        span_a, span_b = first_differing_span(before, after)
         for name, text, span in (("before: ", before, span_a), ("after:  ", after, span_b)):
             line, carets = marked_excerpt(text, span, _VALUE_WIDTH)
             lines.append(f"      {name}{line}")

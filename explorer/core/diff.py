@@ -32,8 +32,9 @@ from typing import Any, Literal
 from explorer.core import pointer as jp
 from explorer.core.answers import source_problems
 from explorer.core.canonical import CanonicalError, canonical_text
-from explorer.core.card_forms import dropped_empties
+from explorer.core.card_forms.forms import dropped_empties
 from explorer.core.findings import Finding, finding
+from explorer.core.jsonshape import mapping_of
 from explorer.core.signatures import member_is_signed
 from explorer.core.sow import ProposalCheck
 from explorer.core.strict_json import lossy_integers
@@ -115,7 +116,7 @@ class ProjectionResult:
         }
 
 
-def first_difference(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
+def first_differing_span(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
     """The first differing span of two strings: ([start, end_a), [start, end_b)).
 
     `start` is the length of the common prefix; each end trims the common suffix without
@@ -168,7 +169,7 @@ def marked_excerpt(text: str, span: tuple[int, int], width: int = 100) -> tuple[
 
 def skill_ids_of(card_doc: Any) -> tuple[str, ...]:
     """The card's skill ids in card order (string ids only)."""
-    skills = card_doc.get("skills") if isinstance(card_doc, Mapping) else None
+    skills = mapping_of(card_doc).get("skills")
     if not isinstance(skills, list):
         return ()
     return tuple(s["id"] for s in skills if isinstance(s, Mapping) and isinstance(s.get("id"), str))
@@ -414,7 +415,7 @@ def _diff_projection(
                 f"doubles; the exact numbers differ: {_excerpt(value_text, 0, 0)}")
             return result("mismatch", **compared)
         return result("match", **compared)
-    span, source_span = first_difference(value_text, source_text)
+    span, source_span = first_differing_span(value_text, source_text)
     add("projection_mismatch", f"answered {_excerpt(value_text, *span)} but the {document} holds "
         f"{_excerpt(source_text, *source_span)} (first difference at character {span[0]})")
     return result("mismatch", diff=span, source_diff=source_span, **compared)

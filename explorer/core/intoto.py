@@ -29,7 +29,9 @@ from urllib.parse import quote
 
 from explorer.core.canonical import canonicalize, sha256_hex
 from explorer.core.card import INTERVIEW_URI
+from explorer.core.jsonshape import member
 from explorer.core.run import Exchange
+from explorer.core.view import ReportView
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 VSA_TYPE = "https://slsa.dev/verification_summary/v1"
@@ -180,8 +182,7 @@ def build_statement(
     explorer_version: str,
 ) -> dict[str, Any]:
     """The in-toto Statement v1 (SLSA VSA v1 predicate) a runner signs for one run."""
-    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
-    card_url = card.get("url") if isinstance(card.get("url"), str) else None
+    card_url = ReportView.of(report).card.url
     verdict = str(report.get("verdict"))
     passed = verdict == "conformant"
     predicate: dict[str, Any] = {
@@ -209,15 +210,13 @@ def transcript_subject_digest(statement: Mapping[str, Any]) -> str | None:
     """The SHA-256 the statement gives for the `transcript` subject, or None."""
     for subject in statement.get("subject") or []:
         if isinstance(subject, Mapping) and subject.get("name") == TRANSCRIPT_SUBJECT:
-            digest = subject.get("digest")
-            value = digest.get("sha256") if isinstance(digest, Mapping) else None
+            value = member(subject, "digest", "sha256")
             return value if isinstance(value, str) else None
     return None
 
 
 def predicate_text(statement: Mapping[str, Any], field: str) -> str | None:
-    predicate = statement.get("predicate")
-    value = predicate.get(field) if isinstance(predicate, Mapping) else None
+    value = member(statement, "predicate", field)
     return value if isinstance(value, str) else None
 
 

@@ -28,6 +28,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from explorer.core.findings import PROBES, QUESTIONS
 from explorer.core.text import safe_text
+from explorer.core.view import ReportView
 
 # Every probe the report lists (the closure probes and the unactivated call with and without
 # `params`): a finding of a probe missing here would be filed under `card` instead.
@@ -118,12 +119,12 @@ def suite(report: Mapping[str, Any], *, name: str | None = None, seconds: float 
             skipped += 1
         else:
             cases.append(f"{head}/>")
-    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
+    card = ReportView.of(report).card
     properties = {
         "verdict": verdict,
         "standing": report.get("standing"),
-        "card_url": card.get("url"),
-        "card_sha256": card.get("sha256"),
+        "card_url": card.url,
+        "card_sha256": card.sha256,
         "answers_sha256": report.get("answers_sha256"),
     }
     props = "".join(

@@ -46,6 +46,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from explorer.core.canonical import CanonicalError, canonicalize
 from explorer.core.card import OPENCLASP_URI
+from explorer.core.jsonshape import mapping_of
 from explorer.core.sow import SowError, decode_b64url, encode_b64url
 from explorer.core.strict_json import describe_type
 from explorer.core.text import safe_text
@@ -258,8 +259,7 @@ def _interface_urls(a2a_card: Mapping[str, Any]) -> list[Any]:
 
 
 def _extension_uris(a2a_card: Mapping[str, Any]) -> list[Any]:
-    caps = a2a_card.get("capabilities")
-    exts = caps.get("extensions") if isinstance(caps, Mapping) else None
+    exts = mapping_of(a2a_card.get("capabilities")).get("extensions")
     return [e.get("uri") for e in exts if isinstance(e, Mapping)] if isinstance(exts, list) else []
 
 

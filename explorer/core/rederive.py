@@ -16,8 +16,8 @@ derives it:
 - `ran_by` and the times are labels the report carries; who ran a run is decided by its signature
   (`explorer.core.attestation`), never by the label.
 
-`first_difference` compares a stated report with the derived one and names the first member
-that differs, both values printed safely. The members a reader's trust decides (`standing`,
+`stated_report_difference` compares a stated report with the derived one and names the first
+member that differs, both values printed safely. The members a reader's trust decides (`standing`,
 `run_attestation`, the `evidence_unverified` finding) are not compared: they are re-assessed
 wherever a run is shown. A report made by another explorer version is held to the facts a run is
 listed and shown by (`FIXED_FACTS`), since a newer verifier may judge the same bytes in more
@@ -229,7 +229,9 @@ def _without_reader_members(report: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def first_difference(stated_report: Mapping[str, Any], derived: Mapping[str, Any]) -> Difference | None:
+def stated_report_difference(
+    stated_report: Mapping[str, Any], derived: Mapping[str, Any]
+) -> Difference | None:
     """The first member where the stated report and the derived one differ (reader members aside),
     or None. A report of another explorer version is held to `FIXED_FACTS` only."""
     a, b = _without_reader_members(stated_report), _without_reader_members(derived)

@@ -94,8 +94,7 @@ def summary_lines(report: Mapping[str, Any] | ReportView) -> list[str]:
 def first_attempt_conflicts(report: Mapping[str, Any]) -> list[Finding]:
     """The error findings of a re-run report's first attempt (`first_attempt.conflicts`): what
     churned, with both values in each projection's detail; empty for a single attempt."""
-    first = report.get("first_attempt")
-    items = first.get("conflicts") if isinstance(first, Mapping) else None
+    items = ReportView.of(report).member("first_attempt", "conflicts")
     return [Finding.of(c) for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
 
 

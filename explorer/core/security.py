@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from explorer.core.jsonshape import mapping_of
+
 Kind = Literal["apiKey", "bearer", "basic", "oauth2", "openIdConnect", "mutualTLS", "unknown"]
 
 # v1.0 wrapper member -> the v0.3 `type` it corresponds to.
@@ -161,13 +163,11 @@ def _scheme(name: str, raw: Mapping[str, Any], pointer: str) -> Scheme:
         kind: Kind = "bearer" if text == "bearer" else "basic" if text == "basic" else "unknown"
         return Scheme(name, kind, pointer)
     if kind_name == "oauth2":
-        flows = body.get("flows")
-        flows = flows if isinstance(flows, Mapping) else {}
+        flows = mapping_of(body.get("flows"))
         typed_flow = _oneof(flows, "flow")
         if typed_flow is not None:
             flows = {typed_flow[0]: typed_flow[1]}
-        cc = flows.get("clientCredentials")
-        token_url = cc.get("tokenUrl") if isinstance(cc, Mapping) else None
+        token_url = mapping_of(flows.get("clientCredentials")).get("tokenUrl")
         return Scheme(
             name,
             "oauth2",
@@ -190,7 +190,7 @@ def _requirement(raw: Any) -> dict[str, tuple[str, ...]] | None:
     if isinstance(schemes, Mapping):  # v1.0: {schemes: {name: {list: [scopes]}}}
         out: dict[str, tuple[str, ...]] = {}
         for name, scopes in schemes.items():
-            out[name] = _strings(scopes.get("list")) if isinstance(scopes, Mapping) else ()
+            out[name] = _strings(mapping_of(scopes).get("list"))
         return out
     return {name: _strings(scopes) for name, scopes in raw.items()}  # v0.3: {name: [scopes]}
 

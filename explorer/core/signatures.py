@@ -31,7 +31,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from explorer.core.card_forms import FORMS, FormError, member_is_signed, payload_bytes, unsigned_members
+from explorer.core.card_forms.forms import FORMS, member_is_signed, payload_bytes, unsigned_members
+from explorer.core.card_forms.tracked import FormError
+from explorer.core.jsonshape import mapping_of
 from explorer.core.strict_json import StrictJsonError, describe_type
 from explorer.core.strict_json import parse as strict_parse
 
@@ -103,7 +105,7 @@ class _KeyStore:
         self.skipped: list[str] = []
 
     def add_set(self, jwks: Any, source: KeySource) -> None:
-        keys = jwks.get("keys") if isinstance(jwks, Mapping) else None
+        keys = mapping_of(jwks).get("keys")
         if not isinstance(keys, list):
             self.skipped.append("a key set is not a JWKS object with a keys array")
             return
@@ -408,7 +410,7 @@ def verify_card(
 
 def _protected_headers(card_doc: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """The readable protected headers of the card's signatures, in order."""
-    sigs = card_doc.get("signatures") if isinstance(card_doc, Mapping) else None
+    sigs = mapping_of(card_doc).get("signatures")
     for entry in sigs if isinstance(sigs, list) else ():
         if not isinstance(entry, Mapping):
             continue

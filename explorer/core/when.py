@@ -34,9 +34,15 @@ def stamp(
     moment: datetime | None = None, *, precision: Literal["milliseconds", "seconds"] = "milliseconds"
 ) -> str:
     """`moment` (now when None) as RFC 3339 UTC text ending in `Z`: `2026-01-31T12:00:00.000Z`,
-    or without the fraction for `precision="seconds"`."""
-    moment = utc_now() if moment is None else moment.astimezone(UTC)
-    return moment.isoformat(timespec=precision).replace("+00:00", "Z")
+    or without the fraction for `precision="seconds"`. A moment without a zone is UTC.
+
+    The stored `recorded_at` is this text at milliseconds: one fixed form, so that ordering and
+    comparing the text is ordering and comparing the moments, on every history backend."""
+    if moment is None:
+        moment = utc_now()
+    elif moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec=precision).replace("+00:00", "Z")
 
 
 class WhenError(ValueError):

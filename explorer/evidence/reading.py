@@ -27,9 +27,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from explorer.core.rederive import first_difference, rederive, target_problem
+from explorer.core.jsonshape import mapping_of
+from explorer.core.rederive import rederive, stated_report_difference, target_problem
 from explorer.core.run import Run, TranscriptError
 from explorer.core.transcript import MAX_TRANSCRIPT_BYTES, Transcript, read_transcript
+from explorer.core.view import ReportView
 from explorer.evidence.standing import assess_transcript
 
 
@@ -67,7 +69,7 @@ def stated_problem(run: Run) -> str | None:
     problem = target_problem(_stated_target(run.report), run.exchanges)
     if problem is not None:
         return problem
-    difference = first_difference(run.report, rederive(run, run.keys, allow_jku=True))
+    difference = stated_report_difference(run.report, rederive(run, run.keys, allow_jku=True))
     return None if difference is None else difference.sentence()
 
 
@@ -109,6 +111,4 @@ def _with_recorded_keys(derived: dict[str, Any], recorded: Run) -> dict[str, Any
 
 
 def _signature(report: Mapping[str, Any]) -> Mapping[str, Any]:
-    card = report.get("card")
-    signature = card.get("signature") if isinstance(card, Mapping) else None
-    return signature if isinstance(signature, Mapping) else {}
+    return mapping_of(ReportView.of(report).member("card", "signature"))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.attestation import public_jwk, runner_keys
+from explorer.core.jsonshape import mapping_of
 from explorer.net.files import read_capped
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def trusted_from_files(paths: list[Path], own: Path | None = None) -> tuple[dict
         except (OSError, ValueError) as exc:
             notes.append(f"trusted runner keys {path} not used: {exc}")
             continue
-        trusted.update(runner_keys(data if isinstance(data, dict) else {}))
+        trusted.update(runner_keys(mapping_of(data)))
     if own is not None:
         try:
             trusted.update(runner_keys(load(own).jwks()))

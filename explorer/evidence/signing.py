@@ -17,6 +17,8 @@ from explorer import __version__
 from explorer.core import attestation as att
 from explorer.core.intoto import build_statement, transcript_sha256
 from explorer.core.run import Run
+from explorer.core.view import ReportView
+from explorer.core.when import stamp
 from explorer.evidence.runner_keys import RunnerKey
 from explorer.evidence.standing import card_documents
 from explorer.store.redact import redact_headers
@@ -48,9 +50,9 @@ def sign_run(run: Run, key: RunnerKey) -> Run:
     """The run signed by `key`: report with `run_attestation`, envelope in `Run.attestation`."""
     run = redacted(run)
     report = dict(run.report)
-    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
-    role = str(ran_by.get("role") or "self")
-    runner = str(ran_by.get("name") or "unknown")
+    view = ReportView.of(report)
+    role = str(view.member("ran_by", "role") or "self")
+    runner = str(view.member("ran_by", "name") or "unknown")
     self_attested = att.card_signer_check(card_documents(run.exchanges))(
         att.runner_keys(key.jwks())[key.keyid]
     )
@@ -76,13 +78,7 @@ def sign_run(run: Run, key: RunnerKey) -> Run:
         digest,
         runner=runner,
         role=role,
-        time_verified=finished if isinstance(finished, str) and finished.endswith("Z") else _now(),
+        time_verified=finished if isinstance(finished, str) and finished.endswith("Z") else stamp(),
         explorer_version=__version__,
     )
     return replace(unsigned_run, attestation=att.sign_statement(statement, key.private_key))
-
-
-def _now() -> str:
-    from datetime import UTC, datetime
-
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

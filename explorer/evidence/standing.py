@@ -85,7 +85,7 @@ def _unbound_integers(
     integers can share their canonical bytes and the signed digest cannot tell them apart; the
     exchanges' raw bytes (base64 text) it binds exactly, so the report's integers are checked
     against the report those bytes give, and such an integer anywhere else is refused."""
-    from explorer.core.rederive import first_difference, rederive
+    from explorer.core.rederive import rederive, stated_report_difference
     from explorer.core.strict_json import lossy_integers
 
     found = lossy_integers({key: value for key, value in transcript.items() if key != "run_attestation"})
@@ -97,7 +97,7 @@ def _unbound_integers(
         return _altered(assessment, f"it holds an integer beyond +-(2^53-1) at {where}, which the "
                         "signature's RFC 8785 bytes cannot tell from its neighbours")
     try:
-        difference = first_difference(run.report, rederive(run, run.keys, allow_jku=True))
+        difference = stated_report_difference(run.report, rederive(run, run.keys, allow_jku=True))
     except ValueError as exc:
         return _altered(assessment, f"its report cannot be derived from its exchanges ({exc})")
     if difference is None:

@@ -46,6 +46,7 @@ from explorer.core import attestation
 from explorer.core.card import Card, CardError, parse_card
 from explorer.core.evaluate import FAMILY_CARD, UNDEFINED_METHOD, UNMATCHED_SELECTOR, evaluate
 from explorer.core.findings import QUESTIONS
+from explorer.core.jsonshape import mapping_of, member
 from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.outage import all_down
 from explorer.core.rederive import rederive
@@ -56,11 +57,12 @@ from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.core.token_trust import Vouch, fetched_key_sets, vouch_for
 from explorer.core.verdict import ROLES
+from explorer.core.when import stamp
 from explorer.interview.options import Options
 from explorer.net.auth import SHARED_TOKENS, AuthSession
 from explorer.net.discovery import CARD_REQUEST_HEADERS, card_for_version, discover_card, is_url
 from explorer.net.gate import HostGate
-from explorer.net.http import Deadline, Fetcher, Limits, now_rfc3339
+from explorer.net.http import Deadline, Fetcher, Limits
 from explorer.net.jsonrpc import call_headers, rpc_body
 from explorer.net.keys import load_keys, user_keys
 from explorer.net.origins import is_loopback_host, origin, site_of
@@ -406,10 +408,9 @@ class _Attempt:
 
     async def _openclasp(self, card: Card) -> None:
         ext = card.openclasp
-        params = ext.params if ext is not None else None
-        card_url = params.get("openClaspCardUrl") if isinstance(params, Mapping) else None
         if ext is None:
             return
+        card_url = mapping_of(ext.params).get("openClaspCardUrl")
         if not isinstance(card_url, str) or not is_url(card_url):
             self.tell("openclasp", "the OpenClasp entry names no public card URL")
             return
@@ -422,8 +423,7 @@ class _Attempt:
             public = strict_parse(ex.response_body, max_bytes=self.options.max_bytes)
         except StrictJsonError:
             public = None
-        verification = public.get("verification") if isinstance(public, Mapping) else None
-        named = verification.get("verificationKeyUrl") if isinstance(verification, Mapping) else None
+        named = member(public, "verification", "verificationKeyUrl")
         if isinstance(named, str) and named:
             try:
                 key_url = urljoin(card_url, named)
@@ -484,7 +484,7 @@ def failed_report(target: str, options: Options, error: str) -> dict[str, Any]:
     and every member the contract requires, so a sweep's NDJSON line is still a complete report."""
     role = options.role if options.role in ROLES else "self"
     ran_by = {"name": options.runner or default_runner(), "role": role}
-    now = now_rfc3339()
+    now = stamp()
     report = _evaluate([], {}, target, ran_by, now, now)
     return {**report, "error": f"the interview could not be run: {error}"}
 
@@ -502,7 +502,7 @@ async def run_interview(
     if options.role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, not {options.role!r}")
     tell = _Teller(progress)
-    started = now_rfc3339()
+    started = stamp()
     limits = Limits(timeout=options.timeout, max_bytes=options.max_bytes, public_only=options.public_only,
                     deadline=Deadline.start(run_deadline(options)))
     keys = await _trusted_keys(options.keys, limits, tell)
@@ -530,7 +530,7 @@ async def run_interview(
                 report = None
                 break
             this_attempt = [e for e in fetcher.exchanges if e.attempt == attempt]
-            report = _evaluate(this_attempt, keys, target, ran_by, started, now_rfc3339())
+            report = _evaluate(this_attempt, keys, target, ran_by, started, stamp())
             if not _has_errors(report):
                 break
             tell("rerun", "error findings on this attempt; fetching and asking again (churn check)")
@@ -539,7 +539,7 @@ async def run_interview(
     if report is None or attempt > 1:
         # The report of a single clean attempt already covers every exchange; otherwise all
         # attempts are judged together (the verdict depends on their order).
-        report = _evaluate(exchanges, keys, target, ran_by, started, now_rfc3339())
+        report = _evaluate(exchanges, keys, target, ran_by, started, stamp())
     tell("done", f"verdict: {report.get('verdict')}")
     return Run(report=report, exchanges=exchanges, keys=keys)
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from explorer.core.compare import Comparison, compare_reports
 from explorer.core.run import Run
 from explorer.core.text import safe_text
+from explorer.core.view import ReportView
+from explorer.core.when import stamp
 from explorer.store.base import HistoryStore
 
 if TYPE_CHECKING:
@@ -43,10 +44,6 @@ class Step:
         return self.run.verdict
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def settle(
     run: Run,
     *,
@@ -60,7 +57,8 @@ def settle(
 
     run_id = history.record(run) if history is not None else None
     comparison = compare_reports(previous[1], read_back_report(run.report)) if previous is not None else None
-    return Step(run, run_id, previous[0] if previous is not None else None, comparison, _now())
+    previous_id = previous[0] if previous is not None else None
+    return Step(run, run_id, previous_id, comparison, stamp(precision="seconds"))
 
 
 def interview(
@@ -111,8 +109,7 @@ def unstable_findings(report: Mapping[str, Any]) -> list[str]:
 def tick_line(step: Step) -> str:
     """The one line `watch` prints per run: time, run, verdict, digests, change, unstable findings."""
     report = step.run.report
-    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
-    digest = (card.get("sha256") or "-")[:12] if isinstance(card.get("sha256"), str) else "-"
+    digest = (ReportView.of(report).card.sha256 or "-")[:12]
     answers = report.get("answers_sha256")
     answers = answers[:12] if isinstance(answers, str) else "-"
     recorded = f"run {step.run_id}" if step.run_id is not None else "not recorded"

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from explorer.core.auth_findings import TOKEN_PURPOSE, UNTRUSTED, oauth_error, token_problem
+from explorer.core.jsonshape import mapping_of
 from explorer.core.run import Exchange
 from explorer.core.scrub import MIN_LENGTH, secret_parts, too_short
 from explorer.core.security import Scheme, Security
@@ -367,7 +368,7 @@ def _token_endpoint(ex: Exchange) -> str | None:
         doc = strict_parse(ex.response_body)
     except StrictJsonError:
         return None
-    found = doc.get("token_endpoint") if isinstance(doc, dict) else None
+    found = mapping_of(doc).get("token_endpoint")
     return found if isinstance(found, str) and found else None
 
 

@@ -23,8 +23,9 @@ from explorer.core.card import WELL_KNOWN
 from explorer.core.openclasp import OpenClaspRef, classify_reference, resolution_card
 from explorer.core.run import Exchange
 from explorer.core.strict_json import StrictJsonError, parse
+from explorer.core.when import stamp
 from explorer.net.files import read_capped
-from explorer.net.http import Fetcher, now_rfc3339
+from explorer.net.http import Fetcher
 from explorer.net.origins import site_of
 
 Say = Callable[[str], None]
@@ -43,7 +44,7 @@ def is_url(target: str) -> bool:
 
 def read_card_file(path: Path, max_bytes: int, attempt: int = 1) -> Exchange:
     """A local card as an Exchange (method FILE), size-capped like a fetch."""
-    started, t0 = now_rfc3339(), time.perf_counter()
+    started, t0 = stamp(), time.perf_counter()
     error: str | None = None
     body = b""
     truncated = False
@@ -135,7 +136,7 @@ async def _resolve(fetcher: Fetcher, url: str, attempt: int, say: Say) -> tuple[
 
 def _failed_card(target: str, attempt: int, error: str) -> Exchange:
     return Exchange(
-        purpose="card", attempt=attempt, method="GET", url=target, error=error, started_at=now_rfc3339()
+        purpose="card", attempt=attempt, method="GET", url=target, error=error, started_at=stamp()
     )
 
 

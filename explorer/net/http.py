@@ -51,6 +51,7 @@ from urllib.parse import urljoin
 from explorer import __version__
 from explorer.core.run import DEADLINE, REDACTED, Exchange
 from explorer.core.scrub import Scrubber, secret_parts, too_short
+from explorer.core.when import stamp, utc_now
 from explorer.net.gate import HostGate
 from explorer.net.origins import Blocked, PinnedTarget, origin, resolve_public
 from explorer.net.plain import Answer, PlainError, PlainPool, Target, plain_target
@@ -116,10 +117,6 @@ class Limits:
     deadline: Deadline | None = None
 
 
-def now_rfc3339() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
     """Retry-After as seconds (delta or HTTP date); None when absent or unreadable."""
     if value is None:
@@ -137,7 +134,7 @@ def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> fl
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+    return max(0.0, (when - (now or utc_now())).total_seconds())
 
 
 @dataclass(frozen=True)
@@ -329,7 +326,7 @@ class Fetcher:
         return Exchange(
             purpose=ask.purpose, attempt=ask.attempt, method=ask.method, url=ask.url,
             request_headers=recorded, request_body=ask.body, error=deadline.unsent(),
-            started_at=now_rfc3339(),
+            started_at=stamp(),
         )
 
     def _cleaned(self, ex: Exchange) -> Exchange:
@@ -353,7 +350,7 @@ class Fetcher:
         hops = 0
         while True:
             sent, recorded = self._headers_for(ask)
-            started = now_rfc3339()
+            started = stamp()
             t0 = time.perf_counter()
             hop = await self._hop(ask, sent)
             exchange = Exchange(

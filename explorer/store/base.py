@@ -27,8 +27,10 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from explorer.core.view import ReportView
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -44,9 +46,7 @@ __all__ = [
     "RunSummary",
     "StoredRun",
     "agent_of",
-    "stamp",
     "summary_fields",
-    "utc_now",
 ]
 
 AGENT_NAME_CAP = 200
@@ -189,25 +189,10 @@ def run_fingerprint(
     return h.hexdigest()
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def stamp(moment: datetime) -> str:
-    """`2026-11-30T12:00:00.000Z`: the form `recorded_at` is stored in (UTC, milliseconds).
-
-    Stored as text in this fixed form so that ordering and comparing the text is ordering and
-    comparing the moments, on every backend. A moment without a zone is taken as UTC."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def agent_of(report: Mapping[str, Any]) -> str:
     """Which agent a report is about: its card URL, else the target it was run against."""
-    card = report.get("card")
-    url = card.get("url") if isinstance(card, Mapping) else None
-    if isinstance(url, str) and url:
+    url = ReportView.of(report).card.url
+    if url:
         return url
     target = report.get("target")
     return str(target) if target else "(unknown agent)"
@@ -218,19 +203,19 @@ def _text_or_none(value: Any) -> str | None:
 
 
 def summary_fields(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The columns a run's history line is listed by, read from its report."""
-    card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
-    ran_by = report.get("ran_by") if isinstance(report.get("ran_by"), Mapping) else {}
-    signature = card.get("signature") if isinstance(card.get("signature"), Mapping) else {}
-    name = _text_or_none(card.get("name"))
+    """The columns a run's history line is listed by, read from its report. Each is the text the
+    report states, None when it states none: not the view's reading of a missing member (a role
+    of `self`, a `claim`), so a stored row says what its report says."""
+    view = ReportView.of(report)
+    name = view.card.name
     return {
         "verdict": str(report.get("verdict") or "unknown"),
         "standing": _text_or_none(report.get("standing")),
-        "role": _text_or_none(ran_by.get("role")),
-        "runner": _text_or_none(ran_by.get("name")),
-        "card_sha256": _text_or_none(card.get("sha256")),
+        "role": _text_or_none(view.member("ran_by", "role")),
+        "runner": view.runner,
+        "card_sha256": view.card.sha256,
         "answers_sha256": _text_or_none(report.get("answers_sha256")),
-        "signature": _text_or_none(signature.get("status")),
+        "signature": _text_or_none(view.member("card", "signature", "status")),
         "name": name[:AGENT_NAME_CAP] if name else None,
     }
 

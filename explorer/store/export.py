@@ -23,7 +23,6 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,7 +30,8 @@ from typing import Any, Literal
 from explorer import __version__
 from explorer.core import attestation as att
 from explorer.core.canonical import CanonicalError, canonical_text, sha256_hex
-from explorer.core.diff import first_difference
+from explorer.core.diff import first_differing_span
+from explorer.core.jsonshape import mapping_of, member
 from explorer.core.run import Run
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as parse_json
@@ -219,7 +219,6 @@ def transcript(run: Run) -> dict[str, Any]:
     report = att.apply(recorded, att.unsigned(recorded, live=False))
     data = {**run.to_transcript(), "report": report}
     view = ReportView.of(report)
-    ran_by = view.member("ran_by") if isinstance(view.member("ran_by"), Mapping) else {}
     for entry, ex in zip(data["exchanges"], run.exchanges, strict=True):
         entry["request_headers"] = [list(h) for h in redact_headers(ex.request_headers)]
         entry["response_headers"] = [list(h) for h in redact_headers(ex.response_headers)]
@@ -231,7 +230,7 @@ def transcript(run: Run) -> dict[str, Any]:
         "verdict": report.get("verdict"),
         "standing": report.get("standing"),
         "standing_words": view.standing_words(),
-        "ran_by": dict(ran_by),
+        "ran_by": dict(mapping_of(view.member("ran_by"))),
         "card_sha256": view.member("card", "sha256"),
         "answers_sha256": report.get("answers_sha256"),
         "started_at": report.get("started_at"),
@@ -286,8 +285,7 @@ def _index(p: Projection) -> str:
 
 
 def _request_method(probe: Probe) -> Any:
-    request = probe.raw.get("request")
-    return request.get("method") if isinstance(request, Mapping) else None
+    return member(probe.raw, "request", "method")
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -324,7 +322,7 @@ def _md_mismatch(p: Projection) -> list[str]:
     if source is None:
         return lines + _fence(answered) + ["", "The source member resolves to nothing.", ""]
     declared = safe_text(source, limit=_BLOCK)
-    (start, end_a), (_, end_b) = first_difference(answered, declared)
+    (start, end_a), (_, end_b) = first_differing_span(answered, declared)
     caret = " " * start + "^" * max(1, max(end_a, end_b) - start)
     return lines + _fence("\n".join([answered, declared, caret])) + [""]
 
@@ -435,7 +433,7 @@ def _html_projection(p: Projection) -> str:
     source_text = p.canonical("source")
     declared = safe_text(source_text, limit=_BLOCK) if source_text is not None else None
     if status in PROBLEM_PROJECTIONS and declared is not None:
-        (start, end_a), (_, end_b) = first_difference(answered, declared)
+        (start, end_a), (_, end_b) = first_differing_span(answered, declared)
         value_html, source_html = _h_marked(answered, start, end_a), _h_marked(declared, start, end_b)
     else:
         value_html = html.escape(answered)

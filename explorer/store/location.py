@@ -27,7 +27,8 @@ from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
-from explorer.store.base import HistoryError, HistoryStore, utc_now
+from explorer.core.when import utc_now
+from explorer.store.base import HistoryError, HistoryStore
 
 INSTALL_POSTGRES = "pip install 'interview-explorer[postgres]'"
 _POSTGRES_SCHEMES = ("postgresql", "postgres")

@@ -38,7 +38,8 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from explorer.store.base import HistoryError, utc_now
+from explorer.core.when import utc_now
+from explorer.store.base import HistoryError
 from explorer.store.codec import Doc, EncodedRun, pack_document
 from explorer.store.sql import Conn, SqlHistory
 

@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from explorer.core.run import Run
+from explorer.core.when import stamp, utc_now
 from explorer.store.base import (
     AgentSummary,
     ChangeMark,
@@ -42,9 +43,7 @@ from explorer.store.base import (
     agent_of,
     changed_from,
     run_fingerprint,
-    stamp,
     summary_fields,
-    utc_now,
 )
 from explorer.store.codec import Doc, EncodedRun, decode_document, decode_run, encode_run
 

@@ -25,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
+from explorer.core.when import utc_now
 from explorer.store.base import (
     AgentSummary,
     ChangeMark,
@@ -34,7 +35,6 @@ from explorer.store.base import (
     RunQuery,
     RunSummary,
     agent_of,
-    utc_now,
 )
 from explorer.store.sql import Conn, SqlHistory
 from explorer.store.sqlite_schema import HISTORY_FILE, connect, rollback
@@ -45,13 +45,11 @@ __all__ = [
     "ChangeMark",
     "FleetSummary",
     "History",
-    "HistoryError",
     "HistoryStore",
     "RunQuery",
     "RunSummary",
     "SqliteHistory",
     "agent_of",
-    "utc_now",
 ]
 
 T = TypeVar("T")
