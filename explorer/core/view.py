@@ -94,6 +94,10 @@ def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _list(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (list, tuple)) else ()
+
+
 def _maps(value: Any) -> tuple[Mapping[str, Any], ...]:
     return tuple(v for v in value if isinstance(v, Mapping)) if isinstance(value, (list, tuple)) else ()
 
@@ -179,7 +183,7 @@ class Signature:
                 f"here; to check it: {how}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: an answer may carry 10,000 of them, typed at once
 class Projection:
     """One projection of an answer: the member it copies, where from, and how it compared."""
 
@@ -218,6 +222,22 @@ class Projection:
     def problem(self) -> bool:
         return self.status != "match"
 
+    @property
+    def value(self) -> Any:
+        """The answered value (any JSON)."""
+        return self.raw.get("value")
+
+    @property
+    def lossy(self) -> bool:
+        """A number in the answer or the source is an integer beyond ±(2^53-1)."""
+        return bool(self.raw.get("lossy"))
+
+    @property
+    def unsigned_empty(self) -> tuple[str, ...]:
+        """Empty members under this one that the signer's canonical form drops (so a signature
+        covers the member except them)."""
+        return tuple(m for m in _list(self.raw.get("unsigned_empty")) if isinstance(m, str))
+
     def source(self) -> tuple[bool, Any]:
         """(whether the source member was read, its value). A match carries its value once, as
         `value` (the member holds the same); other states carry `source_value` when it was read,
@@ -230,11 +250,16 @@ class Projection:
             return True, self.raw.get("value")
         return False, None
 
+    def stated_canonical(self, which: Literal["value", "source"] = "value") -> str | None:
+        """The canonical text of the answered value, or of the source member's value, as the report
+        states it (`value_canonical`, `source_canonical`); None when it states none."""
+        return _str(self.raw.get(f"{which}_canonical"))
+
     def canonical(self, which: Literal["value", "source"] = "value") -> str | None:
         """The canonical text of the answered value, or of the source member's value: the report's
         own string when present, else recomputed. None for a source that resolved to nothing."""
-        given = self.raw.get(f"{which}_canonical")
-        if isinstance(given, str):
+        given = self.stated_canonical(which)
+        if given is not None:
             return given
         if which == "value":
             return canonical_or_json(self.raw.get("value"))
@@ -327,6 +352,11 @@ class Probe:
     def of(cls, data: Mapping[str, Any]) -> Probe:
         return cls(_str(data.get("name")) or "probe", _str(data.get("outcome")) or "unknown", data)
 
+    @property
+    def request(self) -> Mapping[str, Any]:
+        """The JSON-RPC request the probe sent (method and params), empty when not recorded."""
+        return _map(self.raw.get("request"))
+
 
 @dataclass(frozen=True)
 class Card:
@@ -339,6 +369,7 @@ class Card:
     sha256: str | None
     signature: Signature
     proposals: tuple[Mapping[str, Any], ...]
+    problems: tuple[str, ...]  # why what was fetched is not a usable card, in words
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
@@ -352,6 +383,7 @@ class Card:
             sha256=_str(d.get("sha256")),
             signature=Signature.of(d.get("signature")),
             proposals=_maps(_map(d.get("terms")).get("proposals")),
+            problems=tuple(p for p in _list(d.get("problems")) if isinstance(p, str)),
             raw=d,
         )
 
@@ -370,6 +402,7 @@ class ReportView:
     role: str  # self | independent | platform (unknown or missing reads as self)
     target: str | None
     attempts: int | None
+    answers_sha256: str | None
     card: Card
     raw: Mapping[str, Any] = field(repr=False)
 
@@ -385,6 +418,7 @@ class ReportView:
             role=str(role),
             target=_str(r.get("target")),
             attempts=_int(r.get("attempts")),
+            answers_sha256=_str(r.get("answers_sha256")),
             card=Card.of(r.get("card")),
             raw=r,
         )

@@ -7,6 +7,10 @@ everywhere (F1 help, quit, history, palette), and the two cross-cutting services
 notifications. Bindings carry ids (`app.help`, `interview.findings`, ...) so the `[keymap]` table
 of the config file can rebind any of them; ctrl+m/i/h/j are never bound because terminals send
 them as Enter, Tab, Backspace and newline.
+
+Screens and widgets reach this app and its context with `explorer_of(self)` and
+`context_of(self)`: Textual types `self.app` as any App, and these say, once and checked, that
+it is this one, so no screen needs a `type: ignore` to use it.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.screen import Screen
 
 from explorer.tui import collector, safe
-from explorer.tui.context import AppContext, DemoAgent, ExplorerError
+from explorer.tui.context import AppContext, DemoAgent
+from explorer.tui.errors import ExplorerError
 from explorer.tui.palette import ExplorerCommands, PaletteCommand
 
 if TYPE_CHECKING:
@@ -345,3 +351,17 @@ class ExplorerApp(App[int]):
     async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
         self.actions_run.append(str(action))
         return await super().run_action(action, default_namespace)
+
+
+def explorer_of(node: DOMNode) -> ExplorerApp:
+    """The explorer's app that a screen or widget runs in, typed (Textual's `node.app` is any App):
+    `explorer_of(self).start_interview(target)`."""
+    app = node.app
+    if not isinstance(app, ExplorerApp):
+        raise TypeError(f"{type(node).__name__} runs in {type(app).__name__}, not in the explorer's app")
+    return app
+
+
+def context_of(node: DOMNode) -> AppContext:
+    """The session's `AppContext`, for a screen or widget: `context_of(self).load(run_id)`."""
+    return explorer_of(node).context

@@ -20,9 +20,12 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from explorer.tui import safe
+
+if TYPE_CHECKING:
+    from explorer.tui.app import ExplorerApp
 
 _TOOLS: tuple[tuple[str, ...], ...] = (
     ("wl-copy",),
@@ -56,7 +59,7 @@ def _tool_copy(text: str) -> str | None:
     return None
 
 
-def copy(app: Any, text: str, what: str) -> None:
+def copy(app: ExplorerApp, text: str, what: str) -> None:
     """Copy `text` for the user of `app`; a toast says where it went. `what` names it (`pointer`)."""
     if app.is_web:
         name = f"copied-{re.sub(r'[^a-z0-9]+', '-', what.lower()).strip('-') or 'text'}.txt"

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from explorer.core.card import WELL_KNOWN
+from explorer.core.view import ReportView
 
 PENDING = "pending"
 # Sort keys the screen cycles through, and verdict order for "verdict": worst first.
@@ -72,10 +73,6 @@ def entry_of_summary(summary: Any) -> FleetEntry:
     )
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 @dataclass(frozen=True)
 class Finished:
     """What the fleet keeps of one finished run (read from its report, which is then dropped)."""
@@ -89,17 +86,15 @@ class Finished:
     answers_sha256: str | None
 
     @classmethod
-    def of(cls, report: Mapping[str, Any], agent: str) -> Finished:
-        card = report.get("card") if isinstance(report.get("card"), Mapping) else {}
-        signature = card.get("signature") if isinstance(card.get("signature"), Mapping) else {}
+    def of(cls, report: ReportView, agent: str) -> Finished:
         return cls(
             agent=agent,
-            name=_text(card.get("name")),
-            verdict=str(report.get("verdict")),
-            standing=_text(report.get("standing")),
-            signature=_text(signature.get("status")),
-            card_sha256=_text(card.get("sha256")),
-            answers_sha256=_text(report.get("answers_sha256")),
+            name=report.card.name,
+            verdict=report.verdict,
+            standing=report.standing,
+            signature=report.card.signature.status,
+            card_sha256=report.card.sha256,
+            answers_sha256=report.answers_sha256,
         )
 
 

@@ -93,7 +93,7 @@ def build_app(
             raise LaunchError(problem)
     start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)
     if target and not target.isdigit():
-        from explorer.tui.context import ExplorerError
+        from explorer.tui.errors import ExplorerError
 
         try:
             transcript = context.open_transcript(target)  # a JSON transcript opens offline

@@ -1,69 +1,29 @@
-"""What the screens say about a report, as plain data: labels, badges, states, spans.
+"""What the screens say about a report beyond the core's words: tab states, badges, jumps, spans.
 
-The report (docs/ARCHITECTURE.md, "The report") is JSON that may come from an old history row
-or a hand-edited transcript, so every accessor here is defensive: a missing or mistyped member
-gives a neutral answer, never an exception. Keeping these rules out of the widgets means the
-wording a user relies on ("usage (1 mismatch)", "claim, self-run by ...") is decided in one
-place, tested without a terminal, and shared by every screen that shows it.
+A report is read once, tolerantly, into `explorer.core.view.ReportView` (a missing or mistyped
+member is a neutral value, never an exception), and the screens read its typed fields: the
+marks, the verdict and standing sentences, the agent's name are the core's, the same in the CLI
+and the exports. What stays here is what only the screens say: a question tab's state in words
+("usage (1 mismatch)"), the signature badge, whether a member is covered by a signature, the
+clause grade and proposal a terms projection cites, where a finding jumps, the first problem,
+the probes in words, and the differing span of two strings. Keeping these rules out of the
+widgets means the wording a user relies on is decided in one place, tested without a terminal,
+and shared by every screen that shows it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
-from explorer.core import view
 from explorer.core.findings import EXPECTED_OUTCOME
 from explorer.core.findings import QUESTIONS as QUESTIONS  # the one list, in question order
 from explorer.core.text import safe_text
-
-# Symbol + word for each state, so nothing is told by colour alone: defined once, in the core's
-# report view, for the TUI, the exports and the CLI alike.
-PROJECTION_MARK = view.PROJECTION_MARKS
-VERDICT_MARK = view.VERDICT_MARKS
-SEVERITY_MARK = view.SEVERITY_MARKS
-projection_label = view.projection_label  # "✗ MISMATCH", "? UNRESOLVED", "~ unverifiable", "✓ match"
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else []
+from explorer.core.view import Finding, Probe, Projection, ReportView
 
 
 def _str(value: Any, default: str = "") -> str:
     return value if isinstance(value, str) else default
-
-
-def card(report: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _map(report.get("card"))
-
-
-def question(report: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    return _map(_map(report.get("questions")).get(name))
-
-
-def projections(report: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
-    items = _list(question(report, name).get("projections"))
-    return [p for p in items if type(p) is dict or isinstance(p, Mapping)]
-
-
-def findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [f for f in _list(report.get("findings")) if isinstance(f, Mapping)]
-
-
-def extension_findings(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [f for f in _list(report.get("extensions")) if isinstance(f, Mapping)]
-
-
-def probes(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [p for p in _list(report.get("probes")) if isinstance(p, Mapping)]
-
-
-def agent_name(report: Mapping[str, Any]) -> str:
-    return _str(card(report).get("name")) or _str(report.get("target"), "(unnamed agent)")
 
 
 def plural(n: int, word: str) -> str:
@@ -100,8 +60,8 @@ def tab_labels(full: Sequence[str], short: Sequence[str], tight: Sequence[str], 
     return list(tight)
 
 
-def question_state(report: Mapping[str, Any], name: str) -> QuestionState:
-    q = view.Question.of(name, question(report, name))  # counted as the CLI summary counts them
+def question_state(report: ReportView, name: str) -> QuestionState:
+    q = report.questions[name]  # counted as the CLI summary counts them
     if q.status == "not_asked" or not q.raw:
         return QuestionState(name, "not asked", False)
     if q.status == "error":
@@ -129,41 +89,13 @@ def question_state(report: Mapping[str, Any], name: str) -> QuestionState:
     return QuestionState(name, "all match", False)
 
 
-def _question_errors(report: Mapping[str, Any], name: str) -> int:
-    return sum(1 for f in findings(report) if f.get("question") == name and f.get("severity") == "error")
+def _question_errors(report: ReportView, name: str) -> int:
+    return sum(1 for f in report.findings if f.question == name and f.severity == "error")
 
 
-def verdict_text(report: Mapping[str, Any]) -> str:
-    return view.verdict_label(report.get("verdict") or "unknown")
-
-
-def projection_canonical(
-    projection: Mapping[str, Any], which: Literal["value", "source"] = "value"
-) -> str | None:
-    """The canonical text of a projection's answered value or source member (`view.Projection`)."""
-    return view.Projection.of(projection).canonical(which)
-
-
-def projection_source(projection: Mapping[str, Any]) -> tuple[bool, Any]:
-    """(whether the source member was read, its value) (`view.Projection.source`)."""
-    return view.Projection.of(projection).source()
-
-
-def standing_text(report: Mapping[str, Any], *, how_to_declare: bool = True) -> str:
-    """The core's standing sentence: a self-run result is a claim and never reads as evidence
-    (interview extension, sections 8 and 9), with who ran it and who signed it (and, unless
-    told not to, how to declare an independent role)."""
-    return view.ReportView.of(report).standing_words(how_to_declare=how_to_declare)
-
-
-def standing_mark(report: Mapping[str, Any]) -> str:
-    """The history and compare screens' short mark: `✓ evidence · signed`, `claim · unknown signer`."""
-    return view.ReportView.of(report).standing_mark()
-
-
-def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:
+def signature_badge(report: ReportView) -> tuple[str, bool]:
     """`("✓ verified · sdk-normalized · kid demo-1", ok)`: the words carry the state."""
-    sig = view.Signature.of(card(report).get("signature"))
+    sig = report.card.signature
     parts = [f"{sig.mark} {sig.status}"]
     if sig.form:
         parts.append(f"form {sig.form}")
@@ -176,12 +108,11 @@ def signature_badge(report: Mapping[str, Any]) -> tuple[str, bool]:
     return " · ".join(parts), sig.status == "verified"
 
 
-def layout_text(report: Mapping[str, Any]) -> str:
+def layout_text(report: ReportView) -> str:
     """`v1.0 · A2A 1.0 over JSON-RPC`: the card's layout, and the A2A protocol version its JSON-RPC
     interface is spoken to in (it read as a JSON-RPC version when it said `(JSON-RPC 1.0)`)."""
-    c = card(report)
-    layout = _str(c.get("layout")) or "unknown layout"
-    version = _str(c.get("protocol_version"))
+    layout = report.card.layout or "unknown layout"
+    version = report.card.protocol_version
     return f"{layout}" + (f" · A2A {version} over JSON-RPC" if version else "")
 
 
@@ -192,39 +123,33 @@ def short_digest(value: Any, width: int = 12) -> str:
     return text[:width] if text else "–"
 
 
-def signed_text(report: Mapping[str, Any], projection: Mapping[str, Any]) -> tuple[str, bool]:
+def signed_text(report: ReportView, projection: Projection) -> tuple[str, bool]:
     """Whether the projection's source member is covered by a signature, in words."""
-    signed = projection.get("signed")
-    if projection.get("document") == "proposal":
+    if projection.document == "proposal":
         proposal = proposal_for(report, projection)
-        status = _str(_map(proposal).get("status"), "unknown")
+        status = _str((proposal or {}).get("status"), "unknown")
         if status == "verified":
             return "yes: covered by the proposal's provider signature", True
         return f"no: the proposal is {status.replace('_', ' ')}", False
-    form = _str(_map(card(report).get("signature")).get("form"))
-    if signed is True:
+    signature = report.card.signature
+    form = signature.form
+    if projection.signed is True:
         return "yes: covered by the card signature" + (f" ({form} payload)" if form else ""), True
-    if signed is False:
-        status = _str(_map(card(report).get("signature")).get("status"), "unknown")
-        empties = [safe_text(m, limit=120) for m in _list(projection.get("unsigned_empty"))]
-        if status == "verified" and empties:
+    if projection.signed is False:
+        empties = [safe_text(m, limit=120) for m in projection.unsigned_empty]
+        if signature.status == "verified" and empties:
             return ("yes, except empty members the signer's canonical form drops: "
                     + ", ".join(empties)), True
-        if status == "verified":
+        if signature.status == "verified":
             return f"NO: this member is outside the signed payload ({form or 'matched form'})", False
-        return f"NO: the card signature is {status}", False
+        return f"NO: the card signature is {signature.status}", False
     return "unknown", False
 
 
-def proposals(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The proposals the card's terms entry commits to, as the report checked them."""
-    return [p for p in _list(_map(card(report).get("terms")).get("proposals")) if isinstance(p, Mapping)]
-
-
-def proposal_for(report: Mapping[str, Any], projection: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    url, digest = projection.get("url"), projection.get("digest")
-    for proposal in proposals(report):
-        if proposal.get("url") == url and proposal.get("digest") == digest:
+def proposal_for(report: ReportView, projection: Projection) -> Mapping[str, Any] | None:
+    """The proposal (as the report checked it) a terms projection cites, by its url and digest."""
+    for proposal in report.card.proposals:
+        if proposal.get("url") == projection.url and proposal.get("digest") == projection.digest:
             return proposal
     return None
 
@@ -238,47 +163,60 @@ def proposal_name(proposal: Mapping[str, Any], url: object = None) -> str:
     return url.rstrip("/").rsplit("/", 1)[-1] if url else ""
 
 
-def proposal_label(report: Mapping[str, Any], projection: Mapping[str, Any]) -> str:
+def proposal_label(report: ReportView, projection: Projection) -> str:
     """A short name for the proposal a projection cites: its offering, else its file name."""
-    return proposal_name(proposal_for(report, projection) or {}, projection.get("url"))
+    return proposal_name(proposal_for(report, projection) or {}, projection.url)
 
 
-def clause_grade(report: Mapping[str, Any], projection: Mapping[str, Any]) -> str | None:
+def clause_grade(report: ReportView, projection: Projection) -> str | None:
     """The grade of the clause a terms projection shows: from the proposal, else from the value."""
-    proposal = proposal_for(report, projection)
-    member = projection.get("member")
-    if proposal is not None:
-        for clause in _list(proposal.get("clauses")):
-            if isinstance(clause, Mapping) and clause.get("member") == member and clause.get("grade"):
-                return str(clause["grade"])
-    for value in (view.Projection.of(projection).source()[1], projection.get("value")):
+    proposal = proposal_for(report, projection) or {}
+    clauses = proposal.get("clauses")
+    for clause in clauses if isinstance(clauses, (list, tuple)) else ():
+        if isinstance(clause, Mapping) and clause.get("member") == projection.member and clause.get("grade"):
+            return str(clause["grade"])
+    for value in (projection.source()[1], projection.value):
         if isinstance(value, Mapping) and isinstance(value.get("grade"), str):
             return value["grade"]
     return None
 
 
-def finding_target(report: Mapping[str, Any], item: Mapping[str, Any]) -> tuple[str, int | None] | None:
+def finding_target(report: ReportView, finding: Finding) -> tuple[str, int | None] | None:
     """Where selecting a finding should jump: (question, projection position or None)."""
-    name = item.get("question")
-    if item.get("probe"):
+    if finding.probe:
         return ("refusals", None)
+    name = finding.question
     if name not in QUESTIONS:
         return None
-    member = item.get("member")
-    for position, projection in enumerate(projections(report, name)):
-        if member is not None and projection.get("member") == member:
+    member = finding.member
+    for position, projection in enumerate(report.questions[name].projections):
+        if member is not None and projection.member == member:
             return (name, position)
     return (name, None)
 
 
-def first_problem(report: Mapping[str, Any]) -> tuple[str, int] | None:
-    """The first mismatching (else unresolved) projection, in question order."""
+def first_problem(report: ReportView) -> tuple[str, int] | None:
+    """The first mismatching (else unresolved) projection, in question order. A question is
+    counted before its projections are typed, so a large answer with nothing wrong costs a scan."""
+    counted = {name: report.questions[name].counts() for name in QUESTIONS}
     for wanted in ("mismatch", "unresolved"):
         for name in QUESTIONS:
-            for position, projection in enumerate(projections(report, name)):
-                if projection.get("status") == wanted:
-                    return (name, position)
+            if counted[name][wanted]:
+                projections = report.questions[name].projections
+                return (name, next(i for i, p in enumerate(projections) if p.status == wanted))
     return None
+
+
+def problems(report: ReportView) -> list[tuple[str, int]]:
+    """Every projection that does not match, as (question, position), in question order (what
+    `n` walks through); questions whose answer all matches are counted, never typed."""
+    found: list[tuple[str, int]] = []
+    for name in QUESTIONS:
+        question = report.questions[name]
+        counts = question.counts()
+        if sum(counts.values()) > counts["match"]:
+            found += [(name, position) for position, p in enumerate(question.projections) if p.problem]
+    return found
 
 
 def diff_spans(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -293,25 +231,25 @@ def diff_spans(a: str, b: str) -> tuple[tuple[int, int], tuple[int, int]]:
     return (start, len(a) - tail), (start, len(b) - tail)
 
 
-def refusal_boundary(report: Mapping[str, Any]) -> list[str]:
+def refusal_boundary(report: ReportView) -> list[str]:
     """The skill ids the refusals answer states as the boundary (its /skills/N/id projections)."""
     out = []
-    for projection in projections(report, "refusals"):
-        member = _str(projection.get("member"))
+    for projection in report.questions["refusals"].projections:
+        member = projection.member or ""
         if member.startswith("/skills/") and member.endswith("/id"):
-            value = projection.get("value")
+            value = projection.value
             out.append(value if isinstance(value, str) else repr(value))
     return out
 
 
-def probe_text(probe: Mapping[str, Any], report: Mapping[str, Any] | None = None) -> tuple[str, bool]:
+def probe_text(probe: Probe, report: ReportView | None = None) -> tuple[str, bool]:
     """A probe's outcome in words; a correct refusal is a good answer (interview extension 9.3).
     With the `report`, a probe that got the expected kind of reply but has error findings of its
     own (a valid selector answered with values that conflict with the card) is not marked good."""
-    name = _str(probe.get("name"), "probe")
-    outcome = _str(probe.get("outcome"), "unknown")
+    name, outcome = probe.name, probe.outcome
     expected = EXPECTED_OUTCOME.get(name, "refused")
-    errors = [f for f in findings(report or {}) if f.get("severity") == "error" and f.get("probe") == name]
+    found = report.findings if report is not None else ()
+    errors = [f for f in found if f.severity == "error" and f.probe == name]
     ok = outcome == expected and not errors
     mark = "✓" if ok else "✗"
     words = {
@@ -322,18 +260,18 @@ def probe_text(probe: Mapping[str, Any], report: Mapping[str, Any] | None = None
         "error": "failed",
     }.get(outcome, outcome)
     if errors:
-        codes = ", ".join(dict.fromkeys(_str(f.get("code"), "?") for f in errors))
+        codes = ", ".join(dict.fromkeys(f.code for f in errors))
         words += f", but {codes} (see findings)"
     return f"{mark} {name.replace('_', ' ')}: {words}", ok
 
 
-def probes_text(report: Mapping[str, Any]) -> str:
+def probes_text(report: ReportView) -> str:
     """Every closure probe as plain lines (for the probes dialog): its outcome in words, then
     the request it sent. Neutralised text: an agent's words are shown, never obeyed."""
     lines: list[str] = []
-    for probe in probes(report):
+    for probe in report.probes:
         words, _ = probe_text(probe, report)
-        request = probe.get("request") if isinstance(probe.get("request"), Mapping) else {}
+        request = probe.request
         params = safe_text(request["params"], limit=200) if "params" in request else "(no params)"
         method = safe_text(request.get("method", "?"), limit=100)
         lines += [safe_text(words, limit=300), f"    sent {method} {params}"]

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from explorer.tui.context import ExplorerError
+from explorer.tui.app import context_of, explorer_of
+from explorer.tui.errors import ExplorerError
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 def with_runs(screen: Screen[Any], run_ids: Sequence[int], then: Callable[[list[Run]], Any]) -> None:
     """Load these runs (`AppContext.load`) in a worker thread, then call `then(runs)`."""
-    context = screen.app.context  # type: ignore[attr-defined]
+    context = context_of(screen)
     wanted = list(run_ids)
 
     def work() -> None:
@@ -41,13 +42,13 @@ def open_run(screen: Screen[Any], run_id: int) -> None:
     with_runs(
         screen,
         [run_id],
-        lambda runs: screen.app.show_run(runs[0], run_id, origin="from history (offline)"),  # type: ignore[attr-defined]
+        lambda runs: explorer_of(screen).show_run(runs[0], run_id, origin="from history (offline)"),
     )
 
 
 def forget_run(screen: Screen[Any], run_id: int, then: Callable[[], Any]) -> None:
     """Delete a run from the history in a worker thread, then call `then()`."""
-    context = screen.app.context  # type: ignore[attr-defined]
+    context = context_of(screen)
 
     def work() -> None:
         try:

@@ -30,7 +30,8 @@ from explorer.core.security import Security, read_security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
 from explorer.tui import safe
-from explorer.tui.context import ExplorerError
+from explorer.tui.app import context_of
+from explorer.tui.errors import ExplorerError
 from explorer.tui.widgets.footer import ExplorerFooter
 
 # What each secret setting is called in the dialog.
@@ -135,7 +136,7 @@ class SignInScreen(ModalScreen[SignIn | None]):
         yield ExplorerFooter()
 
     def on_mount(self) -> None:
-        blink = self.app.context.cursor_blink  # type: ignore[attr-defined]
+        blink = context_of(self).cursor_blink
         for field in self.query(Input).results(Input):
             field.cursor_blink = blink
         first = next(iter(self.query("#auth-client, SecretInput").results(Input)), None)
@@ -230,7 +231,7 @@ class SignInScreen(ModalScreen[SignIn | None]):
                 return
             name, credentials = entry
             try:
-                path = self.app.context.save_agent(name, entry_text(name, self.url, credentials))  # type: ignore[attr-defined]
+                path = context_of(self).save_agent(name, entry_text(name, self.url, credentials))
             except ExplorerError as exc:
                 self.notify(str(exc), severity="error", markup=False)
                 return

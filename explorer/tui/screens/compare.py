@@ -22,7 +22,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from explorer.core.diff import marked_excerpt
+from explorer.core.view import ReportView
 from explorer.tui import diffmarks, model, safe
+from explorer.tui.app import context_of
 from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.footer import ExplorerFooter
 
@@ -129,14 +131,14 @@ class CompareScreen(Screen[None]):
         yield ExplorerFooter()
 
     def on_mount(self) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         self.comparison = context.compare(self.before.report, self.after.report)
         self.rows = compare_rows(self.comparison)
         a, b = self._label(self.before_id, "A"), self._label(self.after_id, "B")
         self.query_one("#compare-title", Static).update(
             Content.assemble(
                 ("Compare  ", "bold"),
-                safe.text(model.agent_name(self.after.report), 80, "bold"),
+                safe.text(ReportView.of(self.after.report).agent_name, 80, "bold"),
                 (f"   {a} (earlier)  vs  {b} (later)   ", "dim"),
                 ("identical" if self.comparison.identical else "differences marked", "bold"),
             )
@@ -207,15 +209,16 @@ class CompareScreen(Screen[None]):
             )
         # Each run's standing, re-derived here (a signed run is evidence only under a trusted key).
         # The mark says claim or evidence; the sentence after it says why, without saying it again.
-        lines.extend(
-            Content.assemble(
-                (f"{letter} standing ", "dim"),
-                (model.standing_mark(run.report), "bold"),
-                ("  ", ""),
-                safe.text(model.standing_text(run.report).split(": ", 1)[-1], 160),
+        for letter, run in (("A", self.before), ("B", self.after)):
+            report = ReportView.of(run.report)
+            lines.append(
+                Content.assemble(
+                    (f"{letter} standing ", "dim"),
+                    (report.standing_mark(), "bold"),
+                    ("  ", ""),
+                    safe.text(report.standing_words().split(": ", 1)[-1], 160),
+                )
             )
-            for letter, run in (("A", self.before), ("B", self.after))
-        )
         return Content("\n").join(lines)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

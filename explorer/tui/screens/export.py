@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -22,13 +22,16 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from explorer.tui.context import ExplorerError
+from explorer.tui.app import ExplorerApp, context_of, explorer_of
+from explorer.tui.errors import ExplorerError
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
 
 
-def export_run(app: Any, run: Run, fmt: str, run_id: int | None, directory: Path | None = None) -> str:
+def export_run(
+    app: ExplorerApp, run: Run, fmt: str, run_id: int | None, directory: Path | None = None
+) -> str:
     """Export `run` in `fmt`: delivered to the browser when served, else written into `directory`
     (the export directory by default). Returns what the toast says; ExplorerError if it fails."""
     context = app.context
@@ -53,7 +56,7 @@ class ExportScreen(ModalScreen[str | None]):
         self.run_id = run_id
 
     def compose(self) -> ComposeResult:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         with Vertical(id="export-box"):
             yield Static(Content.styled("Export this run", "bold"))
             if self.app.is_web:
@@ -78,7 +81,7 @@ class ExportScreen(ModalScreen[str | None]):
         if not self.app.is_web:
             directory = Path(self.query_one("#export-dir", Input).value.strip() or ".").expanduser()
         try:
-            said = export_run(self.app, self.run, fmt, self.run_id, directory)
+            said = export_run(explorer_of(self), self.run, fmt, self.run_id, directory)
         except ExplorerError as exc:
             self.query_one("#export-error", Static).update(Content(str(exc)))
             return

@@ -45,8 +45,11 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from explorer.core.view import VERDICT_MARKS, ReportView
+from explorer.core.when import stamp
 from explorer.tui import model, safe
-from explorer.tui.context import ExplorerError
+from explorer.tui.app import context_of, explorer_of
+from explorer.tui.errors import ExplorerError
 from explorer.tui.fleet_model import (
     FILTERS,
     PENDING,
@@ -183,7 +186,7 @@ class FleetScreen(Screen[None]):
         """Read the history's fleet in this thread and hand it to the screen; the table draws
         what it has meanwhile. The mark is read first: a run recorded while the fleet is read
         moves the mark again, so the next poll reads once more."""
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         try:
             mark = context.mark()
             summaries, error = prepare(context.fleet()), None
@@ -214,7 +217,7 @@ class FleetScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="fleet-mark")
     def _read_mark(self) -> None:
         try:
-            mark = self.app.context.mark()  # type: ignore[attr-defined]
+            mark = context_of(self).mark()
         except ExplorerError:
             mark = None
         self.app.call_from_thread(self._marked, mark)
@@ -246,7 +249,7 @@ class FleetScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="fleet-read")
     def _read_runs(self, run_ids: list[int]) -> None:
         try:
-            found = self.app.context.read_latest(run_ids)  # type: ignore[attr-defined]
+            found = context_of(self).read_latest(run_ids)
         except ExplorerError as exc:
             found = {}
             self.app.call_from_thread(self.notify, str(exc), severity="error", markup=False)
@@ -270,13 +273,13 @@ class FleetScreen(Screen[None]):
             if run is None:
                 summary = Finished(target, None, "unreachable", None, None, None, None)
             else:
-                summary = Finished.of(run.report, agent_of(run.report))
+                summary = Finished.of(ReportView.of(run.report), agent_of(run.report))
             self.app.call_from_thread(self._finished, target, summary, run_id)
 
         self.sweeping = True
         self._began = time.perf_counter()
         try:
-            self.app.context.sweep(  # type: ignore[attr-defined]
+            context_of(self).sweep(
                 self.targets, self.jobs, stopped=self._stop.is_set, on_error=failed, on_done=finished
             )
         finally:
@@ -286,9 +289,7 @@ class FleetScreen(Screen[None]):
     def _finished(self, target: str, summary: Finished, run_id: int | None) -> None:
         if not self.is_mounted:
             return
-        now = self.app.context.clock()  # type: ignore[attr-defined]
-        stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        self.fleet.finish(target, summary, run_id=run_id, at=stamp)
+        self.fleet.finish(target, summary, run_id=run_id, at=stamp(context_of(self).clock()))
         self.done += 1
         self._dirty = True
 
@@ -321,7 +322,7 @@ class FleetScreen(Screen[None]):
         return fleet_columns(width, self._where_width)
 
     def _cells(self, entry: FleetEntry) -> Sequence[Text]:
-        mark = model.VERDICT_MARK.get(entry.verdict, "…" if entry.verdict == PENDING else "?")
+        mark = VERDICT_MARKS.get(entry.verdict, "…" if entry.verdict == PENDING else "?")
         return (
             Text(f"{mark} {safe.visible(entry.verdict, 14)}"),
             Text(safe.clip(entry.name, 80)),
@@ -336,7 +337,7 @@ class FleetScreen(Screen[None]):
 
     def _title(self) -> None:
         counts = self.fleet.counts()
-        words = ", ".join(f"{counts[v]} {v}" for v in (*model.VERDICT_MARK, PENDING) if counts.get(v))
+        words = ", ".join(f"{counts[v]} {v}" for v in (*VERDICT_MARKS, PENDING) if counts.get(v))
         shown = "every verdict" if self.verdict is None else f"only {self.verdict}"
         if self.find:
             shown += f" · name or URL has “{safe.visible(self.find, 40)}”"
@@ -437,7 +438,7 @@ class FleetScreen(Screen[None]):
         if len(self.app.screen_stack) > 1:
             self.dismiss()
         else:
-            self.app.go_home()  # type: ignore[attr-defined]
+            explorer_of(self).go_home()
 
     def palette_commands(self) -> list[PaletteCommand]:
         return [

@@ -38,10 +38,13 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from explorer.core.view import VERDICT_MARKS
 from explorer.tui import model, safe
-from explorer.tui.context import CHECKING, ExplorerError, RunFilter, RunRow
+from explorer.tui.app import context_of, explorer_of
+from explorer.tui.errors import ExplorerError
 from explorer.tui.fleet_model import where_labels
 from explorer.tui.palette import PaletteCommand
+from explorer.tui.runs import CHECKING, RunFilter, RunRow
 from explorer.tui.stored import forget_run, open_run, with_runs
 from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.rowtable import Column, RowTable
@@ -201,7 +204,7 @@ class HistoryScreen(Screen[None]):
 
     @work(thread=True, group="history-read")
     def _read_first(self, generation: int, which: RunFilter, limit: int) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         try:
             mark = context.mark()
             agents = context.agents()
@@ -247,7 +250,7 @@ class HistoryScreen(Screen[None]):
     @work(thread=True, group="history-read")
     def _read_older(self, generation: int, which: RunFilter, before: int) -> None:
         try:
-            rows = self.app.context.page(which, before, PAGE)  # type: ignore[attr-defined]
+            rows = context_of(self).page(which, before, PAGE)
         except ExplorerError as exc:
             self.app.call_from_thread(self._failed, generation, str(exc))
             return
@@ -271,7 +274,7 @@ class HistoryScreen(Screen[None]):
 
     @work(thread=True, group="history-mark")
     def _read_mark(self, generation: int) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         try:
             mark = context.mark()
             if mark == self._mark:
@@ -322,7 +325,7 @@ class HistoryScreen(Screen[None]):
             self.run_worker(lambda: self._check(pending), thread=True, group="marks")
 
     def _check(self, run_ids: list[int]) -> None:
-        marks = self.app.context.check_signed(run_ids)  # type: ignore[attr-defined]
+        marks = context_of(self).check_signed(run_ids)
         self.app.call_from_thread(self._apply_marks, marks)
 
     def _apply_marks(self, marks: dict[int, str]) -> None:
@@ -351,7 +354,7 @@ class HistoryScreen(Screen[None]):
         mark = "●" if row.run_id in self.marked else " "
         cells = [
             Text(f"{mark} #{row.run_id}"),
-            Text(f"{model.VERDICT_MARK.get(row.verdict, '?')} {row.verdict}"),
+            Text(f"{VERDICT_MARKS.get(row.verdict, '?')} {row.verdict}"),
             Text(row.since),
             Text(short_time(row.started_at)),
             Text(model.short_digest(row.card_sha256, 8)),
@@ -385,7 +388,7 @@ class HistoryScreen(Screen[None]):
         self.shown_agents = matching[:AGENTS_SHOWN]
         options = [Option(Content.styled(f"all agents ({len(self.agents)})", "bold"), id="all")]
         for i, agent in enumerate(self.shown_agents):
-            mark = model.VERDICT_MARK.get(agent.last_verdict, "?")
+            mark = VERDICT_MARKS.get(agent.last_verdict, "?")
             count = f"\n  {model.plural(agent.runs, 'run')} · {mark} {agent.last_verdict}"
             options.append(
                 Option(
@@ -500,7 +503,7 @@ class HistoryScreen(Screen[None]):
         until = None
         if text.strip():
             try:
-                until = parse_when(text, self.app.context.clock(), end_of_day=True)  # type: ignore[attr-defined]
+                until = parse_when(text, context_of(self).clock(), end_of_day=True)
             except WhenError as exc:
                 self.notify(str(exc), severity="error", markup=False)
                 return
@@ -562,7 +565,7 @@ class HistoryScreen(Screen[None]):
     def action_replay(self) -> None:
         def replay(run: Any, row: RunRow) -> None:
             target = run.report.get("target") or row.target
-            self.app.start_interview(str(target), previous=(run, row.run_id))  # type: ignore[attr-defined]
+            explorer_of(self).start_interview(str(target), previous=(run, row.run_id))
 
         self._with_current(replay)
 

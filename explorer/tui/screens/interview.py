@@ -21,8 +21,10 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static, TabbedContent, TabPane
 
 from explorer.core.report import first_attempt_conflicts
+from explorer.core.view import Projection, ReportView
 from explorer.tui import collector, model, safe
-from explorer.tui.context import ExplorerError
+from explorer.tui.app import context_of, explorer_of
+from explorer.tui.errors import ExplorerError
 from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.findings import FindingsList
 from explorer.tui.widgets.first_attempt import FirstAttempt
@@ -67,16 +69,17 @@ class InterviewScreen(Screen[None]):
         super().__init__()
         self.run = run
         self.report = run.report
+        self.report_view = ReportView.of(run.report)  # the report read once, typed, for every widget
         self.run_id = run_id
         self.origin = origin
         self.unrecorded = unrecorded
         self._panes: dict[str, QuestionPane] = {}
         # A churn shows the clean re-run in the question tabs, and what churned in a tab of its own.
-        self.churned = bool(first_attempt_conflicts(self.report)) and self.report.get("verdict") == "churn"
+        self.churned = bool(first_attempt_conflicts(self.report)) and self.report_view.verdict == "churn"
 
     def compose(self) -> ComposeResult:
         yield InterviewHeader(
-            self.report, run_id=self.run_id, origin=self.origin, unrecorded=self.unrecorded, id="header"
+            self.report_view, run_id=self.run_id, origin=self.origin, unrecorded=self.unrecorded, id="header"
         )
         if self._auth_required():
             from explorer.tui.screens.auth import card_security, declared_words
@@ -94,30 +97,30 @@ class InterviewScreen(Screen[None]):
                 ),
                 id="auth-note",
             )
-        problem = model.first_problem(self.report)
+        problem = model.first_problem(self.report_view)
         self.initial = problem[0] if problem else "identity"
         with TabbedContent(initial=f"tab-{self.initial}", id="tabs"):
             for name in model.QUESTIONS:
-                state = model.question_state(self.report, name)
+                state = model.question_state(self.report_view, name)
                 with TabPane(Content(state.label), id=f"tab-{name}"):
                     if name == self.initial:  # the other tabs are built when first shown
-                        self._panes[name] = QuestionPane(self.report, name, id=f"pane-{name}")
+                        self._panes[name] = QuestionPane(self.report_view, name, id=f"pane-{name}")
                         yield self._panes[name]
-            count = len(model.findings(self.report))
+            count = len(self.report_view.findings)
             yield TabPane(Content(f"findings ({count})"), id="tab-findings")
             conflicts = first_attempt_conflicts(self.report)
             if self.churned:  # the tabs show the clean re-run
                 with TabPane(Content(f"churned ({len(conflicts)})"), id="tab-first-attempt"):
-                    yield FirstAttempt(self.report, id="first-attempt")
+                    yield FirstAttempt(self.report_view, id="first-attempt")
         yield ExplorerFooter()
 
     def _tab_label_sets(self) -> dict[str, tuple[str, str, str]]:
         """Every tab's (full, short, tight) label, by pane id."""
         sets: dict[str, tuple[str, str, str]] = {}
         for name in model.QUESTIONS:
-            state = model.question_state(self.report, name)
+            state = model.question_state(self.report_view, name)
             sets[f"tab-{name}"] = (state.label, state.short_label(), state.short_label(tight=True))
-        count = len(model.findings(self.report))
+        count = len(self.report_view.findings)
         sets["tab-findings"] = (f"findings ({count})", f"findings {count}", f"find {count}")
         churned = len(first_attempt_conflicts(self.report))
         if self.churned:
@@ -140,7 +143,7 @@ class InterviewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._fit_tabs(self.app.size.width)
-        if self.app.context.exit_when_ready:  # type: ignore[attr-defined]
+        if context_of(self).exit_when_ready:
             self.call_after_refresh(self.app.exit)
         # A live run arrived with the collector paused: once drawn, it and its screen are frozen
         # out of the collector's sight until this screen goes (`explorer.tui.collector`).
@@ -150,7 +153,7 @@ class InterviewScreen(Screen[None]):
         collector.release()
 
     def on_screen_resume(self) -> None:
-        self.app.flush_warnings()  # type: ignore[attr-defined]  # e.g. why this run was not recorded
+        explorer_of(self).flush_warnings()  # e.g. why this run was not recorded
 
     async def pane(self, name: str) -> QuestionPane:
         """The question's pane, built on first use (lazy tabs keep the first paint cheap)."""
@@ -158,7 +161,7 @@ class InterviewScreen(Screen[None]):
         # mount the same pane twice.
         pane = self._panes.get(name)
         if pane is None:
-            pane = self._panes[name] = QuestionPane(self.report, name, id=f"pane-{name}")
+            pane = self._panes[name] = QuestionPane(self.report_view, name, id=f"pane-{name}")
             self._building()
             await self.query_one(f"#tab-{name}", TabPane).mount(pane)
         return pane
@@ -178,7 +181,7 @@ class InterviewScreen(Screen[None]):
         listing = FindingsList(id="findings")
         self._building()
         await self.query_one("#tab-findings", TabPane).mount(listing)
-        listing.show(model.findings(self.report), model.extension_findings(self.report))
+        listing.show(self.report_view.findings, self.report_view.extensions)
         return listing
 
     async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -195,13 +198,12 @@ class InterviewScreen(Screen[None]):
         name = active.removeprefix("tab-")
         return name if name in model.QUESTIONS else None
 
-    def selected_projection(self) -> dict[str, Any] | None:
+    def selected_projection(self) -> Projection | None:
         name = self.active_question
         if name is None:
             return None
         panes = list(self.query(f"#pane-{name}").results(QuestionPane))
-        selected = panes[0].selected if panes else None
-        return dict(selected) if selected is not None else None
+        return panes[0].selected if panes else None
 
     # ---- navigation -------------------------------------------------------------------------------
     async def show_projection(self, name: str, position: int | None) -> None:
@@ -221,7 +223,7 @@ class InterviewScreen(Screen[None]):
         from explorer.tui.screens.value import ValueScreen
 
         await self.show_projection("refusals", None)
-        probes = model.probes_text(self.report)
+        probes = model.probes_text(self.report_view)
         title = "how each was answered, and what it sent"
         self.app.push_screen(ValueScreen(title, probes, heading="closure probes"))
 
@@ -238,12 +240,8 @@ class InterviewScreen(Screen[None]):
     async def action_next_problem(self) -> None:
         """The next problem after the one selected: each projection of the run that does not
         match, in question order, then each conflict of a churn's first attempt; round again."""
-        stops: list[tuple[int, str, int]] = [
-            (model.QUESTIONS.index(name), name, position)
-            for name in model.QUESTIONS
-            for position, p in enumerate(model.projections(self.report, name))
-            if p.get("status") != "match"
-        ]
+        problems = model.problems(self.report_view)
+        stops = [(model.QUESTIONS.index(name), name, position) for name, position in problems]
         if self.churned:
             after = len(model.QUESTIONS)
             stops += [(after, "churned", i) for i in range(len(first_attempt_conflicts(self.report)))]
@@ -271,8 +269,8 @@ class InterviewScreen(Screen[None]):
         option_id = event.option.id or ""
         if not option_id.startswith("f"):
             return
-        item = model.findings(self.report)[int(option_id[1:])]
-        target = model.finding_target(self.report, item)
+        item = self.report_view.findings[int(option_id[1:])]
+        target = model.finding_target(self.report_view, item)
         if target is None:
             self.notify("this finding is about the card as a whole; see the header", markup=False)
             return
@@ -282,7 +280,7 @@ class InterviewScreen(Screen[None]):
         if len(self.app.screen_stack) > 1:
             self.dismiss()
         else:
-            self.app.go_home()  # type: ignore[attr-defined]
+            explorer_of(self).go_home()
 
     # ---- copy and view ------------------------------------------------------------------------------
     def action_copy_pointer(self) -> None:
@@ -290,15 +288,15 @@ class InterviewScreen(Screen[None]):
         if projection is None:
             self.notify("select a projection first", severity="warning")
             return
-        self.app.copy_text(str(projection.get("member", "")), "pointer")  # type: ignore[attr-defined]
+        explorer_of(self).copy_text(projection.member or "", "pointer")
 
     def action_copy_value(self) -> None:
         projection = self.selected_projection()
         if projection is None:
             self.notify("select a projection first", severity="warning")
             return
-        text = model.projection_canonical(projection) or ""
-        self.app.copy_text(text, "value")  # type: ignore[attr-defined]
+        text = projection.canonical() or ""
+        explorer_of(self).copy_text(text, "value")
 
     def action_view_whole(self) -> None:
         from explorer.tui.screens.value import ValueScreen, whole_text
@@ -307,7 +305,7 @@ class InterviewScreen(Screen[None]):
         if projection is None:
             self.notify("select a projection first", severity="warning")
             return
-        self.app.push_screen(ValueScreen(str(projection.get("member", "")), whole_text(projection)))
+        self.app.push_screen(ValueScreen(projection.member or "", whole_text(projection)))
 
     # ---- export, replay, watch -----------------------------------------------------------------------
     def action_export(self, fmt: str | None = None) -> None:
@@ -319,7 +317,7 @@ class InterviewScreen(Screen[None]):
         from explorer.tui.screens.export import export_run
 
         try:
-            said = export_run(self.app, self.run, fmt, self.run_id)
+            said = export_run(explorer_of(self), self.run, fmt, self.run_id)
         except ExplorerError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return
@@ -329,15 +327,15 @@ class InterviewScreen(Screen[None]):
         self.notify(said, title="export", markup=False)
 
     def _target(self) -> str | None:
-        target = self.report.get("target") or model.card(self.report).get("url")
-        if not isinstance(target, str) or not target:
+        target = self.report_view.target or self.report_view.card.url
+        if not target:
             self.notify("this run does not say which target it interviewed", severity="error")
             return None
         return target
 
     def _auth_required(self) -> bool:
         """The agent refused the questions for want of credentials, or refused the ones given."""
-        return any(f.get("code") in ("auth_required", "auth_failed") for f in model.findings(self.report))
+        return any(f.code in ("auth_required", "auth_failed") for f in self.report_view.findings)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "sign_in":
@@ -352,15 +350,14 @@ class InterviewScreen(Screen[None]):
         target = self._target()
         if target is None or not self._auth_required():
             return
-        name = model.card(self.report).get("name")
-        default = _slug(name if isinstance(name, str) and name else target)
-        card_url = model.card(self.report).get("url")
+        card = self.report_view.card
+        default = _slug(card.name or target)
 
         def signed_in(result: SignIn | None) -> None:
             if result is None:
                 return
-            context = self.app.context  # type: ignore[attr-defined]
-            context.sign_in([target, card_url if isinstance(card_url, str) else ""], result.secrets)
+            context = context_of(self)
+            context.sign_in([target, card.url or ""], result.secrets)
             words = "signed in for this session (the secret stays in memory); interviewing again"
             if result.saved:
                 words += (f"\nsaved a config entry to {result.saved}; before the next session export "
@@ -368,13 +365,13 @@ class InterviewScreen(Screen[None]):
             self.notify(words, title="sign in", markup=False)
             self.action_replay()
 
-        agent = model.agent_name(self.report)
+        agent = self.report_view.agent_name
         self.app.push_screen(SignInScreen(card_security(self.run), target, default, agent), signed_in)
 
     def action_replay(self) -> None:
         target = self._target()
         if target is not None:
-            self.app.start_interview(target, previous=(self.run, self.run_id))  # type: ignore[attr-defined]
+            explorer_of(self).start_interview(target, previous=(self.run, self.run_id))
 
     def action_watch(self) -> None:
         from explorer.tui.screens.watch import WatchScreen
@@ -415,7 +412,7 @@ class InterviewScreen(Screen[None]):
                 "view: whole value", "show the selected value and source in full", self.action_view_whole
             ),
         ]
-        for fmt, label in self.app.context.export_formats(self.run):  # type: ignore[attr-defined]
+        for fmt, label in context_of(self).export_formats(self.run):
             commands.append(
                 PaletteCommand(
                     f"export: run as {label}",

@@ -22,8 +22,10 @@ from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from explorer.tui import safe
-from explorer.tui.context import DemoAgent, RecentAgent
+from explorer.tui.app import context_of, explorer_of
+from explorer.tui.context import DemoAgent
 from explorer.tui.palette import PaletteCommand
+from explorer.tui.runs import RecentAgent
 from explorer.tui.widgets.footer import ExplorerFooter
 
 
@@ -216,7 +218,7 @@ class LoadScreen(Screen[None]):
         yield ExplorerFooter()
 
     def on_mount(self) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         self.query_one("#target", Input).cursor_blink = context.cursor_blink
         self.query_one("#load-error").display = False
         self.query_one("#demo-note").display = False
@@ -231,7 +233,7 @@ class LoadScreen(Screen[None]):
     def show_demo_agents(self) -> None:
         """List the running reference agents, the first highlighted and focused, and say which
         ones could not be started and why (sdk-built needs a2a-sdk, from the test extra)."""
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         demo = list(context.demo)
         note = self.query_one("#demo-note", Static)
         skipped = dict(context.demo_skipped)
@@ -257,11 +259,11 @@ class LoadScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """ctrl+r is offered (and shown) only while the reference agents are not running."""
         if action == "start_demo":
-            return not self.app.context.demo  # type: ignore[attr-defined]
+            return not context_of(self).demo
         return True
 
     def action_start_demo(self) -> None:
-        if self.app.context.demo or self.starting:  # type: ignore[attr-defined]
+        if context_of(self).demo or self.starting:
             return
         self.starting = True
         listing = self.query_one("#demo", OptionList)
@@ -270,7 +272,7 @@ class LoadScreen(Screen[None]):
 
     def _start_demo(self) -> None:
         try:
-            self.app.context.start_demo()  # type: ignore[attr-defined]
+            context_of(self).start_demo()
         except Exception as exc:  # a port or a builder failed: say so where the user looks
             self.app.call_from_thread(self._demo_failed, str(exc))
             return
@@ -281,7 +283,7 @@ class LoadScreen(Screen[None]):
         self.refresh_bindings()  # ctrl+r leaves the footer once the agents run
         if self.is_attached:  # else the app is closing, and close() stops the agents
             self.show_demo_agents()
-            count = len(self.app.context.demo)  # type: ignore[attr-defined]
+            count = len(context_of(self).demo)
             self.notify(f"{count} reference agents on 127.0.0.1", title="demo", markup=False)
 
     def _demo_failed(self, reason: str) -> None:
@@ -297,7 +299,7 @@ class LoadScreen(Screen[None]):
 
     def refresh_configured(self) -> None:
         """The config file's agents, each saying which credentials its entry carries."""
-        agents = self.app.context.configured_credentials()  # type: ignore[attr-defined]
+        agents = context_of(self).configured_credentials()
         listing = self.query_one("#configured", OptionList)
         listing.set_options(
             [Option(configured_prompt(*agent), id=f"configured-{agent[0]}") for agent in agents]
@@ -306,7 +308,7 @@ class LoadScreen(Screen[None]):
         self.query_one("#configured-title").display = bool(agents)
 
     def refresh_recent(self) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         self.recent = context.recent_targets() if context.use_history else []
         recent = self.query_one("#recent", OptionList)
         recent.set_options(
@@ -340,7 +342,7 @@ class LoadScreen(Screen[None]):
         self.clear_error()
         if not target:
             return  # an empty target does nothing; the placeholder says what to type
-        self.app.start_interview(target)  # type: ignore[attr-defined]
+        explorer_of(self).start_interview(target)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self._go(event.value)
@@ -350,7 +352,7 @@ class LoadScreen(Screen[None]):
             self._go(self.query_one("#target", Input).value)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         option_id = event.option.id or ""
         if option_id == START_DEMO_ID:
             self.action_start_demo()
@@ -378,7 +380,7 @@ class LoadScreen(Screen[None]):
         commands = [
             PaletteCommand("open: target…", "type a URL, card file or reference", self.action_focus_target)
         ]
-        if not self.app.context.demo:  # type: ignore[attr-defined]
+        if not context_of(self).demo:
             commands.append(
                 PaletteCommand(
                     "demo: start the reference agents",

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,8 +26,10 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Log, ProgressBar, Static
 
+from explorer.core.view import ReportView
 from explorer.tui import collector, model, safe
-from explorer.tui.context import ExplorerError
+from explorer.tui.app import context_of
+from explorer.tui.errors import ExplorerError
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -55,22 +56,21 @@ class Outcome:
     unrecorded: str | None = None  # why the run is not in the history, when it is not
 
 
-def no_card_reason(report: Mapping[str, Any]) -> str | None:
+def no_card_reason(report: ReportView) -> str | None:
     """Why a run produced no card (so there is nothing to show but the reason), else None."""
-    card = model.card(report)
-    problems = [p for p in card.get("problems") or [] if isinstance(p, str)]
-    if card.get("sha256") and not card.get("name") and problems and report.get("verdict") != "nonconformant":
-        return "not an A2A Agent Card: " + "; ".join(problems)
-    if card.get("url") and card.get("sha256"):
+    card = report.card
+    if card.sha256 and not card.name and card.problems and report.verdict != "nonconformant":
+        return "not an A2A Agent Card: " + "; ".join(card.problems)
+    if card.url and card.sha256:
         return None
     details = [
-        f"{f.get('code')}: {f.get('detail')}"
-        for f in model.findings(report)
-        if f.get("severity") == "error" and not f.get("question") and not f.get("probe")
+        f"{f.code}: {f.detail}"
+        for f in report.findings
+        if f.severity == "error" and not f.question and not f.probe
     ]
     preferred = [d for d in details if d.split(":", 1)[0] in NO_CARD_CODES]
     lines = preferred or details
-    if not lines and report.get("verdict") != "unreachable":
+    if not lines and report.verdict != "unreachable":
         return None
     return "\n".join(lines) or "no usable card at this target"
 
@@ -126,7 +126,7 @@ class ProgressScreen(ModalScreen[Outcome | None]):
                 pass  # the app has closed meanwhile
 
     def _outcome(self) -> Outcome | None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
 
         def report(progress: Any) -> None:
             if not self._cancelled.is_set():
@@ -139,7 +139,7 @@ class ProgressScreen(ModalScreen[Outcome | None]):
                 self._interview_task = (asyncio.get_running_loop(), task)
             if self._cancelled.is_set():
                 task.cancel()
-            return await context.interview(self.target, report)  # type: ignore[no-any-return]
+            return await context.interview(self.target, report)
 
         try:
             run = asyncio.run(interview())
@@ -149,7 +149,7 @@ class ProgressScreen(ModalScreen[Outcome | None]):
             return Outcome(self.target, error=str(exc))
         except Exception as exc:  # the procedure should not raise; if it does, say so in place
             return Outcome(self.target, error=f"the interview failed: {type(exc).__name__}: {exc}")
-        reason = no_card_reason(run.report)
+        reason = no_card_reason(ReportView.of(run.report))
         if reason is not None:
             return Outcome(self.target, error=reason)
         if self._cancelled.is_set():

@@ -7,8 +7,7 @@ terminal control characters from the agent cannot reach the terminal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,7 +16,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from explorer.tui import model, safe
+from explorer.core.view import Projection
+from explorer.tui import safe
+from explorer.tui.app import context_of
 from explorer.tui.jsonview import neutralise, pretty
 from explorer.tui.widgets.footer import ExplorerFooter
 
@@ -36,22 +37,22 @@ def hard_wrap(text: str, width: int = WRAP) -> str:
     return "\n".join(out)
 
 
-def whole_text(projection: Mapping[str, Any]) -> str:
+def whole_text(projection: Projection) -> str:
     """Both values in full, then both canonical strings (where they differ), as plain text."""
-    found, source = model.projection_source(projection)
+    found, source = projection.source()
     sections = [
         "answer value",
-        pretty(projection.get("value")),
+        pretty(projection.value),
         "",
         "signed source member",
         pretty(source) if found else "(nothing)",
     ]
-    for label, key in (
-        ("answer canonical (RFC 8785)", "value_canonical"),
-        ("source canonical (RFC 8785)", "source_canonical"),
+    for label, stated in (
+        ("answer canonical (RFC 8785)", projection.stated_canonical("value")),
+        ("source canonical (RFC 8785)", projection.stated_canonical("source")),
     ):
-        if isinstance(projection.get(key), str):
-            sections += ["", label, projection[key]]
+        if stated is not None:
+            sections += ["", label, stated]
     return hard_wrap(neutralise("\n".join(sections)))
 
 
@@ -78,7 +79,7 @@ class ValueScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         whole = self.query_one("#whole", TextArea)
-        whole.cursor_blink = self.app.context.cursor_blink  # type: ignore[attr-defined]
+        whole.cursor_blink = context_of(self).cursor_blink
         whole.focus()
 
     def action_close(self) -> None:

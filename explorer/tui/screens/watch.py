@@ -22,7 +22,10 @@ from textual.timer import Timer
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from explorer.core.view import ReportView
+from explorer.core.when import stamp
 from explorer.tui import model, safe
+from explorer.tui.app import context_of, explorer_of
 from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.footer import ExplorerFooter
 
@@ -69,7 +72,7 @@ class WatchScreen(Screen[None]):
         yield ExplorerFooter()
 
     def on_mount(self) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         every = self.interval if self.interval is not None else context.watch_interval
         self.interval = every
         self.query_one("#watch-title", Static).update(
@@ -105,7 +108,7 @@ class WatchScreen(Screen[None]):
         self.run_worker(self._tick(), group="watch", exclusive=False, name="watch-tick")
 
     async def _tick(self) -> None:
-        context = self.app.context  # type: ignore[attr-defined]
+        context = context_of(self)
         previous = self.previous.report if self.previous is not None else None
         try:
             # Off the event loop: the interview (parsing and evaluation included), recording it
@@ -118,10 +121,10 @@ class WatchScreen(Screen[None]):
             self.busy = False
             self._status()
             return
-        self.app.flush_warnings()  # type: ignore[attr-defined]
+        explorer_of(self).flush_warnings()
         self.ticks += 1
         self.runs.append((run, run_id))
-        verdict = model.verdict_text(run.report)
+        verdict = ReportView.of(run.report).verdict_label
         if comparison is None:
             what, changed = "baseline", False
         else:
@@ -143,8 +146,8 @@ class WatchScreen(Screen[None]):
         self._status()
 
     def _now(self) -> str:
-        clock = self.app.context.clock  # type: ignore[attr-defined]
-        return clock().strftime("%H:%M:%S")
+        """The session clock's time of day (`12:00:00`, UTC), from its RFC 3339 stamp."""
+        return stamp(context_of(self).clock(), precision="seconds")[11:19]
 
     def _add(self, line: Content, option_id: str | None = None) -> None:
         timeline = self.query_one(Timeline)
@@ -155,7 +158,7 @@ class WatchScreen(Screen[None]):
         option_id = event.option.id or ""
         if option_id.startswith("run-"):
             run, run_id = self.runs[int(option_id[4:])]
-            self.app.show_run(run, run_id, origin="from watch")  # type: ignore[attr-defined]
+            explorer_of(self).show_run(run, run_id, origin="from watch")
 
     def action_pause(self) -> None:
         self.paused = not self.paused

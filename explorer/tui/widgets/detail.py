@@ -22,6 +22,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Static
 
+from explorer.core.view import Projection, ReportView
 from explorer.tui import diffmarks, jsonview, model, safe
 
 ABSENT = Content.styled("(nothing at this pointer)", "italic")
@@ -169,11 +170,9 @@ carets on the line below.
 - **v** view the whole value (for long values), **c** copy pointer, **y** copy value.
 """
 
-    def __init__(
-        self, report: Mapping[str, Any] | None = None, projection: Mapping[str, Any] | None = None, **kw: Any
-    ) -> None:
+    def __init__(self, report: ReportView, projection: Projection | None = None, **kw: Any) -> None:
         super().__init__(**kw)
-        self.report: Mapping[str, Any] = report or {}
+        self.report = report
         self.projection = projection
 
     @property
@@ -196,7 +195,7 @@ carets on the line below.
             source.border_title = "signed source member"
             yield source
 
-    def show(self, report: Mapping[str, Any], projection: Mapping[str, Any] | None) -> None:
+    def show(self, report: ReportView, projection: Projection | None) -> None:
         self.report = report
         self.projection = projection
         parts = self._parts()
@@ -222,47 +221,45 @@ carets on the line below.
             return DetailParts(
                 Content.styled("no projection selected", "italic"), Content(""), nothing, nothing, False, None
             )
-        status = str(projection.get("status", "unverifiable"))
         head = Content.assemble(
             ("pointer  ", "dim"),
-            safe.text(projection.get("member", ""), 300, "bold"),
+            safe.text(projection.member or "", 300, "bold"),
             ("   ", ""),
-            (model.projection_label(status), "bold reverse" if status != "match" else "bold"),
+            (projection.label, "bold reverse" if projection.problem else "bold"),
         )
         lines = [self._document_lines(projection)]
-        if projection.get("document") == "proposal":
+        if projection.document == "proposal":
             lines.append(self._terms_lines(projection))
-        has_source, source_value = model.projection_source(projection)
-        a, b = projection.get("value_canonical"), projection.get("source_canonical")
-        if status == "match" and not isinstance(a, str):  # a match carries no canonical strings
-            a = b = model.projection_canonical(projection)
+        has_source, source_value = projection.source()
+        a, b = projection.stated_canonical("value"), projection.stated_canonical("source")
+        if projection.status == "match" and a is None:  # a match carries no canonical strings
+            a = b = projection.canonical()
         return DetailParts(
             head=head,
             where=Content("\n").join(lines),
-            answer=projection.get("value"),
+            answer=projection.value,
             source=source_value if has_source else nothing,
             source_absent=not has_source,
-            pair=(a, b) if isinstance(a, str) and isinstance(b, str) else None,
+            pair=(a, b) if a is not None and b is not None else None,
         )
 
-    def _document_lines(self, projection: Mapping[str, Any]) -> Content:
-        document = str(projection.get("document", "?"))
-        if document == "proposal":
+    def _document_lines(self, projection: Projection) -> Content:
+        if projection.document == "proposal":
             line = Content.assemble(
                 ("document ", "dim"),
                 ("proposal ", "bold"),
-                safe.text(projection.get("url") or "(no url)", 200),
+                safe.text(projection.url or "(no url)", 200),
                 ("\n         digest ", "dim"),
-                safe.text(projection.get("digest") or "(no digest)", 120),
+                safe.text(projection.digest or "(no digest)", 120),
             )
         else:
-            url = model.card(self.report).get("url") or "(the agent's card)"
+            url = self.report.card.url or "(the agent's card)"
             line = Content.assemble(("document ", "dim"), ("card ", "bold"), safe.text(url, 200))
         signed, ok = model.signed_text(self.report, projection)
-        extra = [("   lossy number: integer beyond ±(2^53-1)", "bold")] if projection.get("lossy") else []
+        extra = [("   lossy number: integer beyond ±(2^53-1)", "bold")] if projection.lossy else []
         return Content.assemble(line, ("\nsigned   ", "dim"), (signed, "" if ok else "bold"), *extra)
 
-    def _terms_lines(self, projection: Mapping[str, Any]) -> Content:
+    def _terms_lines(self, projection: Projection) -> Content:
         grade = model.clause_grade(self.report, projection) or "not stated"
         proposal = model.proposal_for(self.report, projection) or {}
         steps = []

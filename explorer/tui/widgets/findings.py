@@ -6,27 +6,26 @@ and the detail. Details often quote agent text, so they go through `safe.text` l
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from explorer.tui import model, safe
+from explorer.core.view import Finding
+from explorer.tui import safe
 
 
-def finding_prompt(item: Mapping[str, Any]) -> Content:
-    severity = str(item.get("severity", "info"))
-    where = " ".join(str(item[k]) for k in ("question", "probe") if item.get(k))
+def finding_prompt(item: Finding) -> Content:
+    where = " ".join(w for w in (item.question, item.probe) if w)
     return Content.assemble(
-        (f"{model.SEVERITY_MARK.get(severity, '·')} {severity:<7} ", "bold" if severity == "error" else ""),
-        safe.text(item.get("code", ""), 60, "bold"),
+        (f"{item.mark} {item.severity:<7} ", "bold" if item.severity == "error" else ""),
+        safe.text(item.code, 60, "bold"),
         (f"  {where}" if where else "", "dim"),
         ("  ", ""),
-        safe.text(item.get("member") or "", 80),
+        safe.text(item.member or "", 80),
         "\n    ",
-        safe.text(item.get("detail", ""), 400, "italic"),
+        safe.text(item.detail, 400, "italic"),
     )
 
 
@@ -42,7 +41,7 @@ Findings about other extensions (OpenClasp, reputation) are listed last and neve
 the verdict.
 """
 
-    def show(self, items: Sequence[Mapping[str, Any]], extensions: Sequence[Mapping[str, Any]] = ()) -> None:
+    def show(self, items: Sequence[Finding], extensions: Sequence[Finding] = ()) -> None:
         options: list[Option | None] = [Option(finding_prompt(f), id=f"f{i}") for i, f in enumerate(items)]
         if not items:
             options.append(Option(Content("no findings"), id="none", disabled=True))

@@ -9,7 +9,6 @@ agent text and goes through the safe renderers.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from textual.containers import VerticalScroll
@@ -17,6 +16,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from explorer.core.report import first_attempt_conflicts
+from explorer.core.view import ReportView
 from explorer.tui import safe
 from explorer.tui.widgets.detail import canonical_content
 
@@ -31,22 +31,19 @@ show the re-run. If the re-run was clean the verdict is **churn**.
 """
 
 
-def first_attempt_parts(report: Mapping[str, Any], width: int) -> tuple[Content, list[Content]]:
+def first_attempt_parts(report: ReportView, width: int) -> tuple[Content, list[Content]]:
     """The lead sentence, and each first-attempt conflict: where, which code, and both values
     marked where they differ."""
-    conflicts = first_attempt_conflicts(report)
-    verdict = report.get("verdict")
-    lead = ("these conflicts of the first attempt were gone on the re-run (churn)" if verdict == "churn"
+    conflicts = first_attempt_conflicts(report.raw)
+    churn = report.verdict == "churn"
+    lead = ("these conflicts of the first attempt were gone on the re-run (churn)" if churn
             else "the first attempt found these conflicts; the question tabs show the re-run")
-    first = report.get("first_attempt")
-    items = first.get("conflicts") if isinstance(first, Mapping) else []
-    raw = [c for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
     parts: list[Content] = []
-    for number, (found, entry) in enumerate(zip(conflicts, raw, strict=False), 1):
+    for number, found in enumerate(conflicts, 1):
         where = " ".join(w for w in (found.question, found.probe, found.member) if w) or "the card"
         head = Content.assemble((f"✗ {number}/{len(conflicts)}  ", "bold"), safe.text(where, 200, "bold"),
                                 "  ", safe.text(found.code, 60))
-        a, b = entry.get("value_canonical"), entry.get("source_canonical")
+        a, b = found.raw.get("value_canonical"), found.raw.get("source_canonical")  # as the conflict saw them
         if isinstance(a, str) and isinstance(b, str):
             body = canonical_content(a, b, width)
         else:
@@ -60,14 +57,14 @@ class FirstAttempt(VerticalScroll, can_focus=True):
 
     HELP = HELP
 
-    def __init__(self, report: Mapping[str, Any], **kwargs: Any) -> None:
+    def __init__(self, report: ReportView, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.report = report
         self.selected: int | None = None
 
     @property
     def count(self) -> int:
-        return len(first_attempt_conflicts(self.report))
+        return len(first_attempt_conflicts(self.report.raw))
 
     def compose(self) -> Any:
         width = max(40, self.app.size.width - 10)

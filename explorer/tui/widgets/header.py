@@ -8,14 +8,13 @@ through `safe.text`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from textual import events
 from textual.content import Content
 from textual.widgets import Static
 
-from explorer.core import view
+from explorer.core.view import ReportView
 from explorer.tui import model, safe
 
 
@@ -35,7 +34,7 @@ class InterviewHeader(Static):
 
     def __init__(
         self,
-        report: Mapping[str, Any],
+        report: ReportView,
         *,
         run_id: int | None = None,
         origin: str = "",
@@ -57,13 +56,11 @@ class InterviewHeader(Static):
         broken), and facts move to the next line when the width runs out."""
         room = width if width > 0 else 10_000
         report = self.report
-        card = model.card(report)
         badge, ok = model.signature_badge(report)
-        verdict = str(report.get("verdict", "unknown"))
-        verdict_style = "bold reverse" if verdict in ("nonconformant", "unreachable") else "bold"
-        url = card.get("url") or report.get("target") or "(no card)"
+        verdict_style = "bold reverse" if report.verdict in ("nonconformant", "unreachable") else "bold"
+        url = report.card.url or report.target or "(no card)"
         first = [
-            ("", safe.text(model.agent_name(report), 120, "bold")),
+            ("", safe.text(report.agent_name, 120, "bold")),
             ("   ", Content.assemble(("card ", "dim"), safe.middle(url, max(room - 5, 8)))),
         ]
         parts = badge.split(" · ")
@@ -71,18 +68,17 @@ class InterviewHeader(Static):
         second.append(("   ", Content.assemble(("signature ", "dim"), (parts[0], "" if ok else "bold"))))
         second += [(" · ", safe.text(part, 200, "" if ok else "bold")) for part in parts[1:]]
         run = f"run #{self.run_id}" if self.run_id is not None else "run not recorded"
-        attempts = report.get("attempts")
-        standing = model.standing_text(report)
+        standing = report.standing_words()
         if len("standing ") + len(standing) > room:  # F1 says how to declare a role; the fact stays whole
-            standing = model.standing_text(report, how_to_declare=False)
+            standing = report.standing_words(how_to_declare=False)
         third = [
-            ("", Content.assemble(("verdict ", "dim"), (model.verdict_text(report).upper(), verdict_style))),
+            ("", Content.assemble(("verdict ", "dim"), (report.verdict_label.upper(), verdict_style))),
             ("   ", Content.assemble(("standing ", "dim"), safe.text(standing, 160))),
             ("   ", Content.styled(f"{run}" + (f" · {self.origin}" if self.origin else ""), "dim")),
         ]
-        if isinstance(attempts, int):
-            third.append((" · ", Content.styled(f"attempts {attempts}", "dim")))
-        hint = view.Signature.of(card.get("signature")).hint()  # what would make it checkable
+        if report.attempts is not None:
+            third.append((" · ", Content.styled(f"attempts {report.attempts}", "dim")))
+        hint = report.card.signature.hint()  # what would make it checkable
         notes = [("", Content.styled(safe.visible(hint, 400), "dim"))] if hint else []
         lines = [*pack(first, room), *pack(second, room), *(pack(notes, room) if notes else [])]
         lines += pack(third, room)

@@ -12,7 +12,7 @@ every prompt when it mounts, about a second for 10,000 rows, with the screen fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from textual.content import Content
@@ -20,28 +20,27 @@ from textual.geometry import Size
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from explorer.core.view import Projection, ReportView
 from explorer.tui import model, safe
 
 _WIDEST = 400  # cells of one row; the whole pointer is in the detail beside the list
 
 
-def projection_prompt(projection: Mapping[str, Any], grade: str | None = None, source: str = "") -> Content:
+def projection_prompt(projection: Projection, grade: str | None = None, source: str = "") -> Content:
     """`✗ /price  proposal reconcile-statement · enforced  mismatch`: state in symbol and word."""
-    status = str(projection.get("status", "unverifiable"))
-    mark = model.PROJECTION_MARK.get(status, "?")
-    document = source or str(projection.get("document", "?"))  # a proposal is named by its offering
-    style = "bold" if status != "match" else ""
+    document = source or projection.document or "?"  # a proposal is named by its offering
+    style = "bold" if projection.problem else ""
     parts: list[Content | tuple[str, str] | str] = [
-        (f"{mark} ", style),
-        safe.text(projection.get("member", ""), 80, style),
+        (f"{projection.mark} ", style),
+        safe.text(projection.member or "", 80, style),
         ("  ", ""),
         safe.text(document, 60, "dim"),
     ]
     if grade:
         parts += [(" · ", "italic"), safe.text(grade, 60, "italic")]  # the agent's word
-    if projection.get("signed") is False:
+    if projection.signed is False:
         parts.append((" · unsigned", "bold"))
-    parts.append((f"  {status}", style or "dim"))
+    parts.append((f"  {projection.status}", style or "dim"))
     return Content.assemble(*parts)
 
 
@@ -60,9 +59,7 @@ One row per projection of the agent's answer: the **RFC 6901 pointer** it names,
   **v** shows the whole value.
 """
 
-    def __init__(
-        self, question: str, report: Mapping[str, Any], items: Sequence[Mapping[str, Any]], **kw: Any
-    ) -> None:
+    def __init__(self, question: str, report: ReportView, items: Sequence[Projection], **kw: Any) -> None:
         super().__init__(*projection_options(question, report, items), **kw)
         self.question = question
 
@@ -102,13 +99,11 @@ class _LazyOption(Option):
         return self._prompt
 
 
-def projection_options(
-    question: str, report: Mapping[str, Any], items: Sequence[Mapping[str, Any]]
-) -> list[Option]:
-    def build(projection: Mapping[str, Any]) -> Callable[[], Content]:
+def projection_options(question: str, report: ReportView, items: Sequence[Projection]) -> list[Option]:
+    def build(projection: Projection) -> Callable[[], Content]:
         def prompt() -> Content:
             grade = model.clause_grade(report, projection) if question == "terms" else None
-            proposal = projection.get("document") == "proposal"
+            proposal = projection.document == "proposal"
             source = model.proposal_label(report, projection) if proposal else ""
             return projection_prompt(projection, grade, source)
 

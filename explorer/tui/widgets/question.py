@@ -7,7 +7,6 @@ column is a `ProjectionDetail` that follows the highlighted row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from textual.app import ComposeResult
@@ -16,35 +15,34 @@ from textual.content import Content
 from textual.css.query import NoMatches
 from textual.widgets import OptionList, Static
 
+from explorer.core.view import Projection, ReportView
 from explorer.tui import model, safe
 from explorer.tui.widgets.detail import ProjectionDetail
 from explorer.tui.widgets.projections import ProjectionList
 
 
-def summary_lines(report: Mapping[str, Any], name: str) -> Content:
+def summary_lines(report: ReportView, name: str) -> Content:
     state = model.question_state(report, name)
-    q = model.question(report, name)
+    q = report.questions[name]
     lines: list[Content] = [
         Content.assemble((f"{name}: ", "bold"), (state.summary, "bold" if state.problem else "")),
     ]
-    if q.get("status") == "error":
-        answer = q.get("answer")
+    if q.status == "error":
+        answer = q.answer
         if answer not in (None, ""):
             lines.append(Content.assemble(("answered with an error: ", "dim"), safe.text(answer, 300)))
         else:  # nothing came back (refused connection, timeout, HTTP error): say why, from the findings
-            errors = [f for f in model.findings(report) if f.get("severity") == "error"]
-            why = [f for f in errors if f.get("question") == name]
+            why = [f for f in report.findings if f.severity == "error" and f.question == name]
             lines.append(Content.styled("no answer was received", "bold"))
             for found in why[:3]:
-                lines.append(Content.assemble(("  ", ""), safe.text(found.get("code"), 60, "bold"), ": ",
-                                              safe.text(found.get("detail"), 300)))
+                lines.append(Content.assemble(("  ", ""), safe.text(found.code, 60, "bold"), ": ",
+                                              safe.text(found.detail, 300)))
             if not why:
                 lines.append(Content.styled("  (see the findings tab for what the call got)", "dim"))
     if name == "terms":
-        declared = q.get("declared")
-        if declared is not None:
-            lines.append(Content.styled(f"declared: {str(declared).lower()}", "dim"))
-        for proposal in model.proposals(report):
+        if q.declared is not None:
+            lines.append(Content.styled(f"declared: {str(q.declared).lower()}", "dim"))
+        for proposal in report.card.proposals:
             status = str(proposal.get("status", "?"))
             mark = "✓" if status == "verified" else "✗"
             lines.append(
@@ -64,14 +62,14 @@ def summary_lines(report: Mapping[str, Any], name: str) -> Content:
         )
         lines.append(Content.styled("everything outside the boundary gets the standard refusal", "dim"))
         lines.append(Content.styled("closure probes:", "bold"))
-        for probe in model.probes(report):
+        for probe in report.probes:
             words, ok = model.probe_text(probe, report)
-            request = probe.get("request") if isinstance(probe.get("request"), Mapping) else {}
+            request = probe.request
             params = safe.visible(request["params"], 80) if "params" in request else "(no params)"
             sent = f"{request.get('method', '?')} {params}"
             lines.append(Content.assemble(("  ", ""), safe.text(words, 200, "" if ok else "bold"),
                                           ("  sent ", "dim"), safe.text(sent, 120, "dim")))
-        if not model.probes(report):
+        if not report.probes:
             lines.append(Content.styled("  (no probes were run)", "dim"))
     return Content("\n").join(lines)
 
@@ -79,12 +77,12 @@ def summary_lines(report: Mapping[str, Any], name: str) -> Content:
 class QuestionPane(Horizontal):
     """Summary + projection list on the left, detail on the right."""
 
-    def __init__(self, report: Mapping[str, Any], question: str, **kw: Any) -> None:
+    def __init__(self, report: ReportView, question: str, **kw: Any) -> None:
         super().__init__(**kw)
         self.report = report
         self.question = question
-        self.items = model.projections(report, question)
-        self.start = next((i for i, p in enumerate(self.items) if p.get("status") != "match"), 0)
+        self.items = report.questions[question].projections
+        self.start = next((i for i, p in enumerate(self.items) if p.problem), 0)
 
     def compose(self) -> ComposeResult:
         # Everything is built with its content here (the first problem already chosen), so the
@@ -111,7 +109,7 @@ class QuestionPane(Horizontal):
                 detail.show(self.report, self.selected)
 
     @property
-    def selected(self) -> Mapping[str, Any] | None:
+    def selected(self) -> Projection | None:
         index = self.query_one(ProjectionList).highlighted
         if index is None or not (0 <= index < len(self.items)):
             return None
