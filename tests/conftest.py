@@ -6,8 +6,12 @@ Where things are, for a newcomer:
 - `demo_runs` (session): one live interview each of steady, drifting and hostile, for tests that
   are about what is shown rather than about the network.
 - `tui`: starts the explorer app headless under Textual's Pilot (`async with tui() as pilot:`).
-- `tests/tui_support.py`: waiting for screens and reading widgets; `tests/http_support.py`: a
-  canned loopback HTTP server; `tests/vectors/`: the published test vectors (see its README).
+- `tests/support/`: what the tests share (`tests/support/__init__.py` lists it): waiting for
+  screens (`tui`), a canned loopback HTTP server (`http_server`), `demo --serve` in a subprocess
+  (`demo_serve`), a generic card (`cards`), synthetic runs (`runs`), JSON strategies
+  (`strategies`); `tests/vectors/`: the published test vectors (see its README).
+- The tests themselves sit in folders named after the part of `explorer/` they test
+  (`tests/core/`, `tests/tui/`, ...); `tests/repo/` checks the repository as a whole.
 
 Tests marked `slow` (end-to-end, TUI, pseudo-terminal, subprocess, benchmark, heavy property
 tests) are skipped by `pytest -m "not slow"`; CI runs everything. Mark a test (or a file, with
@@ -25,10 +29,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from tui_support import Tui
-
     from explorer.core.run import Run
     from explorer.demo.fleet import Fleet
+    from tests.support.tui import Tui
 
 
 SLOW_FIXTURES = frozenset({"fleet", "demo_runs", "tui"})
@@ -108,12 +111,12 @@ def tui(request: pytest.FixtureRequest, tmp_path: Path) -> Tui:
 
     The app runs on the reference agents (the `fleet`, started on first use) with a fixed clock,
     no cursor blink, runner "tester" and exports under `tmp_path / "exports"`
-    (`tui_support.make_app`). `tui(agents=False)` starts it on no agents; `size=(w, h)` sets the
-    terminal (default `tui_support.TUI_SIZE`); other keywords set `AppContext` fields, e.g.
+    (`tests.support.tui.make_app`). `tui(agents=False)` starts it on no agents; `size=(w, h)` sets
+    the terminal (default `tests.support.tui.TUI_SIZE`); other keywords set `AppContext` fields, e.g.
     `tui(watch_interval=0.2)`. The app starts when the `async with` is entered, so whatever a
     test records in the history beforehand is there when the first screen mounts.
     """
-    from tui_support import TUI_SIZE, make_app
+    from tests.support.tui import TUI_SIZE, make_app
 
     def start(*, agents: bool = True, size: tuple[int, int] = TUI_SIZE, **overrides: Any) -> Any:
         fleet = request.getfixturevalue("fleet") if agents else None
@@ -178,9 +181,9 @@ def store_factory(store_url: str) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A PostgreSQL server of the test session's own (tests/pg_support.py), or a skip naming
+    """A PostgreSQL server of the test session's own (tests/support/postgres.py), or a skip naming
     what to install."""
-    from pg_support import start_server
+    from tests.support.postgres import start_server
 
     server, reason = start_server(tmp_path_factory.mktemp("pg"))
     if server is None:

@@ -1,7 +1,7 @@
 // A loopback A2A agent built the way the @a2a-js/sdk documentation builds one, with the
 // interview extension in front of the SDK's JSON-RPC handler.
 //
-// Why it exists: tests/test_js_interop.py interviews it with `interview-explorer verify` to prove
+// Why it exists: tests/core/test_js_interop.py interviews it with `interview-explorer verify` to prove
 // the verifier agrees with a correct agent built on the official JavaScript SDK (its card
 // signer, its card route, its JSON-RPC transport), not only with our own reference agents.
 //

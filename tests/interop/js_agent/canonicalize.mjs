@@ -1,6 +1,6 @@
 // Reads one JSON card per stdin line and writes, per line, the JSON of
 // {"payload": <canonicalizeAgentCard(card)>} or {"error": <message>}: the JS SDK's own signing
-// payload, which tests/test_js_interop.py holds explorer.core.card_forms' `a2a-js` form to.
+// payload, which tests/core/test_js_interop.py holds explorer.core.card_forms' `a2a-js` form to.
 import { createInterface } from "node:readline";
 import { canonicalizeAgentCard } from "@a2a-js/sdk";
 

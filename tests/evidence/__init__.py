@@ -1,0 +1,1 @@
+"""Tests of `explorer.evidence`: signed runs, attestations and reading transcripts as evidence."""

@@ -1,0 +1,1 @@
+"""Tests of `explorer.interview`: the procedure, planning, replay, deadlines and sweeps."""

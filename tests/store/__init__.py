@@ -1,0 +1,1 @@
+"""Tests of `explorer.store`: the history on each backend, its exports, crashes and faults."""
