@@ -92,7 +92,7 @@ def run_copy(args: argparse.Namespace, extra: list[str]) -> int:
 def _same(source: HistoryChoice, target: HistoryChoice, home: str | Path | None) -> bool:
     if source.location is None and target.location is None:
         return True
-    paths = []
+    paths: list[str | None] = []
     for choice in (source, target):
         if choice.location is None:
             from explorer.home import home_dir

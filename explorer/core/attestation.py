@@ -295,11 +295,12 @@ def assess(
     signed_role = predicate_text(statement, ROLE_FIELD)
     if signed_role in ("self", "independent", "platform") and signed_role != role:
         role = "self" if "self" in (signed_role, role) else role
-    base = {"keyid": opened.keyid, "runner": runner, "role": role}
+    keyid = opened.keyid
 
     def claim(status: Status, reason: str | None, detail: str) -> Assessment:
         return Assessment(
-            status, standing="claim", reason=None if role == "self" else reason, detail=detail, **base
+            status, keyid=keyid, runner=runner, role=role, standing="claim",
+            reason=None if role == "self" else reason, detail=detail,
         )
 
     if opened.status == "unknown_signer":
@@ -312,11 +313,19 @@ def assess(
         return claim("invalid", ALTERED, str(exc))
     if transcript_subject_digest(statement) != actual:
         return claim("invalid", ALTERED, "the transcript's digest differs from the one that was signed")
-    if card_signed_by is not None and opened.keyid in trusted and card_signed_by(trusted[opened.keyid]):
+    if (
+        card_signed_by is not None
+        and keyid is not None
+        and keyid in trusted
+        and card_signed_by(trusted[keyid])
+    ):
         return claim("verified", SELF_ATTESTED, "the runner key also signs the agent's own card")
     if role == "self":
         return claim("verified", None, "signed, but a self-run result is a claim whatever the signature")
-    return Assessment("verified", standing="evidence", reason=None, detail=opened.detail, **base)
+    return Assessment(
+        "verified", keyid=keyid, runner=runner, role=role, standing="evidence", reason=None,
+        detail=opened.detail,
+    )
 
 
 def apply(report: Mapping[str, Any], assessment: Assessment) -> dict[str, Any]:
@@ -325,6 +334,7 @@ def apply(report: Mapping[str, Any], assessment: Assessment) -> dict[str, Any]:
     out = dict(report)
     out["run_attestation"] = assessment.to_json()
     out["standing"] = assessment.standing
+    out["standing_signed"] = assessment.status == "verified"
     findings = [
         f
         for f in report.get("findings") or []

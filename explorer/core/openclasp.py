@@ -364,7 +364,11 @@ def classify_reference(text: Any) -> OpenClaspRef:
     parts = urlsplit(ref)
     if parts.scheme in ("http", "https") and parts.netloc:
         origin = f"{parts.scheme}://{parts.netloc}"
-        for kind, pattern in (("public_card", _PUBLIC_CARD), ("a2a_card", _A2A_CARD)):
+        card_urls: tuple[tuple[RefKind, re.Pattern[str]], ...] = (
+            ("public_card", _PUBLIC_CARD),
+            ("a2a_card", _A2A_CARD),
+        )
+        for kind, pattern in card_urls:
             match = pattern.fullmatch(parts.path)
             if match:
                 return OpenClaspRef(kind, ref, origin + match["prefix"], agent_id=unquote(match["id"]))

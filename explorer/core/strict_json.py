@@ -254,9 +254,17 @@ def parse(
     # overflow a double; text without one is parsed with the decoder's own (C) number parsing,
     # which is exact for every other literal, and a long array of numbers costs no Python call each.
     risky = _BIG_EXPONENT.search(outside) or _LONG_DIGIT_RUN in outside.translate(_DIGIT_MASK)
-    numbers = {"parse_int": _parse_int, "parse_float": _parse_float} if risky else {}
+    # None is the decoder's own default: its C number parsing, with no Python call per number.
+    parse_int = _parse_int if risky else None
+    parse_float = _parse_float if risky else None
     try:
-        value = json.loads(text, object_pairs_hook=pairs_hook, parse_constant=_parse_constant, **numbers)
+        value = json.loads(
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_constant=_parse_constant,
+            parse_int=parse_int,
+            parse_float=parse_float,
+        )
     except json.JSONDecodeError as exc:
         raise StrictJsonError(
             f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", "syntax"

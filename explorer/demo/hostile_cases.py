@@ -368,7 +368,7 @@ def _nkey_raw(key: str) -> bytearray:
     return bytearray(base64.b32decode(key + "=" * (-len(key) % 8)))
 
 
-def _nkey_text(raw: bytes) -> str:
+def _nkey_text(raw: bytes | bytearray) -> str:
     return base64.b32encode(bytes(raw)).decode("ascii").rstrip("=")
 
 
@@ -395,6 +395,11 @@ def _case(name: str, layer: Layer, description: str, verdict: Verdict, codes: It
 
 def _card_bytes(name: str, description: str, edit: BodyEdit, **switches: Any) -> HostileCase:
     return _case(name, "card", description, "unreachable", ("card_malformed",), **switches, serve_card=edit)
+
+
+def _hostile_member(raw: bytes) -> BodyEdit:
+    """The card's bytes with a `hostile` member holding `raw` spliced in first."""
+    return lambda b: _insert_member(b, b'"hostile":' + raw)
 
 
 def _bad_answer(name: str, description: str, edit: AnswerEdit, code: str = "answer_malformed",
@@ -425,8 +430,7 @@ _TABLE: list[HostileCase] = [
     _card_bytes("card-duplicate-keys", "the card names `name` twice, with different values",
                 lambda b: _insert_member(b, b'"name":"Evil twin"')),
     *[
-        _card_bytes(f"card-{slug}", f"the card: {what}",
-                    lambda b, raw=raw: _insert_member(b, b'"hostile":' + raw))
+        _card_bytes(f"card-{slug}", f"the card: {what}", _hostile_member(raw))
         for slug, what, raw in _MALFORMED_VALUES
     ],
     _card_bytes("card-array", "the card is a JSON array holding the card", lambda b: b"[" + b + b"]"),

@@ -90,7 +90,9 @@ class SlowAgent(BaseHTTPRequestHandler):
     def _where(self) -> tuple[str, str, str]:
         """(shape, the agent's base URL, the rest of the path)."""
         _, shape, rest = (self.path.split("/", 2) + ["", ""])[:3]
-        return shape, f"http://127.0.0.1:{self.server.server_address[1]}/{shape}", "/" + rest
+        address = self.server.server_address
+        assert isinstance(address, tuple)  # an IPv4 server's (host, port)
+        return shape, f"http://127.0.0.1:{address[1]}/{shape}", "/" + rest
 
     @classmethod
     def prepare(cls, root: str) -> None:

@@ -14,4 +14,4 @@ ImportError` and falls back to a stub by design. Nothing else about httpx change
 import sys
 
 if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]

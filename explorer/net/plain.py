@@ -30,8 +30,9 @@ import os
 import re
 import select
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import h11
 
@@ -153,7 +154,7 @@ class _Connection:
 
     def idle_and_alive(self) -> bool:
         """Still fit to carry a request: the agent has not closed it or written on it unasked."""
-        if self.reader.at_eof() or self.writer.is_closing() or self.reader._buffer:  # noqa: SLF001
+        if self.reader.at_eof() or self.writer.is_closing() or self.reader._buffer:  # type: ignore[attr-defined]  # noqa: SLF001
             return False
         sock = self.writer.get_extra_info("socket")
         if sock is None:
@@ -368,7 +369,7 @@ def _keep(answer: Answer, data: bytes, max_bytes: int) -> bool:
     return True
 
 
-def _decode_headers(raw: list[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...]:
+def _decode_headers(raw: Sequence[tuple[bytes, bytes]]) -> tuple[tuple[str, str], ...]:
     """As httpx reads them: ASCII, else UTF-8, else Latin-1, one choice for the whole head."""
     for encoding in ("ascii", "utf-8"):
         try:
@@ -413,10 +414,18 @@ class _Decoder:
             raise DecodingError(str(exc)) from exc
 
 
-def _inflater(name: str) -> zlib._Decompress:
+class _Inflate(Protocol):
+    """What a decoder needs of an inflater: zlib's own decompress object, or `_Deflate`."""
+
+    def decompress(self, data: bytes, max_length: int, /) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+def _inflater(name: str) -> _Inflate:
     if name in ("gzip", "x-gzip"):
         return zlib.decompressobj(zlib.MAX_WBITS | 16)
-    return _Deflate()  # type: ignore[return-value]
+    return _Deflate()
 
 
 class _Deflate:

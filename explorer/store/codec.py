@@ -24,7 +24,7 @@ import sqlite3
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from explorer.core.run import REDACTED, Exchange, Run
 from explorer.core.scrub import is_secret_header
@@ -233,7 +233,14 @@ def pack_document(doc: Doc) -> tuple[bytes, int]:
     return doc.raw, _RAW
 
 
-def put_document(conn: sqlite3.Connection, doc: Doc) -> tuple[int, bool]:
+class Statements(Protocol):
+    """A DB-API connection's `execute` with `?` placeholders: SQLite's, whose cursor tells the
+    `lastrowid` of an insert (the SQL history's own connection type is one of these)."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Any: ...
+
+
+def put_document(conn: Statements, doc: Doc) -> tuple[int, bool]:
     """The id of the document with these bytes, inserting it when new; (id, inserted)."""
     row = conn.execute("SELECT id FROM documents WHERE sha256 = ?", (doc.digest,)).fetchone()
     if row is not None:

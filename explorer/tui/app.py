@@ -6,7 +6,10 @@ to the next (load -> progress -> interview -> history/compare/watch), the keys t
 everywhere (F1 help, quit, history, palette), and the two cross-cutting services, copy and
 notifications. Bindings carry ids (`app.help`, `interview.findings`, ...) so the `[keymap]` table
 of the config file can rebind any of them; ctrl+m/i/h/j are never bound because terminals send
-them as Enter, Tab, Backspace and newline.
+them as Enter, Tab, Backspace and newline. Keys themselves pass through the app once more than
+Textual makes them (`on_event`): a key that moves focus moves it as it is read, and keys typed
+while a screen mounts wait for it, so a burst of keys (a paste, a password manager, a browser's
+WebSocket frame) lands where each key was aimed.
 
 Screens and widgets reach this app and its context with `explorer_of(self)` and
 `context_of(self)`: Textual types `self.app` as any App, and these say, once and checked, that
@@ -15,9 +18,10 @@ it is this one, so no screen needs a `type: ignore` to use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.content import Content
@@ -30,7 +34,16 @@ from explorer.tui.errors import ExplorerError
 from explorer.tui.palette import ExplorerCommands, PaletteCommand
 
 if TYPE_CHECKING:
+    from textual.actions import ActionParseResult
+
     from explorer.core.run import Run
+    from explorer.tui.screens.load import LoadScreen
+
+
+# The actions Textual binds to tab and shift+tab on every screen: `ExplorerApp.on_event` runs them
+# as the key is read.
+FOCUS_MOVES = frozenset({"app.focus_next", "app.focus_previous"})
+HELD_KEY_CHECK = 0.01  # seconds between looks at a mounting screen while keys typed meanwhile wait
 
 
 class Start(NamedTuple):
@@ -75,6 +88,7 @@ class ExplorerApp(App[int]):
         self.start = start or Start()
         self.actions_run: list[str] = []  # actions triggered through `run_action`, for audits
         self.last_progress: Any = None  # the progress screen of the latest interview (its log and steps)
+        self._held: list[events.Key | events.Paste] | None = None  # typed while a screen mounts
 
     # ---- startup -------------------------------------------------------------------------------
     def get_default_screen(self) -> Screen:
@@ -240,7 +254,7 @@ class ExplorerApp(App[int]):
             return
         self.show_run(run, run_id, origin="from history (offline)")
 
-    def _load_screen(self) -> Any:
+    def _load_screen(self) -> LoadScreen | None:
         from explorer.tui.screens.load import LoadScreen
 
         for screen in self.screen_stack:
@@ -314,9 +328,10 @@ class ExplorerApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand("theme: change", "pick a Textual theme", self.action_change_theme)
         yield SystemCommand("app: quit", "quit Interview Explorer", self.action_quit)
-        yield SystemCommand("screenshot: save SVG", "save an SVG of this screen", lambda: self._screenshot())
+        yield SystemCommand("screenshot: save SVG", "save an SVG of this screen", self._save_screenshot)
 
-    def _screenshot(self) -> None:
+    # Not `_screenshot`: Textual's App keeps an attribute of that name, which hides a method.
+    def _save_screenshot(self) -> None:
         if self.is_web:  # served to a browser: a download, never a file on the server
             self.deliver_screenshot()
             return
@@ -347,10 +362,75 @@ class ExplorerApp(App[int]):
         title = safe.visible(title, 200)
         super().notify(shown, title=title, severity=severity, timeout=timeout, markup=markup)
 
+    # ---- keys land where they are aimed ------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        """Every key and paste reaches the widget that has focus once the keys before it are done.
+
+        Textual hands each key (and each paste) to the widget focused when the app reads it, and
+        that widget handles it later, in its own queue; a key that moves focus (tab, a letter typed
+        on a list that types the target) used to move it only then, and a screen just pushed has
+        no focus until it has mounted. Keys read in the same burst (a paste, a password manager's
+        auto-type, a fast typist, one WebSocket frame of a browser session) went to the old
+        widget or nowhere: a client secret typed after tab landed in the client id field, shown
+        in clear, and a name typed on the load screen's list reached the field shuffled
+        ("drinftig"), so Enter started nothing. So here, as each key is read: keys typed while a
+        screen mounts wait for it (`_hold`); a widget that sends typing elsewhere says where
+        (`typing_goes_to`) and focus moves there first; and a key whose binding moves focus (tab,
+        shift+tab, or the keys a keymap gives them) moves it at once."""
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded and self.screen_stack:
+            if self._held is not None or not self.screen.is_mounted:
+                self._hold(event)
+                return
+            if isinstance(event, events.Key) and not self.app_focus:
+                self.app_focus = True  # Textual's own first step for a key: focus back where it was
+            if await self._aim(event):
+                return
+        await super().on_event(event)
+
+    def _hold(self, event: events.Key | events.Paste) -> None:
+        """Keep a key until the screen on show has mounted (and taken focus), then hand the kept
+        keys on in order; keys read meanwhile queue behind them."""
+        if self._held is None:
+            self._held = []
+            self.set_timer(HELD_KEY_CHECK, self._let_go)
+        self._held.append(event)
+
+    async def _let_go(self) -> None:
+        if self.screen_stack and not self.screen.is_mounted:
+            self.set_timer(HELD_KEY_CHECK, self._let_go)
+            return
+        held, self._held = self._held or [], None
+        for event in held:
+            await self.on_event(event)  # held again, behind these, if one of them opens a screen
+
+    async def _aim(self, event: events.Key | events.Paste) -> bool:
+        """Move focus now if this key or paste moves it; True when the key was the move itself."""
+        screen = self.screen
+        focused = screen.focused
+        typing_goes_to = getattr(focused, "typing_goes_to", None)
+        if typing_goes_to is not None:
+            target = typing_goes_to(event)
+            if target is not None and target is not focused:
+                screen.set_focus(target)
+            return False
+        if not isinstance(event, events.Key) or event.is_printable:
+            return False
+        active = screen.active_bindings.get(event.key)
+        if active is None or not active.enabled or active.binding.priority:
+            return False  # a priority binding runs here anyway, in Textual's own order
+        if active.binding.action not in FOCUS_MOVES:
+            return False
+        return await self.run_action(active.binding.action, active.node)
+
     # ---- audit: the hostile-agent test checks no action runs from agent text ----------------------
-    async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
+    async def run_action(
+        self,
+        action: str | ActionParseResult,
+        default_namespace: DOMNode | None = None,
+        namespaces: Mapping[str, DOMNode] | None = None,
+    ) -> bool:
         self.actions_run.append(str(action))
-        return await super().run_action(action, default_namespace)
+        return await super().run_action(action, default_namespace, namespaces)
 
 
 def explorer_of(node: DOMNode) -> ExplorerApp:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from explorer.web.handover import SESSION_ENV, DemoHandover, Launch
@@ -34,10 +35,12 @@ def adopt_demo(context: Any, demo: DemoHandover) -> None:
     context.demo = tuple(demo_agents(fleet))
     context.demo_skipped = dict(demo.skipped)
     context.trust(demo.keys)
-    context.demo_credentials = {
-        url: Credentials(**{k: tuple(v) if isinstance(v, list) else v for k, v in refs.items()})
-        for url, refs in demo.credentials.items()
-    }
+
+    def credentials(refs: Mapping[str, Any]) -> Credentials:
+        settings: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in refs.items()}
+        return Credentials(**settings)
+
+    context.demo_credentials = {url: credentials(refs) for url, refs in demo.credentials.items()}
 
 
 def build(launch: Launch) -> Any:

@@ -142,7 +142,8 @@ class CanonicalDiff(Widget):
         return self.content
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return self.content_for(width).get_height(self.styles, width) if width else 0
+        # Textual's own widgets pass their styles here too; its annotation names only the rules mapping.
+        return self.content_for(width).get_height(self.styles, width) if width else 0  # type: ignore[arg-type]
 
 
 class DetailParts(NamedTuple):

@@ -248,7 +248,7 @@ class RowTable(ScrollView, can_focus=True):
         if self.rows:
             self.post_message(self.Selected(self, self.cursor_row))
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None or offset.y < 1:
             return
