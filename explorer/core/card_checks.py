@@ -16,12 +16,14 @@ but the card still *carries* terms, so a `declared: false` terms answer is still
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from explorer.core import pointer as jp
-from explorer.core.attempt import Attempt, canonical_sha, last_of, parse_body, show, transport_code
+from explorer.core.attempt import Attempt, last_of, parse_body, show, transport_code
 from explorer.core.card import WELL_KNOWN, Card, Extension, parse_card
+from explorer.core.declarations import Equivalence, card_digests, signers_of
 from explorer.core.diff import CardPair
 from explorer.core.findings import finding
 from explorer.core.openclasp import consistency_problems, verify_attestation
@@ -36,6 +38,7 @@ from explorer.core.token_trust import fetched_key_sets
 # the card was fetched with for its signatures (docs/CONTRACT.md, "Which card the answers are
 # compared with").
 FAMILY_CARD = "card:family"
+UNSIGNED = "the card carries no signatures"  # `card_unsigned`, before any projection was compared
 
 
 # --- the card --------------------------------------------------------------------------------
@@ -60,10 +63,12 @@ def card_section(exs: Sequence[Exchange], card_ex: Exchange | None, via: str | N
     return {
         "url": card_ex.url if card_ex is not None else None,
         "discovered_via": via or _discovered_via(exs, card_ex),
-        "layout": None, "sha256": None, "name": None, "jsonrpc_url": None, "protocol_version": None,
+        "layout": None, "sha256": None, "declarations_sha256": None, "name": None, "jsonrpc_url": None,
+        "protocol_version": None,
         "compared_layout": None, "compared_sha256": None, "compared_served_to": None,
         "signature": {"status": "unverifiable", "form": None, "alg": None, "kid": None, "key_source": None,
                       "signatures": [], "unsigned_members": []},
+        "signers": [],
         "interview": {"declared": False, "required": None},
         "terms": {"declared": False, "proposals": []},
         "reputation": None,
@@ -144,25 +149,30 @@ def compared_card(
                                   f"({show(problem, 300)}); the answers are compared with the card fetched "
                                   "for its signatures")
         return doc, None
-    sha = canonical_sha(family)
+    sha, declared = card_digests(family)
     a.card["compared_served_to"] = version
     if sha is None or sha == a.card_sha:
         return doc, None  # the same card whoever asks
-    a.card.update(compared_layout=parse_card(family).layout, compared_sha256=sha)
+    a.card.update(compared_layout=parse_card(family).layout, compared_sha256=sha,
+                  declarations_sha256=declared)
     return family, CardPair(doc, version, _version_sent(card_ex) or "1.0")
 
 
 def check_signature(
     a: Attempt, exs: Sequence[Exchange], doc: dict[str, Any], keys: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """The card's signatures checked under the trusted keys (and any fetched jku key sets)."""
-    sig = verify_card(doc, keys or {}, jku_keys=fetched_key_sets(exs)).to_json()
+    """The card's signatures checked under the trusted keys (and any fetched jku key sets); the
+    keys that signed it (`card.signers`), and the judge of signatures against it (`a.equivalence`)."""
+    jku_keys = fetched_key_sets(exs)
+    report = verify_card(doc, keys or {}, jku_keys=jku_keys)
+    sig = report.to_json()
     a.card["signature"] = sig
+    a.card["signers"] = signers_of(report)
+    a.equivalence = Equivalence(doc, report, keys, jku_keys)
     status = sig.get("status")
     why = _signature_detail(sig)
     if status == "unsigned":
-        a.add("card_unsigned", "the card carries no signatures; every card projection is compared with "
-              "unsigned bytes")
+        a.add("card_unsigned", UNSIGNED)  # `unsigned_compared` adds the projections, once there are any
     elif status == "invalid":
         a.add("card_signature_invalid", "a card signature fails with a known key under every payload form"
               + why + _scrubbed_note(exs), member="/signatures")
@@ -170,6 +180,24 @@ def check_signature(
         a.add("card_signature_unverifiable", "the card signature cannot be checked (no key for its kid, or "
               "an algorithm outside the allow-list)" + why, member="/signatures")
     return sig
+
+
+def unsigned_compared(a: Attempt) -> None:
+    """`card_unsigned` completed once the answers are judged: it speaks of card projections only
+    when some were compared (a card that declares nothing, or an agent that answered nothing, was
+    compared with nothing)."""
+    compared = sum(
+        1
+        for entry in (*a.questions.values(), *a.probes)
+        for p in entry.get("projections") or ()
+        if p.get("document") == "card" and p.get("status") in ("match", "mismatch")
+    )
+    if not compared:
+        return
+    said = (f"the {compared} card projections were compared with unsigned bytes" if compared > 1
+            else "the one card projection was compared with unsigned bytes")
+    a.findings[:] = [replace(f, detail=f"{UNSIGNED}; {said}") if f.code == "card_unsigned" else f
+                     for f in a.findings]
 
 
 def _scrubbed_note(exs: Sequence[Exchange]) -> str:
@@ -214,9 +242,9 @@ def check_terms(
         ex = _proposal_exchange(exs, url)
         if ex is None and card.interview is None:
             continue  # nothing is asked, so the proposals were never needed
-        problem = "not fetched" if ex is None else ex.problem()
-        body = ex.response_body if ex is not None and problem is None else None
-        check = check_proposal(body, url=url, committed_digest=digest, fetch_error=problem, sow=sow,
+        fetch_problem = "not fetched" if ex is None else ex.problem()
+        body = ex.response_body if ex is not None and fetch_problem is None else None
+        check = check_proposal(body, url=url, committed_digest=digest, fetch_error=fetch_problem, sow=sow,
                                offering=offering)
         proposals[(url, digest)] = check
         a.findings.extend(check.findings)

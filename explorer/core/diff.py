@@ -21,6 +21,13 @@ insertion point.
 Findings about projections carry the question and the *source* member pointer (the member the
 agent claimed to copy), which is what a user looks up in the card or proposal. Malformed sources
 are reported by `explorer.core.answers.check_answer`; here they are only marked not comparable.
+
+A second exception: a signature is a proof, not a declaration (CONTRACT.md "Signatures are
+proofs, not declarations"). A card projection of a member that holds signatures, whose bytes
+differ from the card's only by signatures equivalent to the card's (each verifies over the same
+payload under the same key), matches with an info `signature_equivalent` finding when the
+caller passes the attempt's judge (`explorer.core.declarations.Equivalence`). An answered
+signature that does not verify so stays a `projection_mismatch`.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from explorer.core import pointer as jp
 from explorer.core.answers import source_problems
 from explorer.core.canonical import CanonicalError, canonical_text
 from explorer.core.card_forms.forms import dropped_empties
+from explorer.core.declarations import Equivalence
 from explorer.core.findings import Finding, finding
 from explorer.core.jsonshape import mapping_of
 from explorer.core.signatures import member_is_signed
@@ -215,6 +223,7 @@ class _Context:
     proposals: Mapping[tuple[str, str], ProposalCheck]
     committed: Collection[tuple[str, str]]
     pair: CardPair | None = None
+    equivalence: Equivalence | None = None
 
 
 def diff_question(
@@ -229,6 +238,7 @@ def diff_question(
     terms_declared: bool | None = None,
     skill_ids: Sequence[str] | None = None,
     pair: CardPair | None = None,
+    equivalence: Equivalence | None = None,
 ) -> tuple[list[ProjectionResult], list[Finding]]:
     """Diff every projection of one answer (a `result` already read from JSON-RPC).
 
@@ -239,11 +249,13 @@ def diff_question(
     card's terms entries commit to. `terms_declared` says whether the card carries terms entries
     (default: whether anything is committed); `skill_ids` defaults to the card's own. `pair`:
     `card_doc` is the card served to the calls' protocol version and differs from the card
-    fetched for its signatures, which `pair` holds (see `CardPair`).
+    fetched for its signatures, which `pair` holds (see `CardPair`). `equivalence` judges a
+    value of a member that holds signatures against the card fetched for its signatures (see the
+    module docstring); without it signature bytes are compared like any other.
 
     Never raises on a malformed answer: whatever cannot be compared is marked and skipped.
     """
-    ctx = _Context(question, card_doc, unsigned_members, card_signed, proposals, committed, pair)
+    ctx = _Context(question, card_doc, unsigned_members, card_signed, proposals, committed, pair, equivalence)
     results: list[ProjectionResult] = []
     findings: list[Finding] = []
     if not isinstance(answer, Mapping):
@@ -344,6 +356,8 @@ def _diff_projection(
         bad_pointer = any(field == "member" for _, field in problems)
         named = bad_pointer and document in ("card", "proposal")
         return result("unresolved" if named else "unverifiable")
+    # Without problems the member is a pointer string, and so are a proposal's url and digest.
+    assert isinstance(member, str)
 
     if ctx.question == "terms" and document != "proposal":
         add("source_invalid", "a terms answer projects only committed proposals (interview extension 4.4), "
@@ -360,6 +374,7 @@ def _diff_projection(
         if ctx.pair is not None:
             doc, signed, noted["served_to"], differs = _one_of_two(ctx, member, value, signed)
     else:
+        assert isinstance(url, str) and isinstance(digest, str)
         key = (url, digest)
         if key not in ctx.committed:
             add("proposal_not_committed", f"{url} with {digest} appears in no terms extension entry of "
@@ -414,6 +429,10 @@ def _diff_projection(
             add("projection_mismatch", "the canonical bytes agree only because JCS rounds big integers to "
                 f"doubles; the exact numbers differ: {_excerpt(value_text, 0, 0)}")
             return result("mismatch", **compared)
+        return result("match", **compared)
+    if document == "card" and ctx.equivalence is not None and ctx.equivalence.value_equivalent(member, value):
+        add("signature_equivalent", f"{safe_text(repr(member), limit=120)} "
+            f"{ctx.equivalence.difference(member, value)}")
         return result("match", **compared)
     span, source_span = first_differing_span(value_text, source_text)
     add("projection_mismatch", f"answered {_excerpt(value_text, *span)} but the {document} holds "

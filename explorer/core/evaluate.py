@@ -33,7 +33,7 @@ from typing import Any
 
 from explorer import __version__
 from explorer.core import nogc
-from explorer.core.attempt import Attempt, canonical_sha, last_of, show
+from explorer.core.attempt import Attempt, last_of, show, status_findings
 from explorer.core.auth_findings import scheme_findings, token_findings
 from explorer.core.card import parse_card
 from explorer.core.card_checks import (
@@ -45,12 +45,15 @@ from explorer.core.card_checks import (
     check_terms,
     compared_card,
     read_card,
+    unsigned_compared,
 )
+from explorer.core.declarations import card_digests
 from explorer.core.findings import QUESTIONS, Finding, finding, ordered
 from explorer.core.outage import all_down
 from explorer.core.probes import judge_probes
 from explorer.core.questions import DiffContext, judge_questions
 from explorer.core.run import DEADLINE, Exchange
+from explorer.core.unimplemented import explain_unimplemented
 from explorer.core.verdict import ROLES, churn_finding, decide_verdict, standing
 
 __all__ = ["FAMILY_CARD", "REPORT_VERSION", "UNDEFINED_METHOD", "UNMATCHED_SELECTOR", "evaluate"]
@@ -92,11 +95,9 @@ def evaluate(
     churn = churn_finding(attempts[0].findings, last.findings) if len(attempts) > 1 and not cut else None
     if churn is not None:
         findings.append(churn)
-    shas = [a.card_sha for a in attempts if a.card_sha is not None]
-    if len(set(shas)) > 1:
-        changes = " -> ".join(dict.fromkeys(s[:12] for s in shas))
-        findings.append(finding("card_changed", f"the card's canonical bytes changed between attempts "
-                                f"(sha256 {changes})"))
+    card_change = _card_change([a for a in attempts if a.card_sha is not None])
+    if card_change is not None:
+        findings.append(card_change)
     if cut:
         findings.append(_deadline_finding(cut))  # what was seen is still shown and diffed
     verdict = decide_verdict([a.findings for a in attempts], offered=last.offered, reachable=last.reachable,
@@ -112,6 +113,7 @@ def evaluate(
         "verdict": verdict,
         "ran_by": {"name": name if isinstance(name, str) else None, "role": role},
         "standing": standing(role),
+        "standing_signed": False,  # a run is signed after it is judged (`explorer.core.attestation.apply`)
         "attempts": len(attempts),
         "card": last.card,
         "questions": last.questions,
@@ -124,6 +126,26 @@ def evaluate(
     if len(attempts) > 1:
         report["first_attempt"] = _first_attempt(attempts[0])
     return report
+
+
+def _card_change(read: Sequence[Attempt]) -> Finding | None:
+    """`card_changed` when the cards of the attempts differ, or `card_resigned` when they differ
+    only by signatures that prove the same declarations under the same keys (CONTRACT.md
+    "Signatures are proofs, not declarations")."""
+    shas = [a.card_sha for a in read]
+    if len(set(shas)) < 2:
+        return None
+    changes = " -> ".join(dict.fromkeys(str(s)[:12] for s in shas))
+    proven = {(a.equivalence.declarations, a.equivalence.proofs) if a.equivalence else None for a in read}
+    shared = proven.pop() if len(proven) == 1 else None  # one card's declarations, proven by one set of keys
+    declared, proofs = shared if shared is not None else (None, None)
+    if declared is None or not proofs:
+        return finding("card_changed", f"the card's canonical bytes changed between attempts (sha256 "
+                       f"{changes})")
+    keys = ", ".join(f"{p.alg} key {p.thumbprint}" for p in sorted(proofs))
+    return finding("card_resigned", f"the card was signed again between attempts (sha256 {changes}); its "
+                   f"declarations (sha256 {declared[:12]}) are unchanged and every signature proves them "
+                   f"under the same key ({keys}): not a change")
 
 
 def _deadline_finding(cut: Sequence[Exchange]) -> Finding:
@@ -176,10 +198,10 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     if doc is None:
         a.reachable = False
         return a
-    a.card_sha = canonical_sha(doc)
+    a.card_sha, declared = card_digests(doc)
     card = parse_card(doc)
     a.card.update(
-        sha256=a.card_sha, layout=card.layout, name=card.name,
+        sha256=a.card_sha, declarations_sha256=declared, layout=card.layout, name=card.name,
         jsonrpc_url=card.jsonrpc.url if card.jsonrpc else None,
         protocol_version=card.jsonrpc.family if card.jsonrpc else None,
         problems=list(card.problems),
@@ -209,10 +231,14 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     signed = True if status == "verified" else None if status == "unverifiable" else False
     compared, pair = compared_card(a, exs, doc, card_ex)
     context = DiffContext(compared, tuple(sig.get("unsigned_members") or ()), signed, proposals, committed,
-                          terms_declared, card.skill_ids, pair)
+                          terms_declared, card.skill_ids, pair, a.equivalence)
     judge_questions(a, exs, context)
     judge_probes(a, exs, doc, context)
-    if all_down(_final_calls(exs)):
+    a.findings.extend(status_findings(a.status_calls))  # one finding per status, listing its calls
+    unsigned_compared(a)
+    calls = _final_calls(exs)
+    explain_unimplemented(a, calls)
+    if all_down(calls):
         a.reachable = False  # an agent that is down is not an agent that lies (explorer.core.outage)
     return a
 

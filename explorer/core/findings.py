@@ -26,6 +26,7 @@ CODES: dict[str, Severity] = {
     "no_jsonrpc_interface": "error",
     "interview_not_declared": "info",
     "interview_required_true": "error",
+    "interview_not_implemented": "error",
     "terms_not_declared": "info",
     "terms_entry_invalid": "error",
     "activation_not_echoed": "info",
@@ -37,6 +38,9 @@ CODES: dict[str, Severity] = {
     "source_invalid": "error",
     "pointer_unresolved": "error",
     "projection_mismatch": "error",
+    # An answered value that differs from the card only by signatures equivalent to the card's
+    # (CONTRACT.md "Signatures are proofs, not declarations"; card_resigned is the same between fetches).
+    "signature_equivalent": "info",
     "lossy_number": "warning",
     "proposal_not_committed": "error",
     "proposal_unreachable": "error",
@@ -66,7 +70,9 @@ CODES: dict[str, Severity] = {
     "auth_failed": "error",
     "auth_scheme_unsupported": "warning",
     "auth_token_url_untrusted": "error",
+    "auth_origin_untrusted": "error",
     "card_changed": "info",
+    "card_resigned": "info",
     "churn": "info",
     # A transcript that presents evidence which cannot be checked (CONTRACT.md "Signed evidence").
     "evidence_unverified": "warning",
@@ -101,6 +107,11 @@ EXPECTED_OUTCOME: dict[str, str] = {
     for name in PROBES
 }
 
+# Root causes: a finding that explains others (they stay, each naming it in `cause`) leads the
+# list, before the card-level findings, so that what happened is the first thing read.
+LEADING: frozenset[str] = frozenset({"interview_not_implemented"})
+
+
 @dataclass(frozen=True)
 class Finding:
     """One thing the verifier noticed, tied to a question, a probe and/or a member when it can be."""
@@ -111,6 +122,8 @@ class Finding:
     question: str | None = None
     member: str | None = None
     probe: str | None = None
+    # The code of the finding that explains this one (a root cause of `LEADING`), when one does.
+    cause: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"code": self.code, "severity": self.severity}
@@ -120,6 +133,8 @@ class Finding:
             out["member"] = self.member
         if self.probe is not None:
             out["probe"] = self.probe
+        if self.cause is not None:
+            out["cause"] = self.cause
         out["detail"] = self.detail
         return out
 
@@ -139,7 +154,9 @@ def finding(
 
 
 def _sort_key(f: Finding) -> tuple[int, int, str, str, str]:
-    if f.probe is not None:
+    if f.code in LEADING:
+        group = -1
+    elif f.probe is not None:
         group = len(QUESTIONS) + 1 + (PROBES.index(f.probe) if f.probe in PROBES else len(PROBES))
     elif f.question in QUESTIONS:
         group = 1 + QUESTIONS.index(f.question)
@@ -149,8 +166,9 @@ def _sort_key(f: Finding) -> tuple[int, int, str, str, str]:
 
 
 def ordered(findings: Iterable[Finding]) -> list[Finding]:
-    """The CONTRACT order: card-level first, then identity .. refusals, then probes; members
-    lexicographic within a group. Exact duplicates are dropped."""
+    """The CONTRACT order: a root cause first (`LEADING`), then card- and run-level findings, then
+    identity .. refusals, then probes; members lexicographic within a group. Exact duplicates are
+    dropped."""
     seen: set[Finding] = set()
     unique = []
     for f in findings:

@@ -8,9 +8,16 @@ call sent and how its reply reads (`sent_request`, `read_reply`) and what the an
 against (`DiffContext`) are shared with the closure probes (`explorer.core.probes`), whose
 valid-selector answer is diffed like a question's.
 
+A signature is a proof, not a declaration (`explorer.core.declarations`): two asks whose answers
+differ only in signatures equivalent to the card's (replicas and restarts sign again) are the
+same answer, and `answers_sha256` hashes the card's own signatures, or equivalent ones, as one
+stand-in, so it does not change when an honest agent signs its card again.
+
 Reading of the texts where they are silent: a refusal returned for one of the five questions (no
 selector) is not the answer section 4 requires; it is reported as `answer_shape_invalid` after its
-own shape is checked.
+own shape is checked. An HTTP 4xx whose body is a JSON-RPC error response is read as that error
+(`reads_as_answer`): its code and message are the answer, kept in the question's entry, and the
+status is named in the finding; a 4xx with any other body is an `http_status` problem of the call.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from explorer.core.attempt import Attempt, last_of, parse_body, report_transport
 from explorer.core.auth_findings import refused_for_auth, required_finding
 from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
 from explorer.core.card import INTERVIEW_URI
+from explorer.core.declarations import Equivalence, projects_signatures
 from explorer.core.diff import CardPair, ProjectionResult, diff_question
 from explorer.core.findings import QUESTIONS, Finding, finding
 from explorer.core.outage import down_answer
@@ -41,9 +49,12 @@ def _canonical_bytes(value: Any) -> bytes | None:
 def _answers_sha(parts: Mapping[str, bytes | None]) -> str | None:
     """The SHA-256 of the JCS bytes of {question: answer}, assembled from each answer's own JCS
     bytes (question names are ASCII, so their sorted order is RFC 8785's); None if one has none."""
-    if any(part is None for part in parts.values()):
-        return None
-    members = [b'"' + q.encode("ascii") + b'":' + parts[q] for q in sorted(parts)]  # type: ignore[operator]
+    members: list[bytes] = []
+    for q in sorted(parts):
+        part = parts[q]
+        if part is None:
+            return None
+        members.append(b'"' + q.encode("ascii") + b'":' + part)
     return sha256_hex(b"{" + b",".join(members) + b"}")
 
 
@@ -68,6 +79,8 @@ class DiffContext:
     terms_declared: bool
     skill_ids: tuple[str, ...]
     pair: CardPair | None = None  # the card fetched for its signatures, when it is another
+    # The judge of signatures against the card fetched for them (CONTRACT.md "Signatures are proofs").
+    equivalence: Equivalence | None = None
 
     def diff(self, question: str, result: Any) -> tuple[list[ProjectionResult], list[Finding]]:
         """Every projection of one answer against the declared bytes (section 7)."""
@@ -75,6 +88,7 @@ class DiffContext:
             question, result, card_doc=self.card_doc, unsigned_members=self.unsigned_members,
             card_signed=self.card_signed, proposals=self.proposals, committed=self.committed,
             terms_declared=self.terms_declared, skill_ids=self.skill_ids, pair=self.pair,
+            equivalence=self.equivalence,
         )
 
 
@@ -91,13 +105,28 @@ def read_reply(ex: Exchange) -> RpcOutcome:
     return read_jsonrpc(ex.response_body, expected_id=sent_request(ex)["id"])
 
 
+def reads_as_answer(ex: Exchange) -> bool:
+    """Whether an interview call's reply is read as the agent's answer: a 2xx, or a 4xx (not 401
+    or 403, which ask for a credential, nor a final 429) whose body is a JSON-RPC error response,
+    read as that error (some stacks send -32601 inside HTTP 400)."""
+    if ex.usable:
+        return True
+    return (ex.error is None and not ex.truncated and ex.status is not None and 400 <= ex.status < 500
+            and not refused_for_auth(ex) and not down_answer(ex) and read_reply(ex).kind == "error")
+
+
+def _in_status(ex: Exchange) -> str:
+    """` (in HTTP 400)` for an answer read from an error status (`reads_as_answer`), else ``."""
+    return "" if ex.usable else f" (in HTTP {ex.status})"
+
+
 def judge_questions(a: Attempt, exs: Sequence[Exchange], ctx: DiffContext) -> None:
     """The five questions, each asked twice: the report's `questions`, `answers_sha256` and findings."""
     asked = 0
     delivered = 0
     answered = 0
     refused: list[tuple[str, Exchange]] = []
-    read: list[tuple[str, RpcOutcome]] = []
+    read: list[tuple[str, RpcOutcome, Exchange]] = []
     results: dict[str, bytes | None] = {}  # canonical bytes of each answer that is a result
     echoed = False
     responded = False
@@ -118,32 +147,32 @@ def judge_questions(a: Attempt, exs: Sequence[Exchange], ctx: DiffContext) -> No
             if ex.status is not None and not refused_for_auth(ex) and not down_answer(ex):
                 responded = True
                 echoed = echoed or _header_lists(ex.response_headers, INTERVIEW_URI)
-        usable = [e for e in finals if e.problem() is None]
+        usable = [e for e in finals if reads_as_answer(e)]
         answered += len(usable)
         for ex in finals:
             if refused_for_auth(ex):
                 refused.append((q, ex))
-            elif ex.problem() is not None:
+            elif not reads_as_answer(ex):
                 report_transport(a, ex, question=q)  # the same trouble twice is reported once
         if not finals:
             continue
         if not usable:
             a.questions[q]["status"] = "error"
             continue
-        first = read_reply(usable[0])
-        first_bytes = None if first.kind == "malformed" else _canonical_bytes(first.payload)
+        reply = read_reply(usable[0])
+        reply_bytes = None if reply.kind == "malformed" else _canonical_bytes(reply.payload)
         if len(usable) == 2:
-            _determinism(a, q, (first, first_bytes), read_reply(usable[1]), usable)
-        read.append((q, first))
-        if first.kind == "result":  # exactly the questions `_answer` keeps in `a.answers`
-            results[q] = first_bytes
+            _determinism(a, q, (reply, reply_bytes), read_reply(usable[1]), usable, ctx.equivalence)
+        read.append((q, reply, usable[0]))
+        if reply.kind == "result":  # exactly the questions `_answer` keeps in `a.answers`
+            results[q] = _digested(reply, reply_bytes, ctx.equivalence)
     # Projections are drawn once every second ask has been read and let go, and the answers'
     # canonical bytes hashed and let go: a large agent's answers are then never held twice
     # beside the projections (peak memory, not just time).
     a.answers_sha = _answers_sha(results) if results else None
     results.clear()  # let the bytes go before the projections are drawn
-    for q, first in read:
-        _answer(a, q, first, ctx)
+    for q, reply, ex in read:
+        _answer(a, q, reply, ctx, _in_status(ex))
     required = required_finding(refused, ctx.card_doc)
     if required is not None:
         a.findings.append(required)
@@ -155,7 +184,7 @@ def judge_questions(a: Attempt, exs: Sequence[Exchange], ctx: DiffContext) -> No
                                   "a violation)"))
 
 
-def _answer(a: Attempt, q: str, out: RpcOutcome, ctx: DiffContext) -> None:
+def _answer(a: Attempt, q: str, out: RpcOutcome, ctx: DiffContext, in_status: str = "") -> None:
     entry = a.questions[q]
     if out.kind == "malformed":
         entry.update(status="error", answer=out.body)
@@ -171,7 +200,7 @@ def _answer(a: Attempt, q: str, out: RpcOutcome, ctx: DiffContext) -> None:
             return
         entry["status"] = "error"
         a.add("method_error", f"interview/{q} answered a JSON-RPC error {out.code}: "
-              f"{show(out.message, 200)}", question=q)
+              f"{show(out.message, 200)}{in_status}", question=q)
         return
     result = out.result
     entry["answer"] = result
@@ -201,15 +230,38 @@ def _fingerprint(out: RpcOutcome, ex: Exchange, canonical: bytes | None) -> tupl
     return out.kind, canonical
 
 
+def _digested(reply: RpcOutcome, reply_bytes: bytes | None, equivalence: Equivalence | None) -> bytes | None:
+    """The bytes an answer adds to `answers_sha256`: its canonical bytes, with the card's own
+    signatures (or equivalent ones) read as a stand-in (`Equivalence.settled`), so that an agent
+    signing its card again answers the same digest. Most answers project no signature: their
+    bytes, already made."""
+    if equivalence is None or not projects_signatures(reply.result):
+        return reply_bytes
+    return _canonical_bytes(equivalence.settled(reply.result))
+
+
+def _resigned_only(one: RpcOutcome, two: RpcOutcome, equivalence: Equivalence | None) -> bool:
+    """Whether two answers differ only in signatures equivalent to the card's, each of them."""
+    if equivalence is None or equivalence.proofs is None or one.kind != "result" or two.kind != "result":
+        return False
+    if not (projects_signatures(one.result) and projects_signatures(two.result)):
+        return False
+    settled = _canonical_bytes(equivalence.settled(one.result))
+    return settled is not None and settled == _canonical_bytes(equivalence.settled(two.result))
+
+
 def _determinism(
-    a: Attempt, q: str, first: tuple[RpcOutcome, bytes | None], two: RpcOutcome, exs: list[Exchange]
+    a: Attempt, q: str, first: tuple[RpcOutcome, bytes | None], two: RpcOutcome, exs: list[Exchange],
+    equivalence: Equivalence | None = None,
 ) -> None:
-    """Both asks compared by their canonical bytes, the first ask's computed once by the caller."""
+    """Both asks compared by their canonical bytes, the first ask's computed once by the caller;
+    answers that differ only in signatures equivalent to the card's are the same answer."""
     one, one_bytes = first
     if one.kind == "malformed" and two.kind == "malformed":
         return  # already answer_malformed; raw bytes echo each ask's own id, so they always differ
     two_bytes = None if two.kind == "malformed" else _canonical_bytes(two.payload)
-    if _fingerprint(one, exs[0], one_bytes) != _fingerprint(two, exs[1], two_bytes):
+    if _fingerprint(one, exs[0], one_bytes) != _fingerprint(two, exs[1], two_bytes) and not _resigned_only(
+            one, two, equivalence):
         a.add("nondeterministic_answer", f"two asks of interview/{q} gave different canonical bytes; answers "
               "are lookups and must be identical on every ask (interview extension 4.1)", question=q)
 

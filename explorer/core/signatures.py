@@ -174,6 +174,7 @@ class SignatureCheck:
     form: str | None
     detail: str
     key_source: KeySource | None = None
+    thumbprint: str | None = None  # RFC 7638 thumbprint of the key it verified under, when verified
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -184,6 +185,7 @@ class SignatureCheck:
             "form": self.form,
             "detail": self.detail,
             "key_source": self.key_source,
+            "thumbprint": self.thumbprint,
         }
 
 
@@ -344,7 +346,8 @@ def _try_keys(
                 if _verify(protected, signature, payload, key):
                     origin = "a key you supplied" if source == "user" else "the key from the card's own jku"
                     return SignatureCheck(index, alg, kid, "verified", form,
-                                          f"verified with {origin} over the {form} payload", source)
+                                          f"verified with {origin} over the {form} payload", source,
+                                          key.thumbprint())
             except JoseError as exc:
                 if exc.error != "bad_signature":
                     reasons.append(f"{exc.error}: {exc.description or exc}")
@@ -449,9 +452,9 @@ def generate_key(alg: str = "ES256", *, kid: str | None = None) -> Any:
     """A new private key for `alg`, with `alg`, `use: sig` and `kid` (default: its thumbprint)."""
     if alg not in ALLOWED_ALGS:
         raise ValueError(f"cannot generate a key for {alg!r}; choose one of {', '.join(ALLOWED_ALGS)}")
-    from joserfc.jwk import ECKey, OKPKey, RSAKey
+    from joserfc.jwk import ECKey, KeyParameters, OKPKey, RSAKey
 
-    params: dict[str, Any] = {"alg": alg, "use": "sig"}
+    params: KeyParameters = {"alg": alg, "use": "sig"}
     if kid is not None:
         params["kid"] = kid
     key: Any

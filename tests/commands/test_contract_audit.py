@@ -61,6 +61,7 @@ SEVERITY = {
     "http_status": "error", "timeout": "error", "body_too_large": "error", "rate_limited": "warning",
     "card_changed": "info", "churn": "info", "auth_required": "error", "auth_failed": "error",
     "auth_scheme_unsupported": "warning", "evidence_unverified": "warning",
+    "signature_equivalent": "info", "card_resigned": "info", "interview_not_implemented": "error",
 }  # fmt: skip
 
 

@@ -744,11 +744,16 @@ def test_every_call_answered_5xx_is_unreachable_not_nonconformant() -> None:
     report = report_of(attempt(override=_calls_answered(
         lambda e: 500 if e.purpose.startswith("ask:usage") else 503)))
     assert report["verdict"] == "unreachable"
-    assert {f["code"] for f in report["findings"]} == {"http_status"}
-    details = {f.get("question") or f.get("probe"): f["detail"] for f in report["findings"]}
-    assert details["usage"].endswith("answered HTTP 500")
-    assert details["identity"].endswith("answered HTTP 503")
-    assert details["undefined_method"].endswith("answered HTTP 503")
+    # One finding per status, naming every call that got it; `question` only where one is concerned.
+    down, failed = report["findings"]
+    assert (down["code"], failed["code"]) == ("http_status", "http_status")
+    assert failed["question"] == "usage"
+    assert failed["detail"] == f"{RPC_URL} answered HTTP 500 to interview/usage"
+    assert "question" not in down and "probe" not in down
+    assert down["detail"] == f"{RPC_URL} answered HTTP 503 to " + ", ".join(
+        [f"interview/{q}" for q in QUESTIONS if q != "usage"]
+        + ["probe undefined_method", "probe unmatched_selector", "probe valid_selector",
+           "probe unactivated_call", "probe unactivated_call_no_params"])
 
 
 def test_every_call_rate_limited_for_good_is_unreachable() -> None:
