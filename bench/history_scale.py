@@ -31,7 +31,7 @@ SQLite file: target at least 0.8x SQLite's agents per second.
 
 Without `--postgres URL` (a server where the benchmark may create databases), a PostgreSQL
 server of the benchmark's own is started from the server programs the tests use
-(tests/pg_support.py) with fsync on and `synchronous_commit=off`: a commit returns before its
+(tests/support/postgres.py) with fsync on and `synchronous_commit=off`: a commit returns before its
 WAL is flushed, as SQLite's `synchronous=NORMAL` in WAL mode does; an OS crash can lose the last
 commits of either, a killed process none. Everything talks to 127.0.0.1 or a unix socket.
 """
@@ -486,8 +486,8 @@ class _Server:
         self._started = None
         self._count = 0
         if url is None:
-            sys.path.insert(0, str(REPO / "tests"))
-            from pg_support import start_server
+            sys.path.insert(0, str(REPO))
+            from tests.support.postgres import start_server
 
             self._started, why = start_server(folder, durable=True)
             if self._started is None:

@@ -1,5 +1,8 @@
 """`interview-explorer export RUN [--format json|md|html|intoto] [-o FILE]`: a recorded run as a transcript.
 
+RUN is a run id from `history`, or `latest` for the newest run in the history (the run a `verify`
+just recorded, on a history nobody else records into).
+
 JSON is complete and self-contained (`verify --offline FILE` re-checks it); Markdown and HTML are
 for people. The format defaults to the suffix of FILE, else JSON. With `-o` the file is written
 atomically (a temporary file renamed into place) and an existing FILE is never replaced without
@@ -10,6 +13,8 @@ read here (its report derived again from its bytes under `--keys`/`--allow-jku` 
 its standing under `--trust-runner` and the config's `trusted_runners`); JSON is the transcript
 as recorded, exactly as signed for a signed run, and for an unsigned one with the standing any
 reader gives it (a claim, `evidence_unverified` for a stated independent or platform role).
+Markdown, HTML and an unsigned run's JSON also say what the run changed against its agent's run
+before it, in the history's kinds (`explorer.store.export.Change`).
 
 Exit status: 0 exported, 1 the file could not be written (or exists, without `--force`), 2 usage
 error (also a format the run has nothing for, such as `intoto` of an unsigned run, to a file or
@@ -20,26 +25,36 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from explorer.commands.common import (
     EXIT_DIFFERENT,
     EXIT_OK,
     EXIT_UNKNOWN,
     EXIT_USAGE,
+    LATEST,
     UsageError,
     add_home_argument,
     error,
-    read_runs,
-    run_id_argument,
+    open_history,
+    resolved_run_id,
+    run_selector_argument,
     say,
 )
 from explorer.commands.evidence_options import add_reader_arguments, assessed
+
+if TYPE_CHECKING:
+    from explorer.core.run import Run
+    from explorer.store.export import Change
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from explorer.store.export import ALL_FORMATS
 
-    parser.add_argument("run_id", type=run_id_argument, metavar="RUN", help="a run id from `history`")
+    parser.add_argument(
+        "run_id", type=run_selector_argument, metavar="RUN",
+        help=f"a run id from `history`, or `{LATEST}` (the newest run in the history)",
+    )
     parser.add_argument(
         "--format",
         choices=list(ALL_FORMATS),
@@ -69,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             shown = safe_text(args.output, limit=200)
             say(f"{shown} has no known suffix; writing JSON (use --format to choose)")
     try:
-        [(_, stored)] = read_runs(args, args.run_id)
+        run_id, stored, change = _run_and_change(args)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
     try:  # as read here; a signed run's JSON and intoto are still written exactly as signed
@@ -78,16 +93,28 @@ def run(args: argparse.Namespace) -> int:
         return error(str(exc), EXIT_USAGE)
     try:
         if args.output is None:
-            sys.stdout.write(export(stored, fmt))
+            sys.stdout.write(export(stored, fmt, change=change))
             return EXIT_OK
-        path = write_export(stored, fmt, args.output, replace=args.force)
+        path = write_export(stored, fmt, args.output, replace=args.force, change=change)
     except ExportUnavailable as exc:
         return error(str(exc), EXIT_USAGE)
     except ExportError as exc:  # only writing FILE raises anything else
         return error(str(exc), EXIT_DIFFERENT)
     where = safe_text(str(path), limit=300)
-    print(f"wrote the {WROTE[fmt]} of run {args.run_id} to {where}", file=sys.stderr)
+    print(f"wrote the {WROTE[fmt]} of run {run_id} to {where}", file=sys.stderr)
     return EXIT_OK
+
+
+def _run_and_change(args: argparse.Namespace) -> tuple[int, Run, Change]:
+    """The run's id (`latest` resolved), the stored run, and what it changed against its agent's
+    run before it; HistoryError for an unknown id or an unreadable history."""
+    from explorer.store.export import Change
+
+    with open_history(args, existing=True) as history:
+        run_id = resolved_run_id(history, args.run_id)
+        summary, stored = history.summary(run_id), history.load(run_id)
+        before = history.previous([run_id]).get(run_id)
+    return run_id, stored, Change(None if before is None else before.id, summary.kinds)
 
 
 # What each format's file is, in the sentence that says where it went (an intoto export is not a

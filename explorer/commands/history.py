@@ -4,11 +4,15 @@
 `history copy --to URL` / `--from URL` moves a whole history (`explorer.commands.history_copy`).
 
 One line per run: id, time, verdict, standing, the card and answers digests (first 12 hex
-digits) and the agent. The standing is the one each run earns here: a signed run is evidence only
-under a trusted runner key (`--trust-runner`, the config's `trusted_runners`, your own
-`sign_key`), an unsigned one is a claim whatever role it states. A `*` marks a run whose verdict,
-card digest or answers digest differs from the previous run of the same agent, so churn is
-visible in the list itself. AGENT is a card URL, a base URL (every agent under it) or a card name.
+digits), what changed, and the agent. The standing is the one each run earns here: a signed run
+is evidence only under a trusted runner key (`--trust-runner`, the config's `trusted_runners`,
+your own `sign_key`), an unsigned one is a claim whatever role it states. A `*` marks a run that
+changed against the previous run of the same agent, and CHANGE says how (CONTRACT "Signatures
+are proofs"): its `declarations` (the card without its signatures), its signing `key`, its
+`answers` or its `verdict`. A run whose card was only signed again (other signature bytes over the
+same declarations, under the same key: a restart, another replica) is shown `signed again`,
+marked `~`, and is not a change. AGENT is a card URL, a base URL (every agent under it) or a card
+name. With `--json`, each run's `kinds` lists the same (`resigned` for signed again).
 
 The filters are the store's query (`explorer.store.base.RunQuery`): `--since`/`--until` (an ISO
 date or date-time, or an age such as `7d`), `--verdict V` (repeatable), `--changed`, and
@@ -38,6 +42,7 @@ from explorer.commands.common import (
     agents_named,
     config_of,
     error,
+    no_runs_message,
     open_history,
     print_lines,
     run_id_argument,
@@ -52,8 +57,8 @@ _BATCH = 200  # runs whose standing is read back at once (a signed one is loaded
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from explorer.core.verdict import VERDICTS
     from explorer.core.when import WHEN_HELP
-    from explorer.store.base import VERDICTS
 
     parser.add_argument(
         "agent",
@@ -79,7 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--changed",
         action="store_true",
-        help="only runs whose verdict, card digest or answers digest differ from the agent's previous run",
+        help="only runs whose declarations, signing key, answers or verdict differ from the agent's "
+        "previous run (a card only signed again is not a change)",
     )
     parser.add_argument(
         "--before",
@@ -160,9 +166,7 @@ def run(args: argparse.Namespace) -> int:
                 for text in args.agent:
                     named = agents_named(history, text, config)
                     if not named:
-                        from explorer.core.text import safe_text
-
-                        return error(f"no runs recorded for {safe_text(text, limit=200)}", EXIT_UNKNOWN)
+                        return error(no_runs_message(history, text, config), EXIT_UNKNOWN)
                     found += named
                 agents = tuple(dict.fromkeys(found))
             query = _query(args, agents, None if limit is None else limit + 1)
@@ -212,7 +216,7 @@ def _print_table(
     narrowed: bool,
 ) -> int:
     shown = 0
-    changed = False
+    changed = resigned = False
     last_id = None
     more = False
     for summary, read in listed:
@@ -224,6 +228,7 @@ def _print_table(
         print_lines([_line(summary, read)])
         shown += 1
         changed = changed or summary.changed
+        resigned = resigned or "resigned" in summary.kinds
         last_id = summary.id
     if not shown:
         if narrowed:
@@ -232,17 +237,36 @@ def _print_table(
             print("no runs recorded yet (every `verify` is recorded unless --no-history)")
         return EXIT_OK
     if changed:
-        print_lines(["* the verdict, the card or the answers changed since that agent's previous run"])
+        print_lines([
+            "* changed since that agent's previous run; CHANGE says what: its declarations (the card "
+            "without its signatures), its signing key, its answers or its verdict"
+        ])
+    if resigned:
+        from explorer.core.compare import RESIGNED_WORDS
+
+        print_lines([f"~ signed again: {RESIGNED_WORDS}"])
     if more:
         print_lines([f"older runs: the same command with --before {last_id}"])
     return EXIT_OK
 
 
 _STANDING = 26  # "claim · altered transcript", the longest standing mark
+_CHANGE = 12  # "declarations", "signed again": one kind fits; several push the agent right
 _HEADER = (
     f"{'ID':>6}  {'RECORDED (UTC)':<24}  {'VERDICT':<13}  {'STANDING':<{_STANDING}}  {'CARD':<12}  "
-    f"{'ANSWERS':<12}  AGENT"
+    f"{'ANSWERS':<12}  {'CHANGE':<{_CHANGE}}  AGENT"
 )
+
+
+def change_text(kinds: tuple[str, ...]) -> str:
+    """A run's change kinds as the CHANGE column shows them: the changes by name (`key`,
+    `declarations,answers`), else `signed again` for a card only signed again, else `-`."""
+    from explorer.core.compare import CHANGE_KINDS, KIND_WORDS, RESIGNED
+
+    changes = [kind for kind in CHANGE_KINDS if kind in kinds]
+    if changes:
+        return ",".join(changes)
+    return KIND_WORDS[RESIGNED] if RESIGNED in kinds else "-"
 
 
 def _line(r: RunSummary, read: dict[str, Any]) -> str:
@@ -250,11 +274,12 @@ def _line(r: RunSummary, read: dict[str, Any]) -> str:
     from explorer.core.text import safe_text
     from explorer.core.view import ReportView
 
-    marker = "*" if r.changed else " "
+    marker = "*" if r.changed else "~" if "resigned" in r.kinds else " "
     name = f"{safe_text(r.name, limit=60)} " if r.name else ""
     digests = f"{_short(r.card_sha256):<12}  {_short(r.answers_sha256):<12}"
     standing = ReportView.of(read).standing_mark()
     return (
         f"{r.id:>6}{marker} {r.recorded_at:<24}  {safe_text(r.verdict, limit=13):<13}  "
-        f"{standing:<{_STANDING}}  {digests}  {name}{safe_text(r.agent, limit=200)}"
+        f"{standing:<{_STANDING}}  {digests}  {change_text(r.kinds):<{_CHANGE}}  {name}"
+        f"{safe_text(r.agent, limit=200)}"
     )

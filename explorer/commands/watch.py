@@ -6,14 +6,19 @@ changed (`explorer.commands.watch_many`).
 TARGET is a run id (the target it asked is asked again; keys, `--allow-jku`, role and runner are
 yours, from the command line and the config, never the recorded run's) or anything `verify`
 accepts. Each run is recorded (unless `--no-history`) and compared with the one
-before it (for the first, the latest recorded run of that agent, if any); the line shows the
-time, the run id, the verdict, the card and answers digests, what changed, and the findings that
-mark an unstable or inconsistent agent. Runs start every SECONDS (a slow run delays the next one,
-it never piles them up); the watch stops after `--count N` runs or on Ctrl+C.
+before it (for the first, the latest recorded run of that agent, if any, read as `compare` reads
+it); the line shows the time, the run id, the verdict, the card and answers digests, what changed
+(in the kinds of CONTRACT "Signatures are proofs": `declarations changed`, `key changed`, `answers
+changed`, `verdict changed`), and the findings that mark an unstable or inconsistent agent. A
+card only signed again (a restart, another replica: the same declarations under the same key)
+raises no alarm: the line says `no change ...: signed again`. Runs start every SECONDS (a slow
+run delays the next one, it never piles them up); the watch stops after `--count N` runs or on
+Ctrl+C.
 
 Exit status: like verify for the last run (0 conformant, 1 nonconformant, 3 unreachable,
-4 not_offered, 5 churn); 2 usage error; 6 no such run, or an unreadable history; 130 when
-interrupted before any run finished.
+4 not_offered, 5 churn); 2 usage error; 6 no such run, or a history that cannot be used (refused
+before anything is asked, or a run it could not record: that run's line is printed, then the
+watch stops); 130 when interrupted before any run finished.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from explorer.commands.common import (
     error,
     open_history,
     plan_of,
+    recording_history,
+    say,
     typed_settings,
     verdict_exit,
 )
@@ -99,7 +106,12 @@ def _start(args: argparse.Namespace, history: Any, config: Any) -> tuple[str, An
         if len(agents) == 1:
             latest = history.runs(agents[0], limit=1)
             if latest:
-                previous = (latest[0].id, history.load(latest[0].id).report)
+                stored = history.load(latest[0].id)
+                try:  # read under your keys, as the new runs are: a run recorded before this
+                    [stored] = assessed([stored], args, "watch")  # version states its declarations
+                except UsageError:
+                    pass  # compared as recorded
+                previous = (latest[0].id, stored.report)
     return url, options, previous
 
 
@@ -121,7 +133,10 @@ async def _loop(
     tally: _Tally,
     run_fn: Any = None,
 ) -> None:
-    """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is."""
+    """Ask every `--every` seconds; one coroutine, so Ctrl+C cancels it cleanly wherever it is. A run
+    the history refuses is shown as not recorded, and the watch stops there with status 6."""
+    from dataclasses import replace
+
     from explorer.interview.replay import interview_async, tick_line
     from explorer.net.keys import KeysError
     from explorer.store.base import HistoryError
@@ -133,23 +148,25 @@ async def _loop(
             await asyncio.sleep(pause)
         next_at = max(next_at + args.every, time.monotonic())
         try:
-            step = await interview_async(
-                target,
-                options,
-                history=None if args.no_history else history,
-                previous=previous,
-                run_fn=run_fn,
-            )
+            step = await interview_async(target, options, history=None, previous=previous, run_fn=run_fn)
         except (KeysError, ValueError) as exc:
             tally.status = error(str(exc), EXIT_USAGE)
             return
-        except HistoryError as exc:
-            tally.status = error(str(exc), EXIT_UNKNOWN)
-            return
+        unrecorded = None
+        if not args.no_history and history is not None:
+            try:
+                step = replace(step, run_id=history.record(step.run))
+            except HistoryError as exc:
+                unrecorded = exc
         previous = (step.run_id, step.run.report)
         tally.last = step.verdict
         tally.done += 1
         print(tick_line(step), flush=True)
+        if unrecorded is not None:
+            say(f"the run was not recorded in the history: {unrecorded}; the watch stops "
+                f"(exit status {EXIT_UNKNOWN})")
+            tally.status = EXIT_UNKNOWN
+            return
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,10 +184,12 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
     try:
-        history = open_history(args)
+        # Opened (and a SQLite file proven writable) before anything is asked: a history that cannot
+        # be used is refused now, not found out after the first interview.
+        history = open_history(args) if args.no_history else recording_history(args)
     except HistoryError as exc:
         if not args.no_history or args.target.strip().isdigit():
-            return error(str(exc), EXIT_UNKNOWN)
+            return error(f"the history cannot be used, so nothing was asked: {exc}", EXIT_UNKNOWN)
         history = None
     tally = _Tally()
     try:

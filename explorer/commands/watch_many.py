@@ -3,15 +3,20 @@
 Every SECONDS the whole list is swept (`explorer.interview.sweep`, `--jobs` interviews in flight, per-host
 bounds), each run recorded unless `--no-history` (signed with the config's sign_key where
 `watch TARGET` would sign it), and ONE line is printed for the sweep: when it
-ended, how many agents in how long, the verdict counts, and the agents whose verdict or declared
-documents (the card, which commits the proposals, and the answers' canonical digest) changed
-since the previous sweep, each named by its card name (else its target) with what changed. The
-first sweep has nothing to compare with and says so. Targets are planned once, at the start,
+ended, how many agents in how long, the verdict counts, and the agents that changed since the
+previous sweep, each named by its card name (else its target) with what changed, in the kinds of
+CONTRACT "Signatures are proofs": its verdict, its declarations (the card without its signatures,
+which commits the proposals), its signing key (`key changed`), its answers. An agent whose card
+was only signed again (a restart, another replica: the same declarations under the same key) has
+not changed: it raises no alarm, and the line counts it as signed again. The first sweep has
+nothing to compare with and says so. Targets are planned once, at the start,
 exactly as `watch TARGET` plans one (config agent names, headers, keys, role, runner).
 
 A slow sweep delays the next one and never piles them up; Ctrl+C stops the watch between or
 during sweeps (what finished is recorded). Exit status: the many-targets rule of `verify` for
-the last complete sweep; 2 usage error; 130 when interrupted before any sweep finished.
+the last complete sweep; 2 usage error; 6 a history that cannot be used (refused before anything
+is asked, or one that refused runs: the sweep's line is printed, then how many runs were not
+recorded, and the watch stops); 130 when interrupted before any sweep finished.
 """
 
 from __future__ import annotations
@@ -24,9 +29,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from explorer.commands.common import EXIT_USAGE, UsageError, config_of, error, say, typed_settings
+from explorer.commands.common import (
+    EXIT_UNKNOWN,
+    EXIT_USAGE,
+    UsageError,
+    config_of,
+    error,
+    say,
+    typed_settings,
+)
 
 if TYPE_CHECKING:
+    from explorer.core.compare import RunMarks
     from explorer.evidence.runner_keys import RunnerKey
     from explorer.interview.sweep import Finished, Job
     from explorer.store.base import HistoryStore
@@ -44,29 +58,50 @@ class State:
     verdict: str
     card: str | None
     answers: str | None
+    declarations: str | None = None  # None: unknown, the card digest stands for it
+    signers: tuple[str, ...] | None = None
+
+    def marks(self) -> RunMarks:
+        from explorer.core.compare import RunMarks
+
+        return RunMarks(self.verdict, self.card, self.declarations, self.signers, self.answers)
 
 
 def state_of(report: Mapping[str, Any], target: str) -> State:
+    from explorer.core.compare import RunMarks
     from explorer.core.view import ReportView
 
-    card = ReportView.of(report).card
-    answers = report.get("answers_sha256")
+    name = ReportView.of(report).card.name
+    marks = RunMarks.of_report(report)
     return State(
-        card.name or target,
+        name or target,
         str(report.get("verdict")),
-        card.sha256,
-        answers if isinstance(answers, str) else None,
+        marks.card_sha256,
+        marks.answers_sha256,
+        marks.declarations_sha256,
+        marks.signers,
     )
 
 
+def kinds_between(before: State, after: State) -> tuple[str, ...]:
+    """How one agent differs between two sweeps, in `explorer.core.compare.KINDS`."""
+    from explorer.core.compare import change_kinds
+
+    return change_kinds(before.marks(), after.marks())
+
+
 def changes(before: State, after: State) -> list[str]:
-    """What differs between two sweeps of one agent, in words."""
+    """What differs between two sweeps of one agent, in words (a card only signed again is not a
+    change: `kinds_between` says `resigned`)."""
+    kinds = kinds_between(before, after)
     out = []
-    if before.verdict != after.verdict:
+    if "verdict" in kinds:
         out.append(f"verdict {before.verdict} -> {after.verdict}")
-    if before.card != after.card:
-        out.append("card")
-    if before.answers != after.answers:
+    if "declarations" in kinds:
+        out.append("declarations")
+    if "key" in kinds:
+        out.append("key changed")
+    if "answers" in kinds:
         out.append("answers")
     return out
 
@@ -86,15 +121,19 @@ def sweep_line(
     if previous is None:
         return f"{head}  first sweep"
     changed = []
+    resigned = 0
     for target, state in states.items():
         old = previous.get(target)
         what = ["new in the list"] if old is None else changes(old, state)
         if what:
             changed.append(f"{safe_text(state.name, limit=80)} ({', '.join(what)})")
+        elif old is not None and "resigned" in kinds_between(old, state):
+            resigned += 1
+    again = f" ({resigned} signed again, not a change)" if resigned else ""
     if not changed:
-        return f"{head}  no change"
+        return f"{head}  no change{again}"
     more = f", +{len(changed) - _SHOWN} more" if len(changed) > _SHOWN else ""
-    return f"{head}  CHANGED {len(changed)}: " + "; ".join(changed[:_SHOWN]) + more
+    return f"{head}  CHANGED {len(changed)}: " + "; ".join(changed[:_SHOWN]) + more + again
 
 
 @dataclass
@@ -104,6 +143,7 @@ class _Round:
     history: HistoryStore | None
     signers: Mapping[str, RunnerKey]  # target -> the config's sign_key, for runs it signs
     states: dict[str, State] = field(default_factory=dict)
+    unrecorded: int = 0  # finished runs the history refused
 
     def __call__(self, done: Finished) -> None:
         from explorer.commands.evidence_options import sign_or_keep
@@ -118,8 +158,9 @@ class _Round:
         if self.history is not None:
             try:
                 self.history.record(run)
-            except Exception as exc:  # noqa: BLE001 - a history problem is a warning, never a verdict
-                say(f"warning: {target}: the run was not recorded: {exc}", COMMAND)
+            except Exception as exc:  # noqa: BLE001 - whatever stopped it, the run is not kept, and that is said
+                self.unrecorded += 1
+                say(f"{target}: the run was not recorded in the history: {exc}", COMMAND)
         self.states[target] = state_of(run.report, target)
 
 
@@ -191,6 +232,12 @@ async def _watch(
         print(sweep_line(ended, number, states, previous, took, tally.words()), flush=True)
         previous = states
         last[:] = [tally.exit_status()]
+        if current.unrecorded:
+            runs = f"{current.unrecorded} run{'s' if current.unrecorded != 1 else ''}"
+            say(f"{runs} of this sweep {'were' if current.unrecorded != 1 else 'was'} not recorded in the "
+                f"history; the watch stops (exit status {EXIT_UNKNOWN})", COMMAND)
+            last[:] = [EXIT_UNKNOWN]
+            return
 
 
 def run_watch_many(args: argparse.Namespace) -> int:
@@ -201,13 +248,13 @@ def run_watch_many(args: argparse.Namespace) -> int:
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE, COMMAND)
     history = None
-    if not args.no_history:
-        from explorer.commands.common import open_history
+    if not args.no_history:  # opened before anything is asked: one that cannot be used is refused now
+        from explorer.commands.common import recording_history
 
         try:
-            history = open_history(args)
+            history = recording_history(args)
         except HistoryError as exc:
-            say(f"warning: runs will not be recorded: {exc}", COMMAND)
+            return error(f"the history cannot be used, so nothing was asked: {exc}", EXIT_UNKNOWN, COMMAND)
     last: list[int] = []
     print(
         f"watching {len(jobs)} agents every {args.every:g} s"

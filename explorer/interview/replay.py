@@ -75,7 +75,9 @@ def interview(
     HistoryError when recording fails.
     """
     if run_fn is None:
-        from explorer.interview.procedure import run_interview_sync as run_fn
+        from explorer.interview.procedure import run_interview_sync
+
+        run_fn = run_interview_sync
     return settle(run_fn(target, options), history=history, previous=previous)
 
 
@@ -89,7 +91,9 @@ async def interview_async(
 ) -> Step:
     """`interview` inside a running event loop (watch, the TUI): cancellable while it asks."""
     if run_fn is None:
-        from explorer.interview.procedure import run_interview as run_fn
+        from explorer.interview.procedure import run_interview
+
+        run_fn = run_interview
     run = await run_fn(target, options)
     return settle(run, history=history, previous=previous)
 
@@ -113,12 +117,12 @@ def tick_line(step: Step) -> str:
     answers = report.get("answers_sha256")
     answers = answers[:12] if isinstance(answers, str) else "-"
     recorded = f"run {step.run_id}" if step.run_id is not None else "not recorded"
+    since = f" since run {step.previous_id}" if step.previous_id else ""
     if step.comparison is None:
         change = "first run"
-    elif step.comparison.identical:
-        change = "no change" + (f" since run {step.previous_id}" if step.previous_id else "")
+    elif not step.comparison.changed:  # a card only signed again is no change (compare.Comparison)
+        change = f"no change{since}" + (": signed again" if step.comparison.resigned else "")
     else:
-        since = f" since run {step.previous_id}" if step.previous_id else ""
         change = f"CHANGED{since}: {step.comparison.summary()}"
     parts = [
         step.finished_at,

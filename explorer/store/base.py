@@ -13,10 +13,13 @@ Shape, and why:
   fetched from the database a page at a time, so `history --json` over a million runs holds one
   page in memory and a backend answers each page from an index.
 - What the fleet view and the change signal need is kept per agent at write time (runs,
-  latest run, churn, when it last changed), so `fleet()` reads one row per agent and `mark()`
-  costs one small aggregate, however many runs there are.
-- `changed` is decided when a run is recorded (its verdict, card digest or answers digest
-  against the same agent's previous run) and kept with the run, so `--changed` is an index.
+  latest run, churn verdicts, changes, when it last changed), so `fleet()` reads one row per
+  agent and `mark()` costs one small aggregate, however many runs there are.
+- What changed is decided when a run is recorded, against the same agent's previous run, and
+  kept with the run as kinds (`explorer.core.compare.change_kinds`: `declarations`, `key`,
+  `answers`, `verdict`, or `resigned` for a card only signed again), from what the run records
+  to tell them apart: its declarations digest and signers beside its card and answers digests
+  and verdict. `changed` (any kind but `resigned`) is kept too, so `--changed` is an index.
 - Copying a history between backends moves `StoredRun`s: the stored documents and values as
   they are, so a signed envelope and every body arrive byte for byte, with their run ids.
 """
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from explorer.core.view import ReportView
 
 if TYPE_CHECKING:
+    from explorer.core.compare import RunMarks
     from explorer.core.run import Run
     from explorer.store.codec import EncodedRun
 
@@ -70,10 +74,25 @@ class RunSummary(NamedTuple):
     runner: str | None
     card_sha256: str | None
     answers_sha256: str | None
-    changed: bool  # verdict, card or answers digest differs from the previous run of the same agent
+    changed: bool  # a change of a kind in CHANGE_KINDS against the previous run of the same agent
+    # What changed against that run, in `explorer.core.compare.KINDS` order: `declarations`, `key`,
+    # `answers`, `verdict`, and `resigned` (the card signed again: shown, never a change).
+    kinds: tuple[str, ...] = ()
+    declarations_sha256: str | None = None  # of the card without its signatures; None when unknown
+    signers: tuple[str, ...] | None = None  # thumbprints of the keys whose signatures verified
 
     def to_json(self) -> dict[str, Any]:
-        return self._asdict()
+        out = self._asdict()
+        out["kinds"] = list(self.kinds)
+        out["signers"] = None if self.signers is None else list(self.signers)
+        return out
+
+    def marks(self) -> RunMarks:
+        """What this run's successor's change kinds are decided against (`change_kinds`)."""
+        from explorer.core.compare import RunMarks
+
+        return RunMarks(self.verdict, self.card_sha256, self.declarations_sha256, self.signers,
+                        self.answers_sha256)
 
 
 class FleetSummary(NamedTuple):
@@ -86,11 +105,13 @@ class FleetSummary(NamedTuple):
     last_recorded_at: str
     verdict: str
     standing: str | None
-    churn: int  # runs that differ from the agent's previous one (verdict, card, answers) or churned within
-    last_change_at: str | None  # when the latest such run was recorded
+    churn: int  # runs whose verdict is churn (a conflict that did not survive the re-run)
+    last_change_at: str | None  # when the latest run that changed (`changes`) was recorded
     card_sha256: str | None  # of the latest run
     answers_sha256: str | None
     signature: str | None  # the card signature status of the latest run
+    changes: int = 0  # runs that changed against the agent's run before (`RunSummary.changed`)
+    kinds: tuple[str, ...] = ()  # what the latest run changed (`RunSummary.kinds`)
 
 
 @dataclass(frozen=True)
@@ -117,8 +138,9 @@ class RunQuery:
 
     `agents`: card URLs as recorded (None: every agent; an empty tuple matches nothing).
     `since` / `until`: recorded at or after `since`, and before `until`.
-    `verdicts`: any of these verdicts. `changed`: only runs whose verdict, card digest or
-    answers digest differ from the same agent's previous run. `before`: only runs with a smaller
+    `verdicts`: any of these verdicts. `changed`: only runs whose declarations, signing key,
+    answers or verdict differ from the same agent's previous run (not a card only signed again:
+    `RunSummary.kinds`). `before`: only runs with a smaller
     id (the keyset page after the last one shown). `limit`: at most this many (None: all).
     """
 
@@ -157,6 +179,8 @@ class StoredRun:
     answers_sha256: str | None
     signature: str | None
     encoded: EncodedRun
+    declarations_sha256: str | None = None
+    signers: tuple[str, ...] | None = None
 
     def fingerprint(self) -> str:
         """The digest `history copy` compares on both sides: what the run is, not where."""
@@ -205,7 +229,9 @@ def _text_or_none(value: Any) -> str | None:
 def summary_fields(report: Mapping[str, Any]) -> dict[str, Any]:
     """The columns a run's history line is listed by, read from its report. Each is the text the
     report states, None when it states none: not the view's reading of a missing member (a role
-    of `self`, a `claim`), so a stored row says what its report says."""
+    of `self`, a `claim`), so a stored row says what its report says. The declarations digest
+    and signers are not among them: `explorer.store.marks.change_fields` reads those, from the
+    run's bytes where its report does not state them."""
     view = ReportView.of(report)
     name = view.card.name
     return {
@@ -227,12 +253,6 @@ def signature_of_report(document: bytes) -> str | None:
     except ValueError:
         return None
     return summary_fields(report)["signature"] if isinstance(report, dict) else None
-
-
-def changed_from(previous: Sequence[Any] | None, current: Sequence[Any]) -> bool:
-    """Whether a run differs from the same agent's previous one: (verdict, card digest, answers
-    digest) compared; the first run of an agent has nothing to differ from."""
-    return previous is not None and tuple(previous) != tuple(current)
 
 
 class HistoryStore(ABC):

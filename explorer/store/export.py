@@ -14,6 +14,10 @@ headless `export` command offer the same choices with the same suffixes.
   Markdown punctuation is backslash-escaped (no raw HTML passes through), HTML is escaped and the
   page carries a Content-Security-Policy that forbids scripts and remote loads.
 - No secret appears in any format: headers are redacted again here, whatever the run holds.
+- A run exported from the history can say what changed against its agent's run before it
+  (`Change`, in the kinds of CONTRACT "Signatures are proofs"; `signed again` is not a change):
+  in the heading facts of Markdown and HTML, and in an unsigned JSON transcript's `summary`
+  (a signed one is written exactly as signed, so nothing is added to it).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -93,6 +98,38 @@ _CELL = 160  # characters of a value shown in a table cell
 _BLOCK = 2000  # characters of a canonical value shown in full views
 
 
+@dataclass(frozen=True)
+class Change:
+    """What a recorded run changed against its agent's run before it (`previous_run`, None for
+    the agent's first run): its `RunSummary.kinds`."""
+
+    previous_run: int | None
+    kinds: Sequence[str] = ()
+
+    def words(self) -> str:
+        """`since run 12: key changed`, `none since run 12: signed again (...)`, ..."""
+        from explorer.core.compare import RESIGNED, RESIGNED_WORDS, is_change, kinds_words
+
+        if self.previous_run is None:
+            return "the agent's first run in this history"
+        since = f"since run {self.previous_run}"
+        if is_change(self.kinds):
+            return f"{since}: {kinds_words(self.kinds)}"
+        if RESIGNED in self.kinds:
+            return f"none {since}: signed again ({RESIGNED_WORDS})"
+        return f"none {since}"
+
+    def to_json(self) -> dict[str, Any]:
+        from explorer.core.compare import is_change
+
+        return {
+            "previous_run": self.previous_run,
+            "kinds": list(self.kinds),
+            "changed": is_change(self.kinds),
+            "words": self.words(),
+        }
+
+
 class ExportError(Exception):
     """The export could not be produced or written; str() says why."""
 
@@ -111,14 +148,15 @@ def format_for_path(path: str | os.PathLike[str]) -> str | None:
     return _SUFFIXES.get(Path(path).suffix.lower())
 
 
-def export(run: Run, fmt: Format | str) -> str:
-    """The run as a transcript in one of EXPORT_FORMATS."""
+def export(run: Run, fmt: Format | str, *, change: Change | None = None) -> str:
+    """The run as a transcript in one of EXPORT_FORMATS; `change`, when given, says what it
+    changed against its agent's run before it."""
     if fmt == "json":
-        return json.dumps(transcript(run), ensure_ascii=False, indent=2) + "\n"
+        return json.dumps(transcript(run, change=change), ensure_ascii=False, indent=2) + "\n"
     if fmt == "md":
-        return _markdown(run)
+        return _markdown(run, change)
     if fmt == "html":
-        return _html(run)
+        return _html(run, change)
     if fmt == "intoto":
         if run.attestation is None:
             raise ExportUnavailable(
@@ -129,7 +167,13 @@ def export(run: Run, fmt: Format | str) -> str:
 
 
 def write_export(
-    run: Run, fmt: Format | str, path: str | os.PathLike[str], *, replace: bool = True, number: bool = False
+    run: Run,
+    fmt: Format | str,
+    path: str | os.PathLike[str],
+    *,
+    replace: bool = True,
+    number: bool = False,
+    change: Change | None = None,
 ) -> Path:
     """Write the export to `path` atomically (temporary file, then rename): never a half-written file.
 
@@ -138,7 +182,7 @@ def write_export(
     written is returned. Both reserve the name by creating it exclusively (O_EXCL), then rename
     the finished file onto that reservation.
     """
-    text = export(run, fmt)
+    text = export(run, fmt, change=change)
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -201,7 +245,7 @@ def _canonical_of(body: bytes | None) -> dict[str, Any]:
     return out
 
 
-def transcript(run: Run) -> dict[str, Any]:
+def transcript(run: Run, *, change: Change | None = None) -> dict[str, Any]:
     """The JSON transcript: Run.to_transcript() plus digests and canonical forms, secrets redacted.
 
     A signed run is written exactly as it was signed (`Run.to_transcript()`, headers already
@@ -212,7 +256,8 @@ def transcript(run: Run) -> dict[str, Any]:
     An unsigned run's report is the one recorded (what its own exchanges and keys gave, so the
     file imports again as the same run) with the standing an unsigned transcript has wherever it
     is read: a claim, and for a stated `independent` or `platform` role an `evidence_unverified`
-    finding saying it is only a label (CONTRACT "Signed evidence")."""
+    finding saying it is only a label (CONTRACT "Signed evidence"); its `summary` says what it
+    changed when `change` is given."""
     if run.attestation is not None:
         return run.to_transcript()
     recorded = run.signed_report if run.signed_report is not None else run.report
@@ -236,6 +281,8 @@ def transcript(run: Run) -> dict[str, Any]:
         "started_at": report.get("started_at"),
         "finished_at": report.get("finished_at"),
     }
+    if change is not None:
+        data["summary"]["change"] = change.to_json()
     return data
 
 
@@ -249,15 +296,18 @@ def _source_label(p: Projection) -> str:
     return document
 
 
-def _facts(view: ReportView) -> list[tuple[str, str]]:
+def _facts(view: ReportView, change: Change | None = None) -> list[tuple[str, str]]:
     """(label, plain text) pairs heading every human format; text not yet escaped for the format."""
     card = view.card
+    declarations = card.raw.get("declarations_sha256")
+    signers = card.raw.get("signers")
     facts = [
         ("Agent", card.url or view.target or "unknown"),
         ("Verdict", view.verdict),
         ("Standing", view.standing_words()),
         ("Attestation", view.attestation_words()),
-        ("Card", f"sha256 {card.sha256}, layout {card.layout}"),
+        ("Card", f"sha256 {card.sha256}, layout {card.layout}"
+         + (f", declarations sha256 {declarations}" if isinstance(declarations, str) else "")),
         ("Signature", card.signature.words()),
         ("Answers digest", f"sha256 {view.member('answers_sha256')}"),
         (
@@ -267,6 +317,10 @@ def _facts(view: ReportView) -> list[tuple[str, str]]:
         ),
         ("Explorer", f"run with {view.member('explorer_version')}, exported with {__version__}"),
     ]
+    if isinstance(signers, list):
+        facts.insert(6, ("Signers", ", ".join(str(s) for s in signers) or "none verified"))
+    if change is not None:
+        facts.insert(2, ("Change", change.words()))
     for p in card.proposals:
         facts.append(("Proposal", f"{p.get('url')} {p.get('digest')}: {p.get('status')}"))
     return facts
@@ -335,10 +389,10 @@ def _shown(run: Run) -> ReportView:
     return ReportView.of(att.apply(run.report, att.unsigned(run.report, live=False)))
 
 
-def _markdown(run: Run) -> str:
+def _markdown(run: Run, change: Change | None = None) -> str:
     view = _shown(run)
     out = [f"# Interview transcript: {_md(_title(view), 200)}", ""]
-    out += [f"- **{label}:** {_md(text, 500)}" for label, text in _facts(view)]
+    out += [f"- **{label}:** {_md(text, 500)}" for label, text in _facts(view, change)]
     out += [
         "",
         "Conformance is not competence: the interview checks that the agent's answers match "
@@ -391,9 +445,9 @@ def _markdown(run: Run) -> str:
         "|---|---|---|---|---|",
     ]
     for ex in run.exchanges:
-        status = ex.status if ex.error is None else f"{ex.status} {ex.error}"
+        outcome = ex.status if ex.error is None else f"{ex.status} {ex.error}"
         out.append(
-            f"| {_md(ex.purpose)} | {_md(ex.method)} | {_md(ex.url, 200)} | {_md(status, 120)} "
+            f"| {_md(ex.purpose)} | {_md(ex.method)} | {_md(ex.url, 200)} | {_md(outcome, 120)} "
             f"| {sha256_hex(ex.response_body)} |"
         )
     return "\n".join(out) + "\n"
@@ -446,11 +500,11 @@ def _html_projection(p: Projection) -> str:
     )
 
 
-def _html(run: Run) -> str:
+def _html(run: Run, change: Change | None = None) -> str:
     view = _shown(run)
     standing = view.standing
     body = [f"<h1>Interview transcript: {_h(_title(view), 200)}</h1>", "<dl>"]
-    for label, text in _facts(view):
+    for label, text in _facts(view, change):
         cls = f' class="standing {standing}"' if label == "Standing" else ""
         body.append(f"<dt>{html.escape(label)}</dt><dd{cls}>{_h(text, 500)}</dd>")
     body += [

@@ -9,7 +9,8 @@ The PostgreSQL counterpart of `explorer.store.sqlite_schema`, with the same rule
   written by a newer explorer and is refused. Both before anything is written.
 - Migrations are data: `MIGRATIONS[v]` turns version v-1 into v, all in one transaction (DDL is
   transactional in PostgreSQL) under an advisory lock, so runners starting at once create or
-  migrate the schema once and a failing step changes nothing.
+  migrate the schema once and a failing step changes nothing. A step is a statement, or a
+  function of the connection where rows must be rewritten from their documents.
 - The tables are those of the SQLite file, with what many writers on many machines need:
   foreign keys from runs and links to documents and agents (a document being forgotten while
   another runner reuses it makes one of the two transactions fail and retry, never a run with a
@@ -19,6 +20,7 @@ The PostgreSQL counterpart of `explorer.store.sqlite_schema`, with the same rule
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from explorer.store.base import HistoryError
@@ -87,8 +89,43 @@ SCHEMA_V1: tuple[str, ...] = (
     "INSERT INTO counters(name, value) VALUES ('forgotten', 0)",
 )
 
-# MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty schema).
-MIGRATIONS: dict[int, tuple[str, ...]] = {1: SCHEMA_V1}
+
+
+class _Placeholders:
+    """A psycopg connection taking the `?` placeholders of `explorer.store.sql`, for the steps
+    that run its statements."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.raw.execute(sql.replace("%", "%%").replace("?", "%s"), params)
+
+
+def _changes_of_runs(conn: Any) -> None:
+    """Version 2's change kinds and marks for the runs already there (`backfill_changes` says
+    what old runs keep)."""
+    from explorer.store.sql import backfill_changes
+
+    backfill_changes(_Placeholders(conn))
+
+
+# Version 2: what tells the kinds of change apart (CONTRACT "Signatures are proofs"); the same
+# columns as the SQLite history's version 4, and the same backfill.
+SCHEMA_V2: tuple[str | Callable[[Any], None], ...] = (
+    "ALTER TABLE runs ADD COLUMN declarations_sha256 text",
+    "ALTER TABLE runs ADD COLUMN signers text",
+    "ALTER TABLE runs ADD COLUMN kinds text NOT NULL DEFAULT ''",
+    "ALTER TABLE agents ADD COLUMN changes bigint NOT NULL DEFAULT 0",
+    "ALTER TABLE agents ADD COLUMN last_declarations text",
+    "ALTER TABLE agents ADD COLUMN last_signers text",
+    "ALTER TABLE agents ADD COLUMN last_kinds text NOT NULL DEFAULT ''",
+    _changes_of_runs,
+)
+
+# MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty schema). A step
+# is a statement, or a function of the connection where rows must be rewritten from documents.
+MIGRATIONS: dict[int, tuple[str | Callable[[Any], None], ...]] = {1: SCHEMA_V1, 2: SCHEMA_V2}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 
@@ -149,7 +186,10 @@ def prepare(conn: Any, shown: str) -> int:
         for step in range(start + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS[step]:
                 try:
-                    conn.execute(statement)
+                    if callable(statement):
+                        statement(conn)
+                    else:
+                        conn.execute(statement)
                 except Exception as exc:  # noqa: BLE001 - said, and rolled back below
                     raise HistoryError(
                         f"could not upgrade {shown} from history version {step - 1} to {step}: "

@@ -208,7 +208,7 @@ class PostgresHistory(SqlHistory):
         only what the history lacks. Should a document seen stored have been forgotten since,
         the statement fails on its NOT NULL constraint and runs again, looked up anew."""
         listed = ("name", "verdict", "standing", "role", "runner", "card_sha256", "answers_sha256",
-                  "signature")
+                  "signature", "declarations_sha256", "signers")
         fixed = {name: fields[name] for name in listed}
         tries = [0]
 
@@ -348,7 +348,8 @@ class PostgresHistory(SqlHistory):
 # Documents go in first (in digest order, `ON CONFLICT DO NOTHING`) and are looked up where they
 # already were; a new exchange list is linked to its bodies; the agent's row is upserted, which
 # locks it (two runs of one agent are recorded one after the other), counts the run and decides
-# `changed` against the agent's previous run from the values kept on that row; the run goes in
+# its change kinds against the agent's previous run from the marks kept on that row (`_KINDS`:
+# the rules of `explorer.core.compare.change_kinds`, in SQL); the run goes in
 # under the id the upsert drew. For a known agent that id is drawn under the lock (in DO UPDATE,
 # not from the VALUES, which are computed before the conflict is met, and draw one only for an
 # agent not there yet), so one agent's runs get increasing ids in the order they are recorded,
@@ -358,8 +359,20 @@ class PostgresHistory(SqlHistory):
 # of `docs`: its id is then NULL, the NOT NULL constraint fails the whole statement, and it runs
 # again (`_retrying`), as it does when a link is missing.
 _STORED = "SELECT sha256 FROM documents WHERE sha256 = ANY(%b::bytea[])"
-_CHANGED = """(a.last_verdict, a.last_card, a.last_answers)
-    IS DISTINCT FROM (EXCLUDED.last_verdict, EXCLUDED.last_card, EXCLUDED.last_answers)"""
+# `explorer.core.compare.change_kinds` in SQL, `a` the agent's row as it was (its latest run's
+# marks) and EXCLUDED the run being recorded; tested against the Python on both backends.
+_CARD = "(a.last_card IS DISTINCT FROM EXCLUDED.last_card)"
+_DECLARATIONS = f"""(CASE WHEN a.last_declarations IS NOT NULL AND EXCLUDED.last_declarations IS NOT NULL
+    THEN a.last_declarations <> EXCLUDED.last_declarations ELSE {_CARD} END)"""
+_KEY = f"""(CASE WHEN a.last_signers IS NOT NULL AND EXCLUDED.last_signers IS NOT NULL
+    THEN a.last_signers <> EXCLUDED.last_signers ELSE {_CARD} AND NOT {_DECLARATIONS} END)"""
+_ANSWERS = "(a.last_answers IS DISTINCT FROM EXCLUDED.last_answers)"
+_VERDICT = "(a.last_verdict IS DISTINCT FROM EXCLUDED.last_verdict)"
+_CHANGED = f"({_DECLARATIONS} OR {_KEY} OR {_ANSWERS} OR {_VERDICT})"
+_KINDS = f"""concat_ws(',', CASE WHEN {_DECLARATIONS} THEN 'declarations' END,
+    CASE WHEN {_KEY} THEN 'key' END, CASE WHEN {_ANSWERS} THEN 'answers' END,
+    CASE WHEN {_VERDICT} THEN 'verdict' END,
+    CASE WHEN {_CARD} AND NOT {_DECLARATIONS} AND NOT {_KEY} THEN 'resigned' END)"""
 _RECORD = f"""
 WITH input(sha256, size, encoding, body) AS (
     SELECT * FROM unnest(%(d_sha)b::bytea[], %(d_size)s::bigint[], %(d_enc)s::smallint[], %(d_body)b::bytea[])
@@ -379,32 +392,37 @@ WITH input(sha256, size, encoding, body) AS (
     ON CONFLICT DO NOTHING
     RETURNING child
 ), ag AS (
-    INSERT INTO agents AS a (agent, name, runs, last_run, churn, last_change_at, last_verdict, last_card,
-                             last_answers, last_changed, last_recorded_at, last_standing, last_signature)
+    INSERT INTO agents AS a (agent, name, runs, last_run, churn, changes, last_change_at, last_verdict,
+                             last_card, last_declarations, last_signers, last_answers, last_changed,
+                             last_kinds, last_recorded_at, last_standing, last_signature)
     VALUES (%(agent)s, %(name)s, 1,
             CASE WHEN NOT EXISTS (SELECT 1 FROM agents WHERE agent = %(agent)s)
                  THEN nextval(pg_get_serial_sequence('runs', 'id')) END,
-            CASE WHEN %(verdict)s = 'churn' THEN 1 ELSE 0 END,
-            CASE WHEN %(verdict)s = 'churn' THEN %(recorded_at)s END,
-            %(verdict)s, %(card_sha256)s, %(answers_sha256)s, 0, %(recorded_at)s, %(standing)s, %(signature)s)
+            CASE WHEN %(verdict)s = 'churn' THEN 1 ELSE 0 END, 0, NULL,
+            %(verdict)s, %(card_sha256)s, %(declarations_sha256)s, %(signers)s, %(answers_sha256)s, 0, '',
+            %(recorded_at)s, %(standing)s, %(signature)s)
     ON CONFLICT (agent) DO UPDATE SET
         name = COALESCE(EXCLUDED.name, a.name),
         runs = a.runs + 1,
         last_run = nextval(pg_get_serial_sequence('runs', 'id')),
-        churn = a.churn + CASE WHEN {_CHANGED} OR EXCLUDED.last_verdict = 'churn' THEN 1 ELSE 0 END,
-        last_change_at = CASE WHEN {_CHANGED} OR EXCLUDED.last_verdict = 'churn' THEN %(recorded_at)s
-                              ELSE a.last_change_at END,
+        churn = a.churn + CASE WHEN EXCLUDED.last_verdict = 'churn' THEN 1 ELSE 0 END,
+        changes = a.changes + CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
+        last_change_at = CASE WHEN {_CHANGED} THEN %(recorded_at)s ELSE a.last_change_at END,
         last_changed = CASE WHEN {_CHANGED} THEN 1 ELSE 0 END,
+        last_kinds = {_KINDS},
         last_verdict = EXCLUDED.last_verdict,
         last_card = EXCLUDED.last_card,
+        last_declarations = EXCLUDED.last_declarations,
+        last_signers = EXCLUDED.last_signers,
         last_answers = EXCLUDED.last_answers,
         last_recorded_at = EXCLUDED.last_recorded_at,
         last_standing = EXCLUDED.last_standing,
         last_signature = EXCLUDED.last_signature
-    RETURNING a.id, a.last_run, a.last_changed
+    RETURNING a.id, a.last_run, a.last_changed, a.last_kinds
 )
 INSERT INTO runs(id, agent_id, recorded_at, verdict, standing, role, runner, card_sha256, answers_sha256,
-                 report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature)
+                 report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature,
+                 declarations_sha256, signers, kinds)
 SELECT ag.last_run, ag.id, %(recorded_at)s, %(verdict)s, %(standing)s, %(role)s, %(runner)s,
        %(card_sha256)s, %(answers_sha256)s,
        (SELECT id FROM docs WHERE sha256 = %(report)b LIMIT 1),
@@ -412,7 +430,8 @@ SELECT ag.last_run, ag.id, %(recorded_at)s, %(verdict)s, %(standing)s, %(role)s,
               OR (SELECT count(*) FROM links) = cardinality(%(bodies)b::bytea[])
             THEN (SELECT id FROM docs WHERE sha256 = %(skeleton)b LIMIT 1) END,
        (SELECT id FROM docs WHERE sha256 = %(keys)b LIMIT 1),
-       %(volatile)b, %(attestation)b, ag.last_changed, %(signature)s
+       %(volatile)b, %(attestation)b, ag.last_changed, %(signature)s,
+       %(declarations_sha256)s, %(signers)s, ag.last_kinds
 FROM ag
 RETURNING id"""
 

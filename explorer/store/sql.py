@@ -14,9 +14,11 @@ How a run is recorded, and why it is safe with many writers:
    two runners never wait on each other in a cycle.
 2. The agent's row is upserted (`INSERT ... ON CONFLICT (agent) DO UPDATE ... RETURNING`), which
    also locks it until commit: two runs of one agent are recorded one after the other, so the
-   second sees the first as its predecessor when `changed` is decided.
+   second sees the first as its predecessor when its change kinds are decided (from the marks of
+   the agent's latest run, kept on its row: `explorer.core.compare.change_kinds`).
 3. The run row goes in (a transcript recorded once has a unique `imported_key`, so two runners
-   importing it at once store it once), then the agent's counters (runs, latest, churn).
+   importing it at once store it once), then the agent's counters (runs, latest, churn verdicts,
+   changes).
 
 Forgetting deletes the run, repairs the agent's successor run and counters, and deletes documents
 no remaining run reaches, in one transaction that a backend runs on one snapshot.
@@ -29,6 +31,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
+from explorer.core.compare import RunMarks, change_kinds, is_change
 from explorer.core.run import Run
 from explorer.core.when import stamp, utc_now
 from explorer.store.base import (
@@ -41,49 +44,58 @@ from explorer.store.base import (
     RunSummary,
     StoredRun,
     agent_of,
-    changed_from,
     run_fingerprint,
     summary_fields,
 )
 from explorer.store.codec import Doc, EncodedRun, decode_document, decode_run, encode_run
+from explorer.store.marks import change_fields, signers_of_text, signers_text
 
 T = TypeVar("T")
 
 PAGE = 500  # rows fetched per round trip while a query is consumed
 _IN_CHUNK = 500  # values per IN (...) list, within SQLite's smallest variable limit
+_BACKFILL_PAGE = 5000  # one agent's runs read at a time while a migration gives them change kinds
 
 _SUMMARY = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
-    r.card_sha256, r.answers_sha256, r.changed"""
+    r.card_sha256, r.answers_sha256, r.changed, r.kinds, r.declarations_sha256, r.signers"""
 _FROM = "FROM runs r JOIN agents a ON a.id = r.agent_id"
 _STORED = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
     r.card_sha256, r.answers_sha256, r.signature, r.report_doc, r.exchanges_doc, r.keys_doc,
-    r.volatile, r.attestation"""
+    r.volatile, r.attestation, r.declarations_sha256, r.signers"""
+# A run's marks (`RunMarks`), in its order: what its successor's change kinds are decided against.
+_MARKS = "verdict, card_sha256, declarations_sha256, signers, answers_sha256"
 _UPSERT_AGENT = """INSERT INTO agents(agent, name) VALUES (?, ?)
     ON CONFLICT (agent) DO UPDATE SET name = COALESCE(excluded.name, agents.name)
-    RETURNING id, last_run, last_verdict, last_card, last_answers"""
+    RETURNING id, last_run, last_verdict, last_card, last_declarations, last_signers, last_answers"""
 _INSERT_RUN = """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
         answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature,
-        imported_key{id_column})
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{id_value})
+        imported_key, declarations_sha256, signers, kinds{id_column})
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{id_value})
     ON CONFLICT (imported_key) DO NOTHING
     RETURNING id"""
-_COUNT_RUN = """UPDATE agents SET runs = runs + 1, last_run = ?, churn = churn + ?,
+_COUNT_RUN = """UPDATE agents SET runs = runs + 1, last_run = ?, churn = churn + ?, changes = changes + ?,
     last_change_at = CASE WHEN ? = 1 THEN ? ELSE last_change_at END,
-    last_verdict = ?, last_card = ?, last_answers = ?, last_changed = ?,
-    last_recorded_at = ?, last_standing = ?, last_signature = ?
+    last_verdict = ?, last_card = ?, last_declarations = ?, last_signers = ?, last_answers = ?,
+    last_changed = ?, last_kinds = ?, last_recorded_at = ?, last_standing = ?, last_signature = ?
     WHERE id = ?"""
+# The counters of one agent (`?` its id) counted again from its runs: churn counts churn
+# verdicts, changes the runs that changed against the one before (a card only signed again is
+# neither), and the last change is the latest of those.
 _REFRESH_AGENT = """UPDATE agents SET
-    runs = (SELECT COUNT(*) FROM runs WHERE agent_id = ?),
-    last_run = (SELECT MAX(id) FROM runs WHERE agent_id = ?),
-    churn = (SELECT COUNT(*) FROM runs WHERE agent_id = ? AND (changed = 1 OR verdict = 'churn')),
-    last_change_at = (SELECT MAX(recorded_at) FROM runs
-                      WHERE agent_id = ? AND (changed = 1 OR verdict = 'churn'))
+    runs = (SELECT COUNT(*) FROM runs WHERE agent_id = agents.id),
+    last_run = (SELECT MAX(id) FROM runs WHERE agent_id = agents.id),
+    churn = (SELECT COUNT(*) FROM runs WHERE agent_id = agents.id AND verdict = 'churn'),
+    changes = (SELECT COUNT(*) FROM runs WHERE agent_id = agents.id AND changed = 1),
+    last_change_at = (SELECT MAX(recorded_at) FROM runs WHERE agent_id = agents.id AND changed = 1)
     WHERE id = ?"""
+COUNTERS_OF_AGENTS = _REFRESH_AGENT.replace("WHERE id = ?", "")
 # What the fleet view shows of an agent's latest run, kept on its row (so `fleet()` reads the
-# agents alone) and what `changed` of its next run is decided against.
-_LATEST_COLUMNS = """(last_verdict, last_card, last_answers, last_changed, last_recorded_at, last_standing,
-    last_signature) = (SELECT verdict, card_sha256, answers_sha256, changed, recorded_at, standing, signature
-                       FROM runs WHERE id = agents.last_run)"""
+# agents alone) and what the change kinds of its next run are decided against.
+_LATEST_COLUMNS = """(last_verdict, last_card, last_declarations, last_signers, last_answers, last_changed,
+    last_kinds, last_recorded_at, last_standing, last_signature)
+    = (SELECT verdict, card_sha256, declarations_sha256, signers, answers_sha256, changed, kinds,
+              recorded_at, standing, signature
+       FROM runs WHERE id = agents.last_run)"""
 LATEST_OF_AGENTS = f"UPDATE agents SET {_LATEST_COLUMNS} WHERE last_run IS NOT NULL"
 _LATEST_OF_AGENT = f"UPDATE agents SET {_LATEST_COLUMNS} WHERE id = ? AND last_run IS NOT NULL"
 
@@ -110,7 +122,24 @@ def _chunks(values: Sequence[T], size: int = _IN_CHUNK) -> Iterator[Sequence[T]]
 
 
 def _summary(row: Sequence[Any]) -> RunSummary:
-    return RunSummary(*row[:10], bool(row[10]))
+    kinds, declarations, signers = kinds_of_text(row[11]), row[12], signers_of_text(row[13])
+    return RunSummary._make((*row[:10], bool(row[10]), kinds, declarations, signers))
+
+
+def kinds_text(kinds: Sequence[str]) -> str:
+    """The stored form of a run's change kinds: comma-separated, '' for none."""
+    return ",".join(kinds)
+
+
+def kinds_of_text(text: str | None) -> tuple[str, ...]:
+    """Stored change kinds read back."""
+    return tuple(kind for kind in (text or "").split(",") if kind)
+
+
+def marks_of_row(row: Sequence[Any]) -> RunMarks:
+    """`RunMarks` of a row read as `_MARKS` (the signers as stored)."""
+    verdict, card, declarations, signers, answers = row
+    return RunMarks(verdict, card, declarations, signers_of_text(signers), answers)
 
 
 class SqlHistory(HistoryStore):
@@ -165,7 +194,7 @@ class SqlHistory(HistoryStore):
             raise HistoryError(f"cannot record this run: it holds a value that is not JSON ({exc})") from None
         # Listed by the report as read here (a signed import's is re-derived from its bytes); the
         # report kept is the one recorded (as signed, so the signature still covers it).
-        fields = summary_fields(run.report)
+        fields = {**summary_fields(run.report), **change_fields(run)}
         agent = agent_of(run.report)
         recorded_at = stamp(self._clock())
         if not once:
@@ -208,8 +237,9 @@ class SqlHistory(HistoryStore):
             found = _same_run(conn, agent_id, docs, encoded)
             if found is not None:
                 return found, False
-        current = (fields["verdict"], fields["card_sha256"], fields["answers_sha256"])
-        changed = 1 if changed_from(None if last_run is None else latest, current) else 0
+        marks = tuple(fields[name] for name in _MARKS.split(", "))
+        kinds = () if last_run is None else change_kinds(marks_of_row(latest), marks_of_row(marks))
+        changed = 1 if is_change(kinds) else 0
         values = [
             agent_id,
             recorded_at,
@@ -227,6 +257,9 @@ class SqlHistory(HistoryStore):
             changed,
             fields["signature"],
             once_key,
+            fields["declarations_sha256"],
+            fields["signers"],
+            kinds_text(kinds),
         ]
         explicit = run_id is not None
         sql = _INSERT_RUN.format(id_column=", id" if explicit else "", id_value=", ?" if explicit else "")
@@ -235,9 +268,11 @@ class SqlHistory(HistoryStore):
             existing = conn.execute("SELECT id FROM runs WHERE imported_key = ?", (once_key,)).fetchone()
             return int(existing[0]), False
         new_id = int(row[0])
-        latest = (recorded_at, fields["standing"], fields["signature"])
-        churned = 1 if changed or fields["verdict"] == "churn" else 0  # churn: changed, or churned within
-        counted = (new_id, churned, churned, recorded_at, *current, changed, *latest, agent_id)
+        churned = 1 if fields["verdict"] == "churn" else 0
+        counted = (
+            new_id, churned, changed, changed, recorded_at, *marks, changed, kinds_text(kinds), recorded_at,
+            fields["standing"], fields["signature"], agent_id,
+        )
         conn.execute(_COUNT_RUN, counted)
         return new_id, True
 
@@ -353,10 +388,10 @@ class SqlHistory(HistoryStore):
         with self._reading() as conn:
             rows = conn.execute(
                 """SELECT agent, name, runs, last_run, last_recorded_at, last_verdict, last_standing, churn,
-                          last_change_at, last_card, last_answers, last_signature
+                          last_change_at, last_card, last_answers, last_signature, changes, last_kinds
                    FROM agents WHERE last_run IS NOT NULL ORDER BY last_run DESC"""
             ).fetchall()
-        return [FleetSummary(*row) for row in rows]
+        return [FleetSummary._make((*row[:12], int(row[12]), kinds_of_text(row[13]))) for row in rows]
 
     def match_agents(self, text: str) -> list[str]:
         with self._reading() as conn:
@@ -383,27 +418,14 @@ class SqlHistory(HistoryStore):
 
     def load(self, run_id: int) -> Run:
         with self._snapshot() as conn:
-            row = conn.execute(
-                "SELECT report_doc, exchanges_doc, keys_doc, volatile, attestation FROM runs WHERE id = ?",
-                (run_id,),
-            ).fetchone()
-            if row is None:
-                raise HistoryError(f"there is no run {run_id} in the history")
-            report_id, skeleton_id, keys_id, volatile_blob, attestation_blob = row
             try:
-                documents = _Documents(conn)
-                run = decode_run(
-                    documents.get(report_id),
-                    documents.get(skeleton_id),
-                    documents.get(keys_id),
-                    bytes(volatile_blob),
-                    {digest.hex(): raw for digest, raw in documents.children(skeleton_id)},
-                    None if attestation_blob is None else bytes(attestation_blob),
-                )
+                run = _read_run(conn, run_id)
             except (ValueError, KeyError) as exc:  # a document or its parts do not fit
                 raise HistoryError(
                     f"run {run_id} in {self.location} is damaged and cannot be read ({exc})"
                 ) from None
+        if run is None:
+            raise HistoryError(f"there is no run {run_id} in the history")
         return run
 
     def mark(self) -> ChangeMark:
@@ -462,7 +484,11 @@ class SqlHistory(HistoryStore):
             documents = _Documents(conn)
             try:
                 for row in rows:
-                    report_id, skeleton_id, keys_id, volatile, attestation = row[11:]
+                    (
+                        run_id, recorded_at, agent, name, verdict, standing, role, runner, card_sha256,
+                        answers_sha256, signature, report_id, skeleton_id, keys_id, volatile, attestation,
+                        declarations_sha256, signers,
+                    ) = row
                     encoded = EncodedRun(
                         report=documents.doc(report_id),
                         exchanges=documents.doc(skeleton_id),
@@ -471,7 +497,12 @@ class SqlHistory(HistoryStore):
                         volatile=bytes(volatile),
                         attestation=None if attestation is None else bytes(attestation),
                     )
-                    out.append(StoredRun(*row[:11], encoded=encoded))
+                    out.append(
+                        StoredRun(
+                            run_id, recorded_at, agent, name, verdict, standing, role, runner, card_sha256,
+                            answers_sha256, signature, encoded, declarations_sha256, signers_of_text(signers),
+                        )
+                    )
             except (ValueError, KeyError) as exc:
                 raise HistoryError(
                     f"{self.location} holds a damaged run and cannot be copied ({exc})"
@@ -490,6 +521,8 @@ class SqlHistory(HistoryStore):
                     "answers_sha256": run.answers_sha256,
                     "signature": run.signature,
                     "name": run.name,
+                    "declarations_sha256": run.declarations_sha256,
+                    "signers": signers_text(run.signers),
                 }
                 self._insert(conn, run.encoded, run.agent, fields, run.recorded_at, run_id=run.id)
             self._after_explicit_ids(conn)
@@ -518,6 +551,91 @@ class SqlHistory(HistoryStore):
             )
             for row in rows
         ]
+
+
+def _read_run(conn: Conn, run_id: int) -> Run | None:
+    """The run as recorded, or None when there is none; ValueError or KeyError when damaged."""
+    row = conn.execute(
+        "SELECT report_doc, exchanges_doc, keys_doc, volatile, attestation FROM runs WHERE id = ?", (run_id,)
+    ).fetchone()
+    if row is None:
+        return None
+    report_id, skeleton_id, keys_id, volatile_blob, attestation_blob = row
+    documents = _Documents(conn)
+    return decode_run(
+        documents.get(report_id),
+        documents.get(skeleton_id),
+        documents.get(keys_id),
+        bytes(volatile_blob),
+        {digest.hex(): raw for digest, raw in documents.children(skeleton_id)},
+        None if attestation_blob is None else bytes(attestation_blob),
+    )
+
+
+def backfill_changes(conn: Conn) -> None:
+    """The change kinds and marks of runs recorded before a run kept them (a migration step, both
+    backends: SQLite history version 4, PostgreSQL version 2).
+
+    What old runs keep, and gain:
+
+    - Every run gets its change kinds against its agent's run before, by `change_kinds`. Runs
+      recorded before had no declarations digest or signers, so between two of them the card
+      digest stands for the declarations: a card whose bytes differ reads as changed
+      declarations, as it did, and every old run keeps the `changed` it was recorded with; a
+      card that was only signed again is told apart from the next run on.
+    - The latest run of every agent, whose marks its next run is compared with, gets them from
+      its own bytes (`explorer.store.marks.refreshed_marks`): its declarations digest, its
+      signers, and its answers digest as this version computes it. The kinds it was given
+      against the run before it are decided before, by the rule above, so they do not move.
+      (Should the run between them be forgotten later, the two are compared again with the
+      answers digests of two versions: a run whose answers project a card signature may then
+      read as changed answers.)
+    - Every agent's counters are counted again: churn counts churn verdicts only, changes the
+      runs that changed, and the last change is the latest of those.
+    """
+    agents = [int(row[0]) for row in conn.execute("SELECT id FROM agents").fetchall()]
+    for agent_id in agents:
+        _kinds_of_runs(conn, agent_id)
+    from explorer.store.marks import refreshed_marks
+
+    for (run_id,) in conn.execute("SELECT last_run FROM agents WHERE last_run IS NOT NULL").fetchall():
+        try:
+            run = _read_run(conn, int(run_id))
+        except (ValueError, KeyError):
+            continue  # a damaged run is reported when it is loaded, not here
+        if run is None:
+            continue
+        declarations, signers, answers = refreshed_marks(run)
+        conn.execute(
+            "UPDATE runs SET declarations_sha256 = ?, signers = ?, answers_sha256 = ? WHERE id = ?",
+            (declarations, signers_text(signers), answers, int(run_id)),
+        )
+    conn.execute(COUNTERS_OF_AGENTS)
+    conn.execute(LATEST_OF_AGENTS)
+
+
+def _kinds_of_runs(conn: Conn, agent_id: int) -> None:
+    """Every run of one agent given its change kinds against the run before it, a page at a time."""
+    previous: RunMarks | None = None
+    after = 0
+    while True:
+        rows = conn.execute(
+            f"""SELECT id, changed, kinds, {_MARKS} FROM runs WHERE agent_id = ? AND id > ?
+                ORDER BY id LIMIT ?""",
+            (agent_id, after, _BACKFILL_PAGE),
+        ).fetchall()
+        for run_id, changed, stored, *marks in rows:
+            current = marks_of_row(marks)
+            kinds = () if previous is None else change_kinds(previous, current)
+            if kinds_text(kinds) != (stored or "") or is_change(kinds) != bool(changed):
+                conn.execute(
+                    "UPDATE runs SET kinds = ?, changed = ? WHERE id = ?",
+                    (kinds_text(kinds), 1 if is_change(kinds) else 0, run_id),
+                )
+            previous = current
+        if len(rows) < _BACKFILL_PAGE:
+            return
+        after = int(rows[-1][0])
 
 
 def _once_key(agent: str, encoded: EncodedRun) -> bytes:
@@ -611,22 +729,22 @@ def _same_run(
 
 
 def _repair_agent(conn: Conn, agent_id: int, gone: int) -> None:
-    """After run `gone` of an agent was deleted: its successor's `changed` against its new
+    """After run `gone` of an agent was deleted: its successor's change kinds against its new
     predecessor, the agent's counters again, and the agent itself gone with its last run."""
     after = conn.execute(
-        "SELECT id, verdict, card_sha256, answers_sha256 FROM runs WHERE agent_id = ? AND id > ? "
-        "ORDER BY id LIMIT 1",
-        (agent_id, gone),
+        f"SELECT id, {_MARKS} FROM runs WHERE agent_id = ? AND id > ? ORDER BY id LIMIT 1", (agent_id, gone)
     ).fetchone()
     if after is not None:
         before = conn.execute(
-            "SELECT verdict, card_sha256, answers_sha256 FROM runs WHERE agent_id = ? AND id < ? "
-            "ORDER BY id DESC LIMIT 1",
+            f"SELECT {_MARKS} FROM runs WHERE agent_id = ? AND id < ? ORDER BY id DESC LIMIT 1",
             (agent_id, gone),
         ).fetchone()
-        changed = 1 if changed_from(before, after[1:]) else 0
-        conn.execute("UPDATE runs SET changed = ? WHERE id = ?", (changed, after[0]))
-    conn.execute(_REFRESH_AGENT, (agent_id,) * 5)
+        kinds = () if before is None else change_kinds(marks_of_row(before), marks_of_row(after[1:]))
+        conn.execute(
+            "UPDATE runs SET kinds = ?, changed = ? WHERE id = ?",
+            (kinds_text(kinds), 1 if is_change(kinds) else 0, after[0]),
+        )
+    conn.execute(_REFRESH_AGENT, (agent_id,))
     conn.execute(_LATEST_OF_AGENT, (agent_id,))
     conn.execute("DELETE FROM agents WHERE id = ? AND runs = 0", (agent_id,))
 

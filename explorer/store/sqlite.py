@@ -83,10 +83,13 @@ class SqliteHistory(SqlHistory):
 
     @classmethod
     def open_file(cls, path: Path | str, clock: Callable[[], datetime] = utc_now) -> SqliteHistory:
-        """Open the history database at exactly this path (its folder is created if needed)."""
+        """Open the history database at exactly this path (its folder is created if needed, private
+        to the user: `explorer.home.private_folder`)."""
+        from explorer.home import private_folder
+
         path = Path(path).expanduser()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
         except OSError as exc:
             raise HistoryError(f"cannot use {path.parent} as the history folder: {exc}") from None
         return cls(connect(path), path, clock)

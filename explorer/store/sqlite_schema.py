@@ -139,11 +139,38 @@ SCHEMA_V3: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     "CREATE INDEX agents_last_run ON agents(last_run)",
 )
 
+
+
+def _changes_of_runs(conn: sqlite3.Connection) -> None:
+    """Version 4's change kinds and marks for the runs already there (`backfill_changes` says
+    what old runs keep)."""
+    from explorer.store.sql import backfill_changes
+
+    backfill_changes(conn)
+
+
+# Version 4: what tells the kinds of change apart (CONTRACT "Signatures are proofs"). A run keeps
+# its declarations digest and signers (the JSON array of the thumbprints that verified its card)
+# and its change kinds against its agent's run before (`declarations`, `key`, `answers`,
+# `verdict`, `resigned`; `changed` is any but `resigned`); an agent keeps its latest run's, and
+# counts changes apart from churn (which now counts churn verdicts only).
+SCHEMA_V4: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
+    "ALTER TABLE runs ADD COLUMN declarations_sha256 TEXT",
+    "ALTER TABLE runs ADD COLUMN signers TEXT",
+    "ALTER TABLE runs ADD COLUMN kinds TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE agents ADD COLUMN changes INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE agents ADD COLUMN last_declarations TEXT",
+    "ALTER TABLE agents ADD COLUMN last_signers TEXT",
+    "ALTER TABLE agents ADD COLUMN last_kinds TEXT NOT NULL DEFAULT ''",
+    _changes_of_runs,
+)
+
 # MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty file).
 MIGRATIONS: dict[int, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     1: SCHEMA_V1,
     2: SCHEMA_V2,
     3: SCHEMA_V3,
+    4: SCHEMA_V4,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 
@@ -157,10 +184,11 @@ def connect(path: Path) -> sqlite3.Connection:
     if path.is_dir():
         raise HistoryError(f"{path} is a folder, not a history database")
     try:
+        _create_private(path)
         conn = sqlite3.connect(
             path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
         )
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:
         raise HistoryError(f"cannot open the history at {path}: {exc}") from None
     try:
         _check_header(conn, path)
@@ -181,6 +209,22 @@ def connect(path: Path) -> sqlite3.Connection:
             f"{path} is not a usable history database ({exc}); it was left untouched"
         ) from None
     return conn
+
+
+def _create_private(path: Path) -> None:
+    """A new history file is created empty and private, 0600, before SQLite opens it: it holds
+    every agent's raw answers. SQLite gives its -wal and -shm files the database file's mode. A
+    file already there is left as it is."""
+    import os
+
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(handle, 0o600)  # the mode given to open() is masked by the umask
+    finally:
+        os.close(handle)
 
 
 def _prepare(conn: sqlite3.Connection, path: Path) -> None:

@@ -341,7 +341,7 @@ def test_watch_from_names_the_agents_that_changed_since_the_previous_sweep(
     first, second = out.splitlines()
     assert "sweep 1: 3 agents" in first and first.endswith("first sweep")
     assert "sweep 2: 3 agents" in second and "CHANGED 2:" in second
-    assert "(Flaky) (answers)" in second and "(Churning) (card, answers)" in second
+    assert "(Flaky) (answers)" in second and "(Churning) (declarations, answers)" in second
     assert "(Steady)" not in second
     assert code == 1 and "watching 3 agents every 0.1 s, 2 sweeps" in err
     with History.open(os.environ["INTERVIEW_EXPLORER_HOME"]) as history:
@@ -359,7 +359,7 @@ def test_watch_lines_say_what_changed() -> None:
     }
     line = sweep_line("T", 2, after, before, 1.0, "counts")
     assert line.startswith("T  sweep 2: 3 agents in 1.0 s (counts)  CHANGED 2: ")
-    assert "B\\x1b[2J (verdict conformant -> churn, card)" in line and "C (new in the list)" in line
+    assert "B\\x1b[2J (verdict conformant -> churn, declarations)" in line and "C (new in the list)" in line
     assert "\x1b" not in line
     assert sweep_line("T", 3, after, after, 1.0, "counts").endswith("no change")
 

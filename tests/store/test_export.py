@@ -40,7 +40,8 @@ def test_json_is_complete_self_contained_and_reads_back_as_a_run() -> None:
     run = make_run(answered_name="Impostor", verdict="nonconformant", role="independent", runner="auditor")
     data = json.loads(export(run, "json"))
     back = Run.from_transcript(data)
-    assessed = ("standing", "run_attestation", "findings")  # how a reader takes an unsigned "independent"
+    # How a reader takes an unsigned "independent" (and whether its standing is signed: not).
+    assessed = ("standing", "standing_signed", "run_attestation", "findings")
     assert {k: v for k, v in back.report.items() if k not in assessed} == {
         k: v for k, v in run.report.items() if k not in assessed
     }

@@ -382,8 +382,8 @@ def test_a_version_2_history_gains_changes_counters_and_signatures(home: Path) -
         assert [r.changed for r in history.runs(CARD_URL)] == [False, True, False]
         fleet = {row.agent: row for row in history.fleet()}
         mine = fleet[CARD_URL]
-        counters = (mine.runs, mine.last_run_id, mine.churn, mine.last_change_at)
-        assert counters == (3, 3, 1, "2025-01-02T00:00:00.000Z")
+        counters = (mine.runs, mine.last_run_id, mine.churn, mine.changes, mine.last_change_at)
+        assert counters == (3, 3, 2, 1, "2025-01-02T00:00:00.000Z")  # two churn verdicts, one change
         assert mine.signature == "verified" and mine.verdict == "churn"
         assert [r.id for r in history.query(RunQuery(changed=True))] == [2]
         assert history.mark() == ChangeMark(4, 4, 0)

@@ -21,6 +21,7 @@ import time
 
 import pytest
 
+from explorer.core.compare import change_kinds, is_change
 from explorer.store.location import open_store
 from tests.support.paths import REPO
 from tests.support.runs import make_run
@@ -97,28 +98,30 @@ def check_whole(url: str) -> list[int]:
                    OR keys_doc NOT IN (SELECT id FROM documents)"""
             ).fetchone()[0] == 0
             kept = conn.execute(
-                """SELECT id, runs, last_run, churn, last_verdict, last_recorded_at, last_signature
+                """SELECT id, runs, last_run, churn, changes, last_verdict, last_recorded_at, last_signature,
+                          last_kinds
                    FROM agents ORDER BY id"""
             ).fetchall()
             counted = conn.execute(
-                """SELECT c.agent_id, c.n, c.last, c.churn, r.verdict, r.recorded_at, r.signature
-                   FROM (SELECT agent_id, COUNT(*) AS n, MAX(id) AS last, SUM(changed) AS churn
+                """SELECT c.agent_id, c.n, c.last, c.churn, c.changes, r.verdict, r.recorded_at, r.signature,
+                          r.kinds
+                   FROM (SELECT agent_id, COUNT(*) AS n, MAX(id) AS last,
+                                SUM(CASE WHEN verdict = 'churn' THEN 1 ELSE 0 END) AS churn,
+                                SUM(changed) AS changes
                          FROM runs GROUP BY agent_id) c JOIN runs r ON r.id = c.last
                    ORDER BY c.agent_id"""
             ).fetchall()
-            assert [(*map(int, row[:4]), *row[4:]) for row in kept] == [
-                (*map(int, row[:4]), *row[4:]) for row in counted
+            assert [(*map(int, row[:5]), *row[5:]) for row in kept] == [
+                (*map(int, row[:5]), *row[5:]) for row in counted
             ]
         ids = [r.id for r in history.runs(limit=1_000_000)]
         by_agent: dict[str, list] = {}
         for summary in reversed(history.runs(limit=1_000_000)):
             by_agent.setdefault(summary.agent, []).append(summary)
-        for runs in by_agent.values():  # `changed` is right after every kill
+        for runs in by_agent.values():  # the change kinds are right after every kill
             for before, after in zip(runs, runs[1:], strict=False):
-                differs = (before.verdict, before.card_sha256, before.answers_sha256) != (
-                    after.verdict, after.card_sha256, after.answers_sha256
-                )
-                assert after.changed == differs
+                kinds = change_kinds(before.marks(), after.marks())
+                assert (after.kinds, after.changed) == (kinds, is_change(kinds))
         for run_id in ids:
             history.load(run_id)  # complete: raises if any part is missing or damaged
         return ids

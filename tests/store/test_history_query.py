@@ -140,13 +140,15 @@ def test_fleet_rows_and_agents_come_from_the_kept_counters(recorded) -> None:
     fleet = {row.agent: row for row in history.fleet()}
     assert [row.agent for row in history.fleet()] == [THIRD, OTHER, CARD_URL]
     mine = fleet[CARD_URL]
-    assert (mine.runs, mine.last_run_id, mine.verdict, mine.churn) == (5, ids["a5"], "conformant", 2)
+    assert (mine.runs, mine.last_run_id, mine.verdict) == (5, ids["a5"], "conformant")
+    assert (mine.churn, mine.changes, mine.kinds) == (0, 2, ("answers", "verdict"))  # a3 and a5 changed
     assert mine.last_change_at == "2026-01-01T07:00:00.000Z"
     assert mine.signature == "verified" and mine.name == "Steady Agent"
-    # b2 changed (conformant -> churn), b3 did not but churned within itself: both count
-    assert (fleet[OTHER].runs, fleet[OTHER].churn, fleet[OTHER].verdict) == (3, 2, "churn")
-    assert fleet[OTHER].last_change_at == "2026-01-01T08:00:00.000Z"  # b3's hour
-    assert fleet[THIRD].last_change_at is None and fleet[THIRD].churn == 0
+    # churn counts churn verdicts (b2, b3); changes the runs that changed (b2: conformant -> churn)
+    assert (fleet[OTHER].runs, fleet[OTHER].churn, fleet[OTHER].changes) == (3, 2, 1)
+    assert fleet[OTHER].verdict == "churn" and fleet[OTHER].kinds == ()
+    assert fleet[OTHER].last_change_at == "2026-01-01T04:00:00.000Z"  # b2's hour
+    assert fleet[THIRD].last_change_at is None and (fleet[THIRD].churn, fleet[THIRD].changes) == (0, 0)
     assert [(a.agent, a.runs, a.last_run_id) for a in history.agents()] == [
         (THIRD, 2, ids["c2"]), (OTHER, 3, ids["b3"]), (CARD_URL, 5, ids["a5"])
     ]
@@ -159,8 +161,10 @@ def test_forgetting_repairs_the_successor_and_the_counters(recorded) -> None:
     assert _ids(history, changed=True, agents=(CARD_URL,)) == [ids["a5"], ids["a4"]]
     history.forget_run(ids["a5"])  # the latest: the fleet row falls back to a4
     row = next(r for r in history.fleet() if r.agent == CARD_URL)
-    assert (row.runs, row.last_run_id, row.verdict, row.churn) == (3, ids["a4"], "nonconformant", 1)
-    assert row.last_change_at == "2026-01-01T05:00:00.000Z"
+    assert (row.runs, row.last_run_id, row.verdict, row.churn, row.changes) == (
+        3, ids["a4"], "nonconformant", 0, 1
+    )
+    assert row.last_change_at == "2026-01-01T05:00:00.000Z" and row.kinds == ("answers", "verdict")
     assert history.forget_agent(THIRD) == 2
     assert THIRD not in {r.agent for r in history.fleet()}
     history.forget_run(ids["b1"])
@@ -239,8 +243,8 @@ def test_an_agent_whose_only_run_churned_shows_churn_in_the_fleet(store_factory)
     history = store_factory(clock=Clock())
     history.record(make_run(card_url=OTHER, name="Other", verdict="churn", **_tick(1)))
     [row] = history.fleet()
-    assert (row.churn, row.verdict, row.last_change_at) == (1, "churn", "2026-01-01T00:00:00.000Z")
+    assert (row.churn, row.changes, row.verdict, row.last_change_at) == (1, 0, "churn", None)  # not a change
     run_id = history.record(make_run(card_url=OTHER, name="Other", verdict="churn", **_tick(2)))
     history.forget_run(run_id)  # the counters are counted again from the runs left
     [row] = history.fleet()
-    assert (row.churn, row.runs) == (1, 1)
+    assert (row.churn, row.changes, row.runs) == (1, 0, 1)

@@ -10,4 +10,6 @@
 - `web`: the served explorer (`serve`, `demo --browser`) and its real clients.
 - `postgres`: a PostgreSQL server of the test session's own.
 - `secret_echo`: a malicious agent that echoes every secret it is sent.
+- `restarts`: one reference agent restarted on one address: signed again, its key rotated, or
+  its declarations changed.
 """
