@@ -1,3 +1,3 @@
 """Interview Explorer: interview A2A agents and prove whether their answers match what they signed."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

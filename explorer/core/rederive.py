@@ -18,8 +18,8 @@ derives it:
 
 `stated_report_difference` compares a stated report with the derived one and names the first
 member that differs, both values printed safely. The members a reader's trust decides (`standing`,
-`run_attestation`, the `evidence_unverified` finding) are not compared: they are re-assessed
-wherever a run is shown. A report made by another explorer version is held to the facts a run is
+`standing_signed`, `run_attestation`, the `evidence_unverified` finding) are not compared: they are
+re-assessed wherever a run is shown. A report made by another explorer version is held to the facts a run is
 listed and shown by (`FIXED_FACTS`), since a newer verifier may judge the same bytes in more
 detail; the report shown is always the derived one.
 
@@ -46,11 +46,15 @@ from explorer.core.strict_json import lossy_integers
 from explorer.core.text import safe_text
 from explorer.core.verdict import ROLES
 
-READER_MEMBERS = ("standing", "run_attestation")  # re-assessed by every reader, never compared
+# Re-assessed by every reader, never compared.
+READER_MEMBERS = ("standing", "standing_signed", "run_attestation")
 READER_FINDINGS = ("evidence_unverified",)
-# What a report made by another explorer version is held to (pointers into the report).
+# What a report made by another explorer version is held to (pointers into the report). Not the
+# answers digest: since 0.2.0 it hashes the card's signatures as one stand-in (signatures are proofs,
+# not declarations: explorer.core.declarations), so an older report's digest of the same answers
+# differs; the answers themselves are the exchanges' bytes, from which it is derived.
 FIXED_FACTS = (
-    "/target", "/verdict", "/attempts", "/answers_sha256", "/card/url", "/card/name", "/card/sha256",
+    "/target", "/verdict", "/attempts", "/card/url", "/card/name", "/card/sha256",
     "/card/layout", "/card/jsonrpc_url", "/card/signature/status",
 )
 _CARD_REQUESTS = ("card-discovery", "card", "openclasp:resolve")
