@@ -46,7 +46,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
-    """All commands for --help; with `only`, just that command's module is imported."""
+    """With `only`, that command's parser, and only its module is imported. Without, the program's
+    own parser for `--help` and `--version`: each command listed by name and help line, and no
+    command's module imported (the listing needs none of their options)."""
     parser = _Parser(
         prog="interview-explorer",
         description=(
@@ -59,8 +61,10 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, (module_name, help_text) in COMMANDS.items():
         if only is not None and name != only:
             continue
-        module = importlib.import_module(f"explorer.commands.{module_name}")
         p = sub.add_parser(name, help=help_text, description=help_text)
+        if only is None:
+            continue
+        module = importlib.import_module(f"explorer.commands.{module_name}")
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
         if name == "demo":

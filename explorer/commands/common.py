@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -35,9 +36,12 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
 EXIT_USAGE = 2
-# No such run or agent in the history, or a history that cannot be read. Its own status, not 3:
-# `replay` and `watch` exit with verify's statuses too, where 3 means the agent was unreachable.
+# No such run or agent in the history, or a history that cannot be used: refused before anything
+# is asked, or a run that could not be recorded after its interview (its verdict printed all the
+# same). Its own status, not 3: `replay` and `watch` exit with verify's statuses too, where 3 means
+# the agent was unreachable.
 EXIT_UNKNOWN = 6
+WRITE_PROBE_WAIT = 15.0  # seconds a history busy with another writer is waited for (the store's own wait)
 
 # verify's exit statuses (CONTRACT.md), which replay and watch reuse.
 VERDICT_EXIT: dict[str, int] = {
@@ -186,6 +190,21 @@ def run_id_argument(text: str) -> int:
     return value
 
 
+LATEST = "latest"  # the RUN selector for the newest run in the history (`export latest`)
+
+
+def run_selector_argument(text: str) -> int | str:
+    """argparse type for RUN where `latest` may stand for the newest run (`show`, `export`,
+    `compare`): a run id, or `LATEST`; a usage error (exit 2) for anything else."""
+    if text.strip() == LATEST:
+        return LATEST
+    if not text.strip().lstrip("+-").isdigit():
+        raise argparse.ArgumentTypeError(
+            f"a run is a run id (a number, see `history`) or `{LATEST}`, not {text!r}"
+        )
+    return run_id_argument(text)
+
+
 def add_home_argument(
     parser: argparse.ArgumentParser, what: str = "history and config live", *, history: bool = True
 ) -> None:
@@ -258,6 +277,9 @@ def add_explorer_arguments(parser: argparse.ArgumentParser) -> None:
 # --- what the options become --------------------------------------------------------------------
 
 
+_NOTES_SAID: set[str] = set()
+
+
 def config_of(args: argparse.Namespace) -> Config:
     """The config file of `--home` (or the default one); UsageError when it cannot be used."""
     from explorer.config.file import ConfigError, load_config
@@ -267,7 +289,8 @@ def config_of(args: argparse.Namespace) -> Config:
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     note = config.ignored_note()
-    if note:
+    if note and note not in _NOTES_SAID:  # once per process, however often a command reads the config
+        _NOTES_SAID.add(note)
         say(note)
     return config
 
@@ -391,6 +414,53 @@ def open_history(args: argparse.Namespace, *, existing: bool = False) -> History
     return choice.open(getattr(args, "home", None))
 
 
+def recording_history(args: argparse.Namespace, *, existing: bool = False) -> HistoryStore:
+    """The history a command will record its runs into, opened before anything is asked: one that
+    cannot be used (not an Interview Explorer history, written by a newer version, a database that
+    cannot be reached, a file or folder that cannot be written) is a HistoryError now, exit status
+    6, rather than a run lost after its interview. UsageError when its URL cannot be used;
+    `existing` as for `open_history` (`replay` reads a recorded run first)."""
+    history = open_history(args, existing=existing)
+    try:
+        _check_writable(history)
+    except BaseException:
+        history.close()
+        raise
+    return history
+
+
+def _check_writable(history: HistoryStore) -> None:
+    """A SQLite history file that can be read but not written (read-only, immutable, on a read-only
+    mount) opens as if nothing were wrong and refuses only the first run recorded: one write, rolled
+    back, finds it out first. A history busy with another writer is writable, and left alone."""
+    import sqlite3
+
+    from explorer.store.base import HistoryError
+
+    path = getattr(history, "path", None)
+    if history.kind != "sqlite" or not isinstance(path, Path):
+        return
+    try:
+        probe = sqlite3.connect(path, isolation_level=None, timeout=WRITE_PROBE_WAIT)
+    except sqlite3.Error as exc:
+        raise HistoryError(f"the history at {path} cannot be opened for writing: {exc}") from None
+    try:
+        version = probe.execute("PRAGMA user_version").fetchone()[0]
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute(f"PRAGMA user_version={int(version)}")  # the same value: a write that changes nothing
+        probe.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise HistoryError(
+                f"the history at {path} cannot be written ({exc}); nothing was asked. Make it writable, "
+                "or choose another with --history or --home"
+            ) from None
+    except sqlite3.Error as exc:
+        raise HistoryError(f"the history at {path} cannot be written ({exc}); nothing was asked") from None
+    finally:
+        probe.close()
+
+
 def agents_named(history: HistoryStore, text: str, config: Config | None) -> list[str]:
     """The recorded agents `text` names, as `verify` reads a target: a configured agent's name
     stands for its URL; otherwise a card URL, a base URL, a card name, or a reference agent's name
@@ -403,25 +473,62 @@ def agents_named(history: HistoryStore, text: str, config: Config | None) -> lis
     return history.match_agents(text)
 
 
+def no_runs_message(history: HistoryStore, text: str, config: Config | None) -> str:
+    """The sentence for an agent TEXT with no runs, with what TEXT was probably meant to be, as
+    `verify` suggests a target: a recorded card name, a reference agent's short name (`stedy` ->
+    `steady`, for the card "... (steady)") or a configured agent's name close to it."""
+    import re
+
+    from explorer.core.text import safe_text
+    from explorer.interview.targets import close_names
+
+    names: list[str] = list(config.agents) if config is not None else []
+    for agent in history.agents():
+        if isinstance(agent.name, str):
+            names.append(agent.name)
+            short = re.search(r"\(([^()]+)\)\s*$", agent.name)
+            if short:  # matched in any case, so said as a person types it
+                names.append(short.group(1).casefold())
+    shown = {name.casefold(): name for name in reversed(names)}  # any case; the first spelling kept
+    message = f"no runs recorded for {safe_text(text, limit=200)}"
+    meant = [shown[name] for name in close_names(text.strip().casefold(), shown)]
+    if meant:
+        message += "; did you mean " + " or ".join(safe_text(name, limit=80) for name in meant) + "?"
+    return message
+
+
 def newest_run_of(args: argparse.Namespace, text: str) -> int:
     """The id of the newest recorded run of the agent `text` names (`agents_named`); HistoryError
     when it names none, UsageError for an unusable config."""
-    from explorer.core.text import safe_text
     from explorer.store.base import HistoryError
 
     config = config_of(args)
     with open_history(args, existing=True) as history:
         runs = [r for agent in agents_named(history, text, config) for r in history.runs(agent, limit=1)]
-    if not runs:
-        raise HistoryError(f"no runs recorded for {safe_text(text, limit=200)}")
+        if not runs:
+            raise HistoryError(no_runs_message(history, text, config))
     return max(r.id for r in runs)
 
 
-def read_runs(args: argparse.Namespace, *run_ids: int) -> list[tuple[RunSummary, Run]]:
-    """The history's summary line and stored run for each id, in order; HistoryError for an
-    unknown id or an unreadable history."""
+def resolved_run_id(history: HistoryStore, selected: int | str) -> int:
+    """The run id a RUN argument selects (`run_selector_argument`): `latest` is the newest run in
+    the history; HistoryError when there is none."""
+    if selected != LATEST:
+        return int(selected)
+    from explorer.store.base import HistoryError
+
+    newest = history.last_run_id()
+    if not newest:
+        raise HistoryError("no runs recorded yet, so there is no latest run")
+    return newest
+
+
+def read_runs(args: argparse.Namespace, *run_ids: int | str) -> list[tuple[RunSummary, Run]]:
+    """The history's summary line and stored run for each id (or `latest`), in order;
+    HistoryError for an unknown id or an unreadable history."""
     with open_history(args, existing=True) as history:
-        return [(history.summary(run_id), history.load(run_id)) for run_id in run_ids]
+        ids = [resolved_run_id(history, selected) for selected in run_ids]
+        return [(history.summary(run_id), history.load(run_id)) for run_id in ids]
 
 
 class _DemoNames:

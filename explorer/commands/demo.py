@@ -123,16 +123,32 @@ def _print_agents(fleet: Any, *, verbose: bool) -> None:
         print(f"skipped {name}: {reason}", file=sys.stderr)
     for name, where in getattr(fleet, "moved", {}).items():
         print(f"demo: {name}: {where}", file=sys.stderr)
+    guarded = []
     for agent in fleet.agents.values():
         env = getattr(agent, "env", {})  # a guarded agent's demo secret, as the explorer reads it
+        if env:
+            guarded.append(agent.name)
         if verbose:
-            print(f"{agent.name:<18} {agent.card_url}  ({agent.variant.expected_verdict})")
+            expected = agent.variant.expected_verdict + (" with its demo credential" if env else "")
+            print(f"{agent.name:<18} {agent.card_url}  ({expected})")
             for name, value in env.items():
                 print(f"{'':<18} export {name}={value}  # then: verify ... {_usage(agent)}")
         else:
             extra = "".join(f"\t{name}={value}" for name, value in env.items())
             print(f"{agent.name}\t{agent.card_url}\t{agent.variant.expected_verdict}{extra}")
     sys.stdout.flush()
+    if guarded:
+        print(f"demo: {', '.join(guarded)}: {GUARDED_NOTE}", file=sys.stderr)
+
+
+# Said under the listing when it holds a guarded agent: its expected verdict is not what the URL
+# alone gets, and a sweep of the printed URLs could not reproduce the list without this.
+GUARDED_NOTE = (
+    "conformant only with the agent's demo credential (the VAR=value after its line, given to "
+    "verify as its options say); without it, as in a sweep of the URLs alone, unreachable "
+    "(auth_required). A sweep (--from) needs each credential bound to its agent in the config: "
+    "[agents.NAME] with the card URL as url and the options as settings (bearer = \"env:VAR\", ...)"
+)
 
 
 def _usage(agent: Any) -> str:

@@ -23,6 +23,7 @@ from explorer.commands.common import (
     agents_named,
     config_of,
     error,
+    no_runs_message,
     open_history,
     say,
 )
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 return EXIT_OK
             agents = agents_named(history, what, config)
             if not agents:
-                return error(f"no runs recorded for {safe_text(what, limit=200)}", EXIT_UNKNOWN)
+                return error(no_runs_message(history, what, config), EXIT_UNKNOWN)
             if len(agents) > 1:
                 names = ", ".join(safe_text(a, limit=200) for a in agents)
                 return error(

@@ -1,5 +1,7 @@
 """`interview-explorer show RUN|AGENT [--json]`: a recorded run's report (an agent's newest), offline.
 
+RUN is a run id from `history`, or `latest` for the newest run in the history.
+
 Without `--json`, the same human summary `verify` prints, headed by the run's id, time and
 agent; with `--json`, the report as one JSON object. Either way the run is shown as read here
 (`explorer.evidence.reading`): its report derived again from its recorded bytes under your keys (`--keys`,
@@ -17,6 +19,7 @@ from explorer.commands.common import (
     EXIT_OK,
     EXIT_UNKNOWN,
     EXIT_USAGE,
+    LATEST,
     UsageError,
     add_home_argument,
     error,
@@ -24,7 +27,7 @@ from explorer.commands.common import (
     print_json,
     print_lines,
     read_runs,
-    run_id_argument,
+    run_selector_argument,
 )
 from explorer.commands.evidence_options import add_reader_arguments, assessed
 
@@ -34,8 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run_id",
         type=_run_or_agent,
         metavar="RUN|AGENT",
-        help="a run id from `history`, or an agent (its newest run): card URL, base URL, card name, "
-        "configured or reference agent name",
+        help=f"a run id from `history`, `{LATEST}` (the newest run), or an agent (its newest run): card "
+        "URL, base URL, card name, configured or reference agent name",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     add_reader_arguments(parser)
@@ -43,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_or_agent(text: str) -> int | str:
-    """A run id (digits), else the agent whose newest run to show."""
-    return run_id_argument(text) if text.strip().isdigit() else text.strip()
+    """A run id (digits) or `latest`, else the agent whose newest run to show."""
+    return run_selector_argument(text) if text.strip().isdigit() or text.strip() == LATEST else text.strip()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from explorer.store.base import HistoryError
 
     try:
-        if isinstance(args.run_id, str):
+        if isinstance(args.run_id, str) and args.run_id != LATEST:
             args.run_id = newest_run_of(args, args.run_id)
         [(summary, stored)] = read_runs(args, args.run_id)
     except UsageError as exc:

@@ -6,9 +6,13 @@ prints either the human summary or exactly one JSON report on stdout, records th
 history, and exits with the verdict's status:
 0 conformant, 1 nonconformant, 2 usage error, 3 unreachable, 4 not_offered, 5 churn.
 
+No run is silently lost: the history is opened (and a SQLite file proven writable) before the
+agent is asked, so one that cannot be used is exit status 6 with nothing asked; a run that cannot
+be recorded after its interview (the database went away) still has its verdict printed, and the
+status is 6, so a CI job recording evidence never stays green while recording nothing.
+
 Progress and warnings go to stderr so `--json` output stays a single parseable object. Nothing
 here imports textual; heavy modules are imported inside `run()` so `--help` stays instant.
-A history problem is a warning, never a different exit status: the verdict is the result.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from explorer.commands.common import (
+    EXIT_UNKNOWN,
     EXIT_USAGE,
     UsageError,
     add_home_argument,
@@ -31,11 +36,11 @@ from explorer.commands.common import (
     load_trusted_keys,
     met_deadline,
     met_timeout,
-    open_history,
     plan_of,
     preload_keys,
     print_json,
     print_lines,
+    recording_history,
     say,
     timeout_hint,
     verdict_exit,
@@ -54,6 +59,7 @@ if TYPE_CHECKING:
     from explorer.evidence.runner_keys import RunnerKey
     from explorer.interview.options import Options
     from explorer.interview.procedure import Progress
+    from explorer.store.base import HistoryStore
 
 COMMAND = "verify"
 _COLOURS = {
@@ -184,15 +190,17 @@ def _sign(result: Run, key: RunnerKey | None, target: str, quiet: bool) -> Run:
     return signed
 
 
-def _record(run: Run, args: argparse.Namespace) -> None:
+def _record(run: Run, history: HistoryStore, quiet: bool) -> bool:
+    """Record the run in the history opened before it was asked; False (said on stderr) when that
+    fails, whatever the reason: the verdict is printed already, the exit status becomes 6."""
     try:
-        with open_history(args) as history:
-            run_id = history.record(run)
-    except Exception as exc:  # noqa: BLE001 - history trouble must not change the verdict's exit status
-        say(f"warning: the run was not recorded in the history: {exc}", COMMAND)
-        return
-    if not args.quiet:
+        run_id = history.record(run)
+    except Exception as exc:  # noqa: BLE001 - whatever stopped it, the run is not kept, and that is said
+        say(f"the run was not recorded in the history: {exc} (exit status {EXIT_UNKNOWN})", COMMAND)
+        return False
+    if not quiet:
         say(f"recorded as run {run_id}", COMMAND)
+    return True
 
 
 def _colour_enabled(stream: TextIO) -> bool:
@@ -212,6 +220,14 @@ def _print_report(report: Any, as_json: bool) -> None:
     print_lines(lines)
 
 
+def _history_error() -> type[Exception]:
+    """The store's HistoryError, imported only when an exception is matched against it: a run
+    that records nothing (`--no-history`, `--offline`) never imports the store."""
+    from explorer.store.base import HistoryError
+
+    return HistoryError
+
+
 def run(args: argparse.Namespace) -> int:
     if is_sweep(args):
         if args.offline:
@@ -222,42 +238,52 @@ def run(args: argparse.Namespace) -> int:
         return run_sweep(args, lambda given, config, load_keys: _options(args, given, config, load_keys))
     timeout: float | None = None  # the live run's request timeout
     deadline: float | None = None  # and its deadline
+    history: HistoryStore | None = None  # opened before the agent is asked, closed at the end
     try:
-        if args.offline:
-            if args.target:
-                raise UsageError("give either TARGET or --offline TRANSCRIPT.json, not both")
-            if args.sign_key:
-                raise UsageError("--sign-key signs a live run; --offline re-checks one (use --trust-runner)")
-            if args.role is not None or args.runner is not None:
-                raise UsageError("--as and --runner say who runs a live interview; --offline re-checks "
-                                 "a recorded one, whose runner only its signature can name")
-            result = _offline(args.offline, args)
-        else:
-            if not args.target:
-                raise UsageError(
-                    "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
-                )
-            target, options = _options(args, args.target[0], check=True)
-            from explorer.interview.procedure import run_deadline
+        try:
+            if args.offline:
+                if args.target:
+                    raise UsageError("give either TARGET or --offline TRANSCRIPT.json, not both")
+                if args.sign_key:
+                    raise UsageError("--sign-key signs a live run; --offline re-checks one "
+                                     "(use --trust-runner)")
+                if args.role is not None or args.runner is not None:
+                    raise UsageError("--as and --runner say who runs a live interview; --offline re-checks "
+                                     "a recorded one, whose runner only its signature can name")
+                result = _offline(args.offline, args)
+            else:
+                if not args.target:
+                    raise UsageError(
+                        "a TARGET is required (a URL, a card file, an OpenClasp reference or an agent name)"
+                    )
+                target, options = _options(args, args.target[0], check=True)
+                from explorer.interview.procedure import run_deadline
 
-            timeout, deadline = options.timeout, run_deadline(options)
-            key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
-            result = _interview(target, options, args.quiet)
-            if result is None:
-                return EXIT_INTERRUPTED
-            result = _sign(result, key, target, args.quiet)
-    except UsageError as exc:
-        say(str(exc), COMMAND)
-        return EXIT_USAGE
-    _print_report(result.report, args.json)
-    if timeout is not None and met_timeout(result.report):
-        say(timeout_hint(timeout), COMMAND)
-    if deadline is not None and met_deadline(result.report):
-        say(deadline_hint(deadline), COMMAND)
-    if not args.offline and not args.no_history:
-        _record(result, args)
-    if not args.offline and (args.junit or args.transcripts):
-        from explorer.commands.verify_many import write_single_outputs
+                timeout, deadline = options.timeout, run_deadline(options)
+                key = signing_key(args.sign_key, config_of(args), options.role, options.runner, COMMAND)
+                if not args.no_history:
+                    history = recording_history(args)
+                interviewed = _interview(target, options, args.quiet)
+                if interviewed is None:
+                    return EXIT_INTERRUPTED
+                result = _sign(interviewed, key, target, args.quiet)
+        except UsageError as exc:
+            say(str(exc), COMMAND)
+            return EXIT_USAGE
+        except _history_error() as exc:  # an except clause's type is looked up only when something was raised
+            say(f"the history cannot be used, so nothing was asked: {exc}", COMMAND)
+            return EXIT_UNKNOWN
+        _print_report(result.report, args.json)
+        if timeout is not None and met_timeout(result.report):
+            say(timeout_hint(timeout), COMMAND)
+        if deadline is not None and met_deadline(result.report):
+            say(deadline_hint(deadline), COMMAND)
+        recorded = history is None or _record(result, history, args.quiet)
+        if not args.offline and (args.junit or args.transcripts):
+            from explorer.commands.verify_many import write_single_outputs
 
-        write_single_outputs(result, args)
-    return verdict_exit(str(result.report.get("verdict")))
+            write_single_outputs(result, args)
+        return verdict_exit(str(result.report.get("verdict"))) if recorded else EXIT_UNKNOWN
+    finally:
+        if history is not None:
+            history.close()

@@ -63,8 +63,7 @@ def _configured(home: str | Path | None) -> str | None:
 
 def choose_history(flag: str | None, home: str | Path | None = None) -> HistoryChoice:
     """The history `--history` (`flag`), the environment or the config name; HistoryChoiceError."""
-    from explorer.store.location import INSTALL_POSTGRES, StoreUrlError, parse_location, postgres_available
-
+    text: str | None
     if flag is not None:
         text, source = flag, "--history"
     elif os.environ.get(HISTORY_ENV):
@@ -72,7 +71,9 @@ def choose_history(flag: str | None, home: str | Path | None = None) -> HistoryC
     else:
         text, source = _configured(home), "the config file's history"
     if text is None:
-        return HistoryChoice(None)
+        return HistoryChoice(None)  # the file in the home: nothing to parse, so the store is not imported
+    from explorer.store.location import INSTALL_POSTGRES, StoreUrlError, parse_location, postgres_available
+
     try:
         location = parse_location(text)
     except StoreUrlError as exc:

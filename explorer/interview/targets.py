@@ -181,6 +181,12 @@ def list_files_problem(lines: Iterable[str], agents: Iterable[str] = ()) -> str 
     return None
 
 
+def close_names(word: str, names: Iterable[str]) -> list[str]:
+    """The names `word` was probably meant to be (`stedy` -> `steady`), at most three, closest
+    first: what `history`, `show` and `forget` suggest for an agent with no runs."""
+    return _close(word, names)
+
+
 def command_suggestion(word: str, commands: Iterable[str]) -> str | None:
     """The command `word` was probably meant to be (`verfiy` -> `verify`), or None."""
     close = _close(word, commands)

@@ -3,6 +3,12 @@ plain `verify` (no OAuth 2.0 settings, no signing or attestation checking) never
 securesystemslib or in-toto: start-up time is most of a short run, so what a run does not use
 is loaded only on the path that uses it.
 
+Nor does a command pay for another command's imports: `interview-explorer --help` lists the
+commands without importing any of them, a command's `--help` imports its own module and the
+helpers it shares, and a `verify` that records nothing loads neither the web server, the
+PostgreSQL driver, the exports nor the history store (`bench/verify_overhead.py` measures the
+whole process against `import httpx`).
+
 Each command runs in a fresh interpreter through `explorer.cli.main`, once with `--help` and
 once doing real work where the arguments are known (verify a card file, which records a run;
 then show, export and compare that run), and the test reads `sys.modules` afterwards. A command
@@ -39,9 +45,10 @@ try:
     rc = main(argv)
 except SystemExit as exc:
     rc = exc.code
-forbidden = set(json.loads(sys.argv[2]))
-bad = sorted(m for m in sys.modules if m.split(".")[0] in forbidden)
-print(json.dumps({"rc": rc if isinstance(rc, int) else None, "bad": bad}))
+forbidden = json.loads(sys.argv[2])
+bad = sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in forbidden))
+ours = sorted(m for m in sys.modules if m == "explorer" or m.startswith("explorer."))
+print(json.dumps({"rc": rc if isinstance(rc, int) else None, "bad": bad, "ours": ours}))
 """
 
 CARD = agent_card(
@@ -56,7 +63,14 @@ CARD = agent_card(
 
 
 def _modules_after(argv: list[str], home: Path, forbidden: tuple[str, ...] = FORBIDDEN) -> list[str]:
-    """The forbidden modules `interview-explorer ARGV` imported, run in a fresh interpreter."""
+    """The forbidden modules (each a package or module, with everything under it) `interview-explorer
+    ARGV` imported, run in a fresh interpreter."""
+    return _imports(argv, home, forbidden)["bad"]
+
+
+def _imports(argv: list[str], home: Path, forbidden: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    """What `interview-explorer ARGV` imported in a fresh interpreter: `bad`, the forbidden
+    modules; `ours`, every module of the explorer."""
     env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1"}
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT, json.dumps(argv), json.dumps(forbidden)],
@@ -68,7 +82,8 @@ def _modules_after(argv: list[str], home: Path, forbidden: tuple[str, ...] = FOR
     )
     lines = done.stdout.strip().splitlines()
     assert lines, f"{argv}: no output\n{done.stderr}"
-    return json.loads(lines[-1])["bad"]
+    found = json.loads(lines[-1])
+    return {"bad": found["bad"], "ours": found["ours"]}
 
 
 def _invocations(command: str, card: Path) -> list[list[str]]:
@@ -133,3 +148,62 @@ def test_the_served_explorer_imports_the_tui_only_in_its_session_processes(tmp_p
         port = str(busy.getsockname()[1])
         for argv in (["serve", "--help"], ["serve", "--port", port], ["demo", "--help"]):
             assert _modules_after(argv, home) == [], f"`interview-explorer {' '.join(argv)}` imported the TUI"
+
+
+# Never loaded by a headless command that does not serve: the TUI, the browser face and its server,
+# the PostgreSQL driver, the exports, and `serve`'s module.
+NOT_HEADLESS = (
+    "textual",
+    "textual_serve",
+    "aiohttp",
+    "psycopg",
+    "psycopg_pool",
+    "explorer.tui",
+    "explorer.web",
+    "explorer.store.export",
+    "explorer.commands.serve",
+)
+# What the program's own `--help` and `--version` may import: the entry point and the helpers it
+# builds the TUI's parser from; no command's module.
+PROGRAM_HELP = {"explorer", "explorer.cli", "explorer.commands", "explorer.commands.common"}
+# The command modules a command's parser shares besides its own and these two.
+SHARED = {"common", "evidence_options"}
+SHARES_ALSO = {"verify": {"verify_many"}, "watch": {"verify_many"}, "demo": {"serve"}}
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_the_program_help_imports_no_command(argv: list[str], tmp_path: Path) -> None:
+    found = _imports(argv, tmp_path, NOT_HEADLESS)
+    assert set(found["ours"]) <= PROGRAM_HELP, sorted(set(found["ours"]) - PROGRAM_HELP)
+    assert found["bad"] == []
+
+
+def test_a_commands_help_imports_no_other_commands_module(tmp_path: Path) -> None:
+    from explorer.cli import COMMANDS
+
+    for command, (module, _) in COMMANDS.items():
+        ours = _imports([command, "--help"], tmp_path)["ours"]
+        siblings = {m.removeprefix("explorer.commands.") for m in ours if m.startswith("explorer.commands.")}
+        allowed = {module} | SHARED | SHARES_ALSO.get(command, set())
+        assert siblings <= allowed, f"`{command} --help` imported the modules of {sorted(siblings - allowed)}"
+
+
+def test_a_verify_that_records_nothing_stays_small(tmp_path: Path) -> None:
+    """`verify --help` and `verify --json --no-history` against a reference agent served by
+    another thread: none of NOT_HEADLESS, and no history store (nothing is recorded)."""
+    from explorer.demo.fleet import Fleet
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with Fleet(["steady"]) as fleet:
+        assert fleet.wait_ready(30)
+        url = fleet.agents["steady"].base_url
+        for argv in (
+            ["verify", "--help"],
+            ["verify", url, "--json", "--no-history", "--allow-jku"],
+            ["verify", url, "--json", "--no-history", "--allow-jku", "-q"],
+        ):
+            found = _imports(argv, home, (*NOT_HEADLESS, "explorer.store"))
+            assert found["bad"] == [], f"`interview-explorer {' '.join(argv)}` imported {found['bad']}"
+        recorded = _imports(["verify", url, "--allow-jku"], home, NOT_HEADLESS)  # the store, only as needed
+        assert recorded["bad"] == [] and "explorer.store.base" in recorded["ours"]

@@ -97,12 +97,17 @@ def test_the_set_up_activates_the_environment_before_the_command_is_used_bare() 
     assert README.index(". .venv/bin/activate") < bare  # said before any later example uses it
 
 
-def _activated_shell(command: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def _activated_shell(
+    command: str, cwd: Path, home: Path, user_home: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """`command` in bash after the README's activation of this test run's environment (in place of
-    `.venv`), starting from a PATH that does not hold it: the newcomer's shell."""
+    `.venv`), starting from a PATH that does not hold it: the newcomer's shell (`~` is `user_home`
+    when given)."""
     venv = Path(sys.prefix)
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if Path(p) != venv / "bin")
     env = {**os.environ, "PATH": path, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1"}
+    if user_home is not None:
+        env["HOME"] = str(user_home)
     env.pop("VIRTUAL_ENV", None)
     script = f". {shlex.quote(str(venv / 'bin' / 'activate'))} && {command}"
     return subprocess.run(
@@ -150,6 +155,41 @@ def test_the_demo_example_runs_as_printed_on_a_free_port(tmp_path: Path) -> None
         server.communicate(timeout=30)
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("verdict: nonconformant") and "card_signature_invalid" in done.stdout
+
+
+@pytest.mark.slow  # subprocesses and a demo agent on loopback
+def test_the_signed_evidence_example_runs_as_printed(tmp_path: Path) -> None:
+    """keygen, a signed verify, `export latest` twice, then the reader's offline check: each line
+    as printed, with only the agent's URL changed to a reference agent's and its keys put at
+    `keys/agent.jwks`. The history already holds a run, so `latest` must be the signed one."""
+    from tests.support.demo_serve import demo_serve
+
+    signing = next(block for block in SH_BLOCKS if "keygen" in block)
+    reading = next(block for block in SH_BLOCKS if "--trust-runner" in block and "--offline" in block)
+    user, home = tmp_path / "user", tmp_path / "explorer-home"
+    user.mkdir()
+    (tmp_path / "keys").mkdir()
+    with demo_serve("--only", "steady", "--port", "0", "--keys-out", str(tmp_path / "keys" / "agent.jwks"),
+                    "--home", str(home)) as served:  # fmt: skip
+        url = served.url("steady")
+        earlier = _activated_shell(f"interview-explorer verify {url} --keys keys/agent.jwks", tmp_path, home)
+        assert earlier.returncode == 0, earlier.stderr  # an unsigned run recorded first
+        assert "https://agent.example" in signing
+        script = "set -e\n" + signing.replace("https://agent.example", url)
+        signed = _activated_shell(script, tmp_path, home, user)
+    assert signed.returncode == 0, signed.stderr
+    assert (user / "runner-key.pem").exists() and "recorded as run 2" in signed.stderr
+    assert "of run 2 to" in signed.stderr and '"payloadType"' in signed.stdout  # the DSSE envelope
+    assert '"run_attestation"' in (tmp_path / "run.json").read_text(encoding="utf-8")
+    checked = _activated_shell(reading, tmp_path, home, user)
+    assert checked.returncode == 0, checked.stderr
+    assert "standing: evidence: signed by ci@example.org" in checked.stdout
+
+
+def test_the_postgres_extra_keeps_the_install_editable() -> None:
+    """`pip install '.[postgres]'` in the clone replaced the set-up's editable install with a copy."""
+    installs = re.findall(r"pip install [^`\n]*'\.\[[a-z,]+\]'", README)
+    assert installs and [line for line in installs if " -e " not in f" {line} "] == []
 
 
 def test_the_readme_names_every_reference_agent_and_counts_none() -> None:
