@@ -61,10 +61,10 @@ from explorer.store.sql import LATEST_OF_AGENTS  # noqa: E402
 
 TARGETS = {"newest": 3.0, "agent": 3.0, "changed": 5.0, "writers": 0.5, "crowd": 0.8}
 EPOCH = 1_700_000_000  # seconds: the seeded runs' recorded_at start here, one second apart
-COLUMNS = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
+COLUMNS = """r.id, r.recorded_at, a.address, a.name, r.verdict, r.standing, r.role, r.runner,
     r.card_sha256, r.answers_sha256, r.changed"""
 BARE_NEWEST = f"SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id ORDER BY r.id DESC LIMIT 100"
-BARE_AGENT = f"""SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.agent = ?
+BARE_AGENT = f"""SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id WHERE a.address = ?
     ORDER BY r.id DESC LIMIT 100"""
 BARE_BY_IDS = f"SELECT {COLUMNS} FROM runs r JOIN agents a ON a.id = r.agent_id WHERE r.id IN ({{marks}})"
 
@@ -90,9 +90,10 @@ def agent_url(run: Run, i: int) -> str:
 
 
 def as_agent(run: Run, i: int, n: int = 0) -> Run:
-    """The run as agent i's, its n-th repetition: its own card URL, new times."""
+    """The run as agent i's, its n-th repetition: its own card URL and name (one signed card at
+    many URLs would be one agent), new times."""
     report = dict(run.report)
-    report["card"] = {**report["card"], "url": agent_url(run, i)}
+    report["card"] = {**report["card"], "url": agent_url(run, i), "name": f"{report['card']['name']} {i}"}
     report["started_at"] = report["finished_at"] = f"2025-01-01T00:00:{n % 60:02d}.{n % 1000:03d}Z"
     exchanges = tuple(
         replace(ex, elapsed_ms=round(1.0 + (n * 7919 + k) % 5000 / 100, 3))
@@ -154,12 +155,14 @@ def seed(store: HistoryStore, run: Run, runs: int, agents: int) -> dict[str, flo
             conn.execute(
                 _series(kind)
                 + f"""INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
-                          answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, changed, signature)
+                          answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, changed, signature,
+                          address)
                     SELECT s.agent_id, {_stamp_sql(kind)},
                            CASE WHEN ((? + g.n) / ? + 1) % 100 = 50 THEN 'nonconformant' ELSE s.verdict END,
                            s.standing, s.role, s.runner, s.card_sha256, s.answers_sha256, s.report_doc,
                            s.exchanges_doc, s.keys_doc, s.volatile,
-                           CASE WHEN ((? + g.n) / ? + 1) % 100 IN (50, 51) THEN 1 ELSE 0 END, s.signature
+                           CASE WHEN ((? + g.n) / ? + 1) % 100 IN (50, 51) THEN 1 ELSE 0 END, s.signature,
+                           s.address
                     FROM g JOIN seed_map m ON m.i = (? + g.n) % ? JOIN runs s ON s.id = m.run_id
                     ORDER BY g.n""",
                 (size, offset, offset, agents, offset, agents, offset, agents),
@@ -268,7 +271,7 @@ def floor_ids(store: Any, runs: list[Run]) -> dict[Any, int]:
         for run in runs:
             encoded = encode_run(run)
             agent = agent_of(run.report)
-            ids[agent] = conn.execute("SELECT id FROM agents WHERE agent = ?", (agent,)).fetchone()[0]
+            ids[agent] = conn.execute("SELECT id FROM agents WHERE address = ?", (agent,)).fetchone()[0]
             for doc in (encoded.report, encoded.exchanges, encoded.keys):
                 ids[doc.digest] = conn.execute(
                     "SELECT id FROM documents WHERE sha256 = ?", (doc.digest,)

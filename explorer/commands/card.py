@@ -249,12 +249,15 @@ def _text(
         org, home = provider.get("organization", "?"), provider.get("url", "")
         lines.append(f"Provider   {_s(org, 100)} {_s(home, 200)}")
     lines.append(f"Interfaces ({len(card.interfaces)})")
+    asked = card.jsonrpc if card.interview is not None else None  # where the interview is asked, if it is
     for iface in card.interfaces:
-        mark = "*" if iface == card.jsonrpc else " "
+        mark = "*" if asked is not None and iface == asked else " "
         version = _s(iface.protocol_version, 20) if iface.protocol_version else "-"
         lines.append(f"  {mark} {_s(iface.binding, 30)} {version} {_s(iface.url, 300)}  {iface.pointer}")
-    if card.jsonrpc is not None:
-        lines.append(f"  * the interview is asked here (JSON-RPC, A2A-Version {card.jsonrpc.family})")
+    if card.interview is None:
+        lines.append("  interview not declared: nothing is asked over this card")
+    elif asked is not None:
+        lines.append(f"  * the interview is asked here (JSON-RPC, A2A-Version {asked.family})")
     else:
         lines.append("  no JSON-RPC interface: the interview cannot be asked over this card")
     lines.append(f"Skills ({len(card.skills)})")

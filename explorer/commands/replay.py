@@ -11,7 +11,9 @@ and compared with RUN as read under the same keys: per question and pointer, the
 verdict.
 
 Exit status: like verify for the new run (0 conformant, 1 nonconformant, 3 unreachable,
-4 not_offered, 5 churn), 2 usage error, 6 no such run, or an unreadable history.
+4 not_offered, 5 churn), 2 usage error, 6 no such run, or a history that cannot be used: one
+that cannot be read, or written (a SQLite file is proven writable before anything is asked), or
+that refused the new run after its interview (the comparison is printed, then that).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from explorer.commands.common import (
     open_history,
     print_json,
     print_lines,
+    recording_history,
     run_id_argument,
     say,
     typed_settings,
@@ -51,6 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from explorer.core.report import summary_lines
     from explorer.core.text import safe_text
     from explorer.interview.planning import PlanError, plan_for_run
@@ -63,8 +68,10 @@ def run(args: argparse.Namespace) -> int:
         given = typed_settings(args)
     except UsageError as exc:
         return error(str(exc), EXIT_USAGE)
+    unrecorded: HistoryError | None = None
     try:
-        with open_history(args, existing=True) as history:
+        opening = open_history if args.no_history else recording_history
+        with opening(args, existing=True) as history:
             before = history.summary(args.run_id)
             old = history.load(args.run_id)
             try:
@@ -84,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 step = interview(
                     target,
                     options,
-                    history=None if args.no_history else history,
+                    history=None,  # recorded below: a run the history refuses is still shown
                     previous=(before.id, old.report),
                     run_fn=signed_run_fn(key, target, "replay"),
                 )
@@ -92,6 +99,11 @@ def run(args: argparse.Namespace) -> int:
                 return error(str(exc), EXIT_USAGE)
             except (KeysError, ValueError) as exc:
                 return error(str(exc), EXIT_USAGE)
+            if not args.no_history:
+                try:
+                    step = replace(step, run_id=history.record(step.run))
+                except HistoryError as exc:
+                    unrecorded = exc
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
     assert step.comparison is not None
@@ -113,4 +125,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if step.run_id is not None:
         say(f"recorded as run {step.run_id}")
+    if unrecorded is not None:
+        message = f"the new run was not recorded in the history: {unrecorded} (exit status {EXIT_UNKNOWN})"
+        return error(message, EXIT_UNKNOWN)
     return verdict_exit(step.verdict)

@@ -13,6 +13,12 @@ machines without `--expose` (`explorer.web.binding`). SIGINT or SIGTERM ends eve
 the server, exit status 0. `demo --browser` serves the same way with the reference agents
 (`serve_explorer`).
 
+Each session runs the explorer's own code only: its interpreter is isolated (`python -I`, see
+`explorer.web.session_process.session_command`) and starts in a private folder made for this run,
+so nothing in the folder `serve` was started in, and no `PYTHON*` variable, is ever imported. What
+was given relative to that folder (a card file, `--keys`, `--history`, `--home`, `--from`, a
+`file:` secret) is handed to the sessions as the absolute path it names (`anchored_options`).
+
 This module imports neither textual nor the TUI: the server runs without them, and each session
 process imports them itself.
 """
@@ -27,6 +33,9 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from explorer.commands.common import add_explorer_arguments, say
@@ -35,6 +44,7 @@ DEFAULT_MAX_SESSIONS = 4
 MAX_SESSIONS_LIMIT = 64
 CHECK_TIMEOUT = 60.0
 SESSION_MODULE = "explorer.tui.served"
+SECRET_FILE_OPTIONS = ("bearer", "api_key", "oauth2_client_secret")  # env:VAR or file:PATH
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,50 +106,105 @@ def run(args: argparse.Namespace) -> int:
 
 def serve_explorer(launch: Any, binding: Any, max_sessions: int, *, home: str | None) -> int:
     """Check the launch, bind, print the URL, serve until SIGINT/SIGTERM. Returns the exit status."""
-    from explorer.web.server import bind
+    from dataclasses import replace
 
-    environment = _session_environment(launch, home)
-    if environment is None:
-        return 2
-    argv = (sys.executable, "-m", SESSION_MODULE)
-    problem = _check(argv, environment)
-    if problem is not None:
-        print(problem, file=sys.stderr)
-        return 2
-    try:
-        sock = bind(binding.host, binding.port)
-    except OSError as exc:
-        say(f"cannot listen on {binding.host} port {binding.port}: {exc.strerror or exc}", "serve")
-        return 2
-    stdout = sys.stdout
-    try:
-        with _messages_on_stderr():
-            asyncio.run(_serve(sock, binding, max_sessions, argv, environment))
-    finally:
-        sys.stdout = stdout  # `_announce` sent later output to stderr
-        sock.close()
-    return 0
-
-
-def _session_environment(launch: Any, home: str | None) -> dict[str, str] | None:
     from explorer.config.file import ConfigError, load_config
-    from explorer.web.environment import referenced_variables, session_environment
+    from explorer.web.server import bind
+    from explorer.web.session_process import session_command
 
     try:
         config = load_config(home)
     except ConfigError as exc:
         say(str(exc), "serve")
-        return None
+        return 2
+    launch = replace(launch, options=anchored_options(launch.options, config))
+    environment = _session_environment(launch, config)
+    argv = session_command(SESSION_MODULE)
+    private = tempfile.TemporaryDirectory(prefix="interview-explorer-serve-", ignore_cleanup_errors=True)
+    with private as folder:
+        problem = _check(argv, environment, folder)
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return 2
+        try:
+            sock = bind(binding.host, binding.port)
+        except OSError as exc:
+            say(f"cannot listen on {binding.host} port {binding.port}: {exc.strerror or exc}", "serve")
+            return 2
+        stdout = sys.stdout
+        try:
+            with _messages_on_stderr():
+                asyncio.run(_serve(sock, binding, max_sessions, argv, environment, folder))
+        finally:
+            sys.stdout = stdout  # `_announce` sent later output to stderr
+            sock.close()
+    return 0
+
+
+def anchored_options(options: Mapping[str, Any], config: Any) -> dict[str, Any]:
+    """The explorer's options with every path given relative to this process's working folder made
+    absolute, since a session runs in a folder of its own: `--home`, `--from`, a SQLite `--history`,
+    the files among `--keys`, a `file:` secret, and a TARGET that is a file here (not a configured
+    agent's name). URLs, names and anything that is not a path stay as typed."""
+    out = dict(options)
+    for name in ("home", "from_"):
+        if isinstance(out.get(name), str) and out[name] not in ("", "-"):
+            out[name] = _absolute(out[name])
+    if isinstance(out.get("history"), str):
+        out["history"] = _anchored_history(out["history"])
+    if isinstance(out.get("keys"), (list, tuple)):
+        out["keys"] = [_absolute(k) if isinstance(k, str) and not _is_web(k) else k for k in out["keys"]]
+    for name in SECRET_FILE_OPTIONS:
+        value = out.get(name)
+        if isinstance(value, str) and value.startswith("file:") and len(value) > len("file:"):
+            out[name] = "file:" + _absolute(value[len("file:"):])
+    target = out.get("target")
+    if isinstance(target, str) and target and not _is_web(target) and Path(target).expanduser().is_file():
+        agent = config.agent(target)
+        if agent is None or agent.name != target:
+            out["target"] = _absolute(target)
+    return out
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().absolute())
+
+
+def _is_web(text: str) -> bool:
+    return "://" in text
+
+
+def _anchored_history(text: str) -> str:
+    """A SQLite history's file as an absolute path; any other history (or one that cannot be read,
+    which the session's check reports) as typed."""
+    from explorer.store.location import StoreUrlError, parse_location
+
+    try:
+        location = parse_location(text)
+    except StoreUrlError:
+        return text
+    if location.kind != "sqlite" or location.path is None or location.path.is_absolute():
+        return text
+    return str(location.path.absolute())
+
+
+def _session_environment(launch: Any, config: Any) -> dict[str, str]:
+    from explorer.home import HOME_ENV
+    from explorer.web.environment import referenced_variables, session_environment
+
     agents = [agent.settings for agent in config.agents.values()]
     referenced = referenced_variables(config.settings, agents, *launch.references())
-    return session_environment(os.environ, referenced, launch.environment())
+    environment = session_environment(os.environ, referenced, launch.environment())
+    if environment.get(HOME_ENV):  # read from the session's own folder, it would be another one
+        environment[HOME_ENV] = _absolute(environment[HOME_ENV])
+    return environment
 
 
-def _check(argv: tuple[str, ...], environment: dict[str, str]) -> str | None:
+def _check(argv: tuple[str, ...], environment: dict[str, str], folder: str) -> str | None:
     """Build one session's app without running it; the launcher's message if that fails."""
     try:
         done = subprocess.run(
-            [*argv, "--check"], env=environment, stdin=subprocess.DEVNULL,
+            [*argv, "--check"], env=environment, stdin=subprocess.DEVNULL, cwd=folder,
             capture_output=True, text=True, timeout=CHECK_TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -167,13 +232,14 @@ def _messages_on_stderr() -> Any:
 
 
 async def _serve(
-    sock: Any, binding: Any, max_sessions: int, argv: tuple[str, ...], environment: dict[str, str]
+    sock: Any, binding: Any, max_sessions: int, argv: tuple[str, ...], environment: dict[str, str],
+    folder: str,
 ) -> None:
     from explorer.web.guard import Guard
     from explorer.web.server import ExplorerServer, serve
 
     guard = Guard.fresh(binding.addresses(sock.getsockname()[1]))
-    server = ExplorerServer(guard, max_sessions=max_sessions, argv=argv, environment=environment,
+    server = ExplorerServer(guard, max_sessions=max_sessions, argv=argv, environment=environment, cwd=folder,
                             on_session=lambda event, _session: _tell_sessions(event, server))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -13,7 +13,10 @@ written as a transcript (`--transcripts DIR`) and added to the JUnit file (`--ju
 then dropped. A progress line (done/total, rate, verdict counts) is kept on stderr when stderr
 is a terminal, and a one-line summary ends the sweep there. The exit status follows the
 many-targets rule of `explorer.core.sweep`, except for a list that holds one target: that is a
-single target and keeps verify's own statuses.
+single target and keeps verify's own statuses. No run is silently lost: the history is opened
+(and a SQLite file proven writable) before the first agent is asked, so one that cannot be used
+is exit status 6 with nothing asked; runs that could not be recorded (the database went away)
+keep their lines, the summary says how many were not recorded, and the status is 6.
 
 Only the standard library is imported at module level: `verify --help` imports this module for
 its options and must stay instant.
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from explorer.commands.common import (
+    EXIT_UNKNOWN,
     EXIT_USAGE,
     KeyLoader,
     UsageError,
@@ -39,7 +43,7 @@ from explorer.commands.common import (
     load_trusted_keys,
     met_deadline,
     met_timeout,
-    open_history,
+    recording_history,
     say,
     timeout_hint,
     typed_settings,
@@ -159,7 +163,12 @@ class _Outputs:
     """Everything done with a finished run, in completion order; holds no report."""
 
     def __init__(
-        self, args: argparse.Namespace, total: int, key: RunnerKey | None = None, timeout: float | None = None
+        self,
+        args: argparse.Namespace,
+        total: int,
+        key: RunnerKey | None = None,
+        timeout: float | None = None,
+        history: HistoryStore | None = None,
     ) -> None:
         from explorer.core.sweep import Tally
         from explorer.store.sweep_files import JUnitWriter
@@ -170,12 +179,8 @@ class _Outputs:
         self.began = time.perf_counter()
         self.junit: JUnitWriter | None = JUnitWriter(args.junit) if args.junit else None
         self.transcripts = Path(args.transcripts).expanduser() if args.transcripts else None
-        self.history: HistoryStore | None = None
-        if not args.no_history:
-            try:
-                self.history = open_history(args)
-            except Exception as exc:  # noqa: BLE001 - history trouble never changes the verdicts
-                say(f"warning: runs will not be recorded in the history: {exc}", COMMAND)
+        self.history = history  # opened before the sweep (`recording_history`), or None: --no-history
+        self.unrecorded = 0  # finished runs the history refused: said at the end, exit status 6
         self.terminal = sys.stderr.isatty()
         self._shown = 0.0
         self.timeout = timeout  # the request timeout the hint names
@@ -217,12 +222,14 @@ class _Outputs:
             self.timed_out += 1
         if met_deadline(report):
             self.cut += 1
-        # Recorded and written before it is printed: a line on stdout means the run is kept.
+        # Recorded and written before it is printed: a line on stdout means the run was asked for
+        # keeping, and one the history refused is said beside it (and counted for the end).
         if self.history is not None:
             try:
                 self.history.record(run)
-            except Exception as exc:  # noqa: BLE001 - a history problem is a warning, never a verdict
-                say(f"warning: {target}: the run was not recorded in the history: {exc}", COMMAND)
+            except Exception as exc:  # noqa: BLE001 - whatever stopped it, the run is not kept, and that is said
+                self.unrecorded += 1
+                say(f"{target}: the run was not recorded in the history: {exc}", COMMAND)
         if self.transcripts is not None:
             try:
                 write_transcript(self.transcripts, run)
@@ -272,6 +279,10 @@ class _Outputs:
             self.history.close()
         summary = self.tally.summary(time.perf_counter() - self.began)
         say(summary + (" (interrupted)" if interrupted else ""), COMMAND)
+        if self.unrecorded:
+            runs = f"{self.unrecorded} run{'s' if self.unrecorded != 1 else ''}"
+            say(f"{runs} of {self.tally.done} {'were' if self.unrecorded != 1 else 'was'} not recorded in "
+                f"the history (exit status {EXIT_UNKNOWN})", COMMAND)
         if self.timed_out and self.timeout is not None:
             agents = f"{self.timed_out} agent{'s' if self.timed_out != 1 else ''}"
             say(f"{agents} met the timeout: {timeout_hint(self.timeout)}", COMMAND)
@@ -332,11 +343,22 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
     except UsageError as exc:
         say(str(exc), COMMAND)
         return EXIT_USAGE
+    from explorer.store.base import HistoryError
     from explorer.store.sweep_files import SweepFileError
 
     try:
-        outputs = _Outputs(args, len(jobs), key, first.timeout if first is not None else None)
+        history = None if args.no_history else recording_history(args)
+    except UsageError as exc:
+        say(str(exc), COMMAND)
+        return EXIT_USAGE
+    except HistoryError as exc:
+        say(f"the history cannot be used, so nothing was asked: {exc}", COMMAND)
+        return EXIT_UNKNOWN
+    try:
+        outputs = _Outputs(args, len(jobs), key, first.timeout if first is not None else None, history)
     except SweepFileError as exc:  # an unwritable --junit is the user's to fix
+        if history is not None:
+            history.close()
         say(str(exc), COMMAND)
         return EXIT_USAGE
     interrupted = False
@@ -348,6 +370,8 @@ def run_sweep(args: argparse.Namespace, plan: Planner) -> int:
         outputs.close(interrupted)
     if interrupted:
         return EXIT_INTERRUPTED
+    if outputs.unrecorded:
+        return EXIT_UNKNOWN
     return _exit_status(outputs.tally, len(listed))
 
 

@@ -198,6 +198,31 @@ def _config_seconds(maximum: float) -> Callable[[Any], float]:
     return read
 
 
+def _origin_url(value: Any) -> str:
+    """An http(s) URL naming an origin (`https://rpc.agent.example`; a path is allowed and
+    ignored: what it pins is the origin)."""
+    from urllib.parse import urlsplit
+
+    problem = "must be an http(s) URL such as https://rpc.agent.example"
+    if not isinstance(value, str):
+        raise ValueError(problem)
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018 - raises for a port outside 0-65535
+    except ValueError:
+        raise ValueError(problem) from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.password is not None:
+        raise ValueError(problem)
+    return value.strip()
+
+
+def _origin_option(text: str) -> str:
+    try:
+        return _origin_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--interface-origin {exc}") from None
+
+
 def _reruns(text: str) -> int:
     try:
         value = int(text)
@@ -369,6 +394,18 @@ SETTINGS: tuple[Setting, ...] = (
         scopes=frozenset({"agent"}),
         read=_string,
     ),
+    # Where the credentials above may go besides the card's own origin (explorer.core.token_trust).
+    Setting(
+        "interface_origin",
+        "--interface-origin",
+        {"type": _origin_option, "metavar": "ORIGIN",
+         "help": "the origin of the agent's JSON-RPC interface when the card names it on another origin "
+         "than its own: credentials go there only when pinned here or a signature under a key you trust "
+         "covers it"},
+        config="interface_origin",
+        scopes=frozenset({"agent"}),
+        read=_origin_url,
+    ),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -380,14 +417,14 @@ AUTH = ("bearer", "api_key", "oauth2_client_id", "oauth2_client_secret", "oauth2
 # every agent; they must be bound to one in its config entry (`planning.unbound_credentials`).
 BOUND = frozenset({"headers", *AUTH})
 # Asking an agent live.
-LIVE = ("headers", "keys", "allow_jku", "timeout", "deadline", "openclasp_base", *AUTH)
+LIVE = ("headers", "keys", "allow_jku", "timeout", "deadline", "openclasp_base", *AUTH, "interface_origin")
 GROUPS: dict[str, tuple[str, ...]] = {
     "verify": (*WHO, *LIVE, "reruns", "public_only"),
     "card": ("keys", "timeout"),
     "replay": (*WHO, *LIVE),  # who asks, and with which keys, is yours: never the recorded run's
     "watch": (*WHO, *LIVE),
     "read": ("keys", "allow_jku"),  # re-deriving a recorded run under your keys (show, export, ...)
-    "tui": ("keys", "allow_jku", "headers", *WHO, "openclasp_base", *AUTH),
+    "tui": (*WHO, *LIVE, "reruns", "public_only"),  # the explorer (and `serve`) asks as verify does
 }
 
 

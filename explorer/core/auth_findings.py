@@ -10,6 +10,10 @@
 - `auth_token_url_untrusted` (error): no token URL was pinned and the card's was not vouched for
   (`core.token_trust`), so no client secret was sent. The procedure records the request it did
   not make with an `error` that starts `untrusted: ` and says why; the finding quotes it.
+- `auth_origin_untrusted` (error): the card names its JSON-RPC interface where no credential may
+  go (not the card's own origin, not one the user pinned, not covered by a signature under a key
+  the user trusts, or the card's signature fails), so none was sent and no token was asked for.
+  Recorded the same way, as an `auth:interface` request not made.
 
 Kept apart from `evaluate` so the wording and the rules live in one small place; pure, like the
 rest of core.
@@ -28,6 +32,7 @@ from explorer.core.strict_json import parse as strict_parse
 from explorer.core.text import safe_text
 
 TOKEN_PURPOSE = "auth:token"
+INTERFACE_PURPOSE = "auth:interface"  # the credentials not sent to the card's interface
 UNTRUSTED = "untrusted: "  # how a token request refused for its URL's trust is recorded
 AUTH_STATUSES = (401, 403)
 
@@ -116,7 +121,13 @@ def token_problem(ex: Exchange) -> str | None:
 
 def token_findings(exchanges: Sequence[Exchange]) -> list[Finding]:
     """`auth_failed` when the last token request of the attempt did not yield a token;
-    `auth_token_url_untrusted` when it was not made because the card's token URL is not trusted."""
+    `auth_token_url_untrusted` when it was not made because the card's token URL is not trusted;
+    `auth_origin_untrusted` when no credential went to the card's interface (`INTERFACE_PURPOSE`)."""
+    withheld = [e for e in exchanges if e.purpose == INTERFACE_PURPOSE and e.status is None
+                and (e.error or "").startswith(UNTRUSTED)]
+    if withheld:
+        why = safe_text((withheld[-1].error or "")[len(UNTRUSTED):], limit=900)
+        return [finding("auth_origin_untrusted", why)]
     tries = [e for e in exchanges if e.purpose == TOKEN_PURPOSE]
     last = tries[-1] if tries else None
     if last is not None and last.status is None and (last.error or "").startswith(UNTRUSTED):

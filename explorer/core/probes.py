@@ -13,7 +13,11 @@ Reading of the texts where they are silent:
   `not_declared` refusal, fails the probe.
 - The unactivated call is judged by its JSON-RPC body whatever the 4xx status, since only
   -32601 is acceptable and some servers send it with a 4xx status. A probe answered with HTTP
-  5xx or a final 429 got no answer at all: `http_status`, like a question.
+  5xx or a final 429 got no answer at all: `http_status`, like a question. The valid-selector
+  probe reads a JSON-RPC error inside a 4xx as that error, as the questions do.
+
+Every finding of a probe names its probe in its detail (`probe undefined_method: ...`), not only
+in its `probe` member: a line read alone still says which call it is about.
 """
 
 from __future__ import annotations
@@ -25,9 +29,9 @@ from typing import Any
 from explorer.core.answers import RpcOutcome, check_answer, check_refusal, is_refusal
 from explorer.core.attempt import Attempt, last_of, parse_body, report_transport, show
 from explorer.core.auth_findings import refused_for_auth, required_finding
-from explorer.core.findings import PROBES, UNACTIVATED_PROBES
+from explorer.core.findings import PROBES, UNACTIVATED_PROBES, Finding
 from explorer.core.outage import down_answer
-from explorer.core.questions import DiffContext, read_reply, sent_request
+from explorer.core.questions import DiffContext, read_reply, reads_as_answer, sent_request
 from explorer.core.run import Exchange
 
 METHOD_NOT_FOUND = -32601
@@ -52,8 +56,9 @@ def _probe_outcome(out: RpcOutcome) -> tuple[str, Any]:
 
 
 def judge_probes(a: Attempt, exs: Sequence[Exchange], doc: Mapping[str, Any], ctx: DiffContext) -> None:
-    """Every closure probe sent: the report's `probes` and their findings."""
+    """Every closure probe sent: the report's `probes` and their findings, each naming its probe."""
     skill_ids = ctx.skill_ids
+    start = len(a.findings)
     for name in PROBES:
         ex, _ = last_of(exs, f"probe:{name}")
         if ex is None:
@@ -74,7 +79,9 @@ def judge_probes(a: Attempt, exs: Sequence[Exchange], doc: Mapping[str, Any], ct
             report_transport(a, ex, probe=name)  # a server error or a 429 is no answer to judge
             continue
         if refused_for_auth(ex) and name != "unactivated_call":
-            a.findings.append(required_finding([(f"the {name} probe", ex)], doc, probe=name))
+            required = required_finding([(f"the {name} probe", ex)], doc, probe=name)
+            if required is not None:  # always, for the one refused call
+                a.findings.append(required)
             continue
         out = read_reply(ex)
         outcome, refusal = _probe_outcome(out)
@@ -102,6 +109,14 @@ def judge_probes(a: Attempt, exs: Sequence[Exchange], doc: Mapping[str, Any], ct
         if reason == "not_declared":
             a.add(_CLOSURE_CODES[name], "refused with reason not_declared; the closure's reason is "
                   "out_of_scope (interview extension 4.3 and 6.1)", probe=name)
+    a.findings[start:] = [_naming_its_probe(f) for f in a.findings[start:]]
+
+
+def _naming_its_probe(f: Finding) -> Finding:
+    """The finding with its probe named at the head of its detail, unless the detail names it."""
+    if f.probe is None or f.probe in f.detail:
+        return f
+    return replace(f, detail=f"probe {f.probe}: {f.detail}")
 
 
 def _valid_selector(
@@ -118,7 +133,7 @@ def _valid_selector(
               f"{got}; only a selector that matches no declared id is refused (interview extension 4.3)",
               probe=name)
         return
-    if not ex.usable:
+    if not reads_as_answer(ex):
         report_transport(a, ex, probe=name)  # an HTTP error status: no answer to diff
         return
     if out.kind == "malformed":
@@ -126,8 +141,9 @@ def _valid_selector(
               probe=name)
         return
     if out.kind == "error":
+        within = "" if ex.usable else f" (in HTTP {ex.status})"
         a.add("method_error", f"interview/usage with the selector {shown} answered a JSON-RPC error "
-              f"{out.code}: {show(out.message, 200)}", probe=name)
+              f"{out.code}: {show(out.message, 200)}{within}", probe=name)
         return
     found = check_answer("usage", out.result)
     projections, diffed = ctx.diff("usage", out.result)

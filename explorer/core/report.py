@@ -51,7 +51,8 @@ def _finding_line(item: Finding) -> str:
     if item.member is not None:
         where.append(_s(item.member, 120))
     place = f" [{' '.join(where)}]" if where else ""
-    return f"  {_s(item.severity, 20)} {_s(item.code, 60)}{place}: {_s(item.detail, 300)}"
+    cause = f" (follows from {_s(item.cause, 60)})" if item.cause else ""
+    return f"  {_s(item.severity, 20)} {_s(item.code, 60)}{place}{cause}: {_s(item.detail, 300)}"
 
 
 def summary_lines(report: Mapping[str, Any] | ReportView) -> list[str]:

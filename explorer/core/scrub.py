@@ -145,25 +145,59 @@ def canonical(data: bytes) -> tuple[bytes, list[_Pass]]:
     return data, passes
 
 
-def secret_parts(value: str) -> list[str]:
-    """The secrets a header value holds: itself, the credential after an auth scheme
-    (`Bearer T` holds `T`), and for HTTP Basic the decoded `user:password` and the password."""
-    parts = [value]
+# One `name=value` pair of a header made of them (`Cookie: sid=S; lang=L`, `X-Session: token=T`):
+# a token-character name, `=`, and the value up to the next `;`, `,` or `&`.
+_PAIR = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=\s*([^;,&]*)")
+
+
+def credential_parts(value: str) -> list[str]:
+    """A header value and the credential after its auth scheme (`Bearer T` holds `T`), when it
+    has one: what must be long enough to be kept out of the records (`too_short`; planning
+    refuses a credential header whose parts are shorter)."""
     scheme, _, credential = value.strip().partition(" ")
     credential = credential.strip()
-    if credential and " " not in credential:
-        parts.append(credential)
-        if scheme.lower() == "basic":
-            try:
-                decoded = base64.b64decode(credential, validate=True).decode("utf-8")
-            except (binascii.Error, ValueError):
-                decoded = ""
-            if decoded:
-                parts.append(decoded)
-                password = decoded.partition(":")[2]
-                if password:
-                    parts.append(password)
+    return [value, credential] if credential and " " not in credential else [value]
+
+
+def secret_parts(value: str) -> list[str]:
+    """The secrets a header value holds: its `credential_parts`, for HTTP Basic the decoded
+    `user:password` and the password, and the value of each `name=value` pair it is made of
+    (`Cookie: sid=S; lang=L` holds `S` and `L`, a double-quoted value without its quotes): an
+    agent that echoes `S` alone echoes a secret, not the way the header writes it. A pair value
+    under `MIN_LENGTH` (`lang=en`) is sent, and not looked for in what comes back."""
+    parts = credential_parts(value)
+    if len(parts) == 2 and value.strip().partition(" ")[0].lower() == "basic":
+        try:
+            decoded = base64.b64decode(parts[1], validate=True).decode("utf-8")
+        except (binascii.Error, ValueError):
+            decoded = ""
+        if decoded:
+            parts.append(decoded)
+            password = decoded.partition(":")[2]
+            if password:
+                parts.append(password)
+    for pair in _pair_values(value):
+        if pair not in parts:
+            parts.append(pair)
     return parts
+
+
+def _pair_values(value: str) -> list[str]:
+    """The values of the `name=value` pairs a header value is made of (separated by `;`, `,` or
+    `&`); none when a piece is not such a pair (`Bearer abc=`: a name holds no space)."""
+    found = []
+    for piece in re.split(r"[;,&]", value):
+        if not piece.strip():
+            continue
+        pair = _PAIR.fullmatch(piece)
+        if pair is None:
+            continue
+        inner = pair.group(2).strip()
+        if len(inner) >= 2 and inner[0] == inner[-1] == '"':
+            inner = inner[1:-1]
+        if inner:
+            found.append(inner)
+    return found
 
 
 _SECRET_NAMES = frozenset(

@@ -1,8 +1,11 @@
-"""Whether a card may choose where an OAuth 2.0 client secret goes (docs/CONTRACT.md, authentication).
+"""Whether a card may choose where a credential goes (docs/CONTRACT.md, authentication).
 
-A card is a stranger's document, and a token URL in it is a place the client secret would be
-sent. So a token URL the user did not pin (`--oauth2-token-url`, or the agent's config entry) is
-used only when the card earns it:
+A card is a stranger's document, and two URLs in it are places a credential would be sent: a
+token URL (the OAuth 2.0 client secret) and its JSON-RPC interface (a bearer token, an API key,
+an OAuth 2.0 access token). One rule decides both. A URL the user pinned is used as given: a
+token URL (`--oauth2-token-url`, or the agent's config entry), or an interface on the origin the
+user pinned (`--interface-origin`, `interface_origin`). A URL the card chose is used only when
+the card earns it:
 
 - **signed**: a signature over the card verifies under a key the user trusts (their `--keys` or
   the config's `keys`; a key fetched through the card's own `jku` does not count, or a card
@@ -15,8 +18,10 @@ used only when the card earns it:
 - never while the card's signature fails (status `invalid`, as the report states it, with the
   same keys: a known key that does not verify it is evidence of tampering).
 
-Otherwise nothing is sent and the run has `auth_token_url_untrusted`. An OpenID Connect scheme is
-judged the same way at both steps: its discovery URL is the card's choice (not fetched unless
+Otherwise nothing is sent and the run has `auth_token_url_untrusted` (a token URL,
+`card_url_refusal`) or `auth_origin_untrusted` (the interface, `interface_refusal`; then no token
+is asked for either, since it could be sent nowhere). An OpenID Connect scheme is judged the same
+way at both steps: its discovery URL is the card's choice (not fetched unless
 it passes), and the token endpoint the discovery document names passes when the scheme is
 signed (the provider the signer named chooses its own endpoints) or is on the agent's own origin.
 
@@ -33,7 +38,6 @@ from typing import Any, Literal
 from explorer.core.card_forms.forms import member_is_signed, unsigned_members
 from explorer.core.card_forms.tracked import FormError
 from explorer.core.run import Exchange
-from explorer.core.security import Scheme
 from explorer.core.signatures import verify_card
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
@@ -45,6 +49,10 @@ Standing = Literal["signed", "unvouched", "failed"]
 PIN_HINT = (
     "pin the token URL with --oauth2-token-url URL (config: oauth2_token_url = \"URL\"), or trust the "
     "key that signs the card with --keys"
+)
+INTERFACE_PIN_HINT = (
+    "pin the interface's origin with --interface-origin ORIGIN (config: interface_origin = \"ORIGIN\" in "
+    "the agent's entry), or trust the key that signs the card with --keys"
 )
 
 
@@ -58,12 +66,13 @@ class Vouch:
 
 def vouch_for(
     card: Mapping[str, Any],
-    scheme: Scheme,
+    pointer: str,
     keys: Mapping[str, Any] | None,
     jku_keys: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Vouch:
-    """Whether a signature under a key the user trusts covers `scheme` (`keys` are the user's;
-    `jku_keys`, the sets fetched from the card's own `jku`, can only make a signature fail)."""
+    """Whether a signature under a key the user trusts covers the member at `pointer` (a security
+    scheme, an interface; `keys` are the user's; `jku_keys`, the sets fetched from the card's own
+    `jku`, can only make a signature fail)."""
     report = verify_card(card, keys or {}, jku_keys=jku_keys)
     if report.status == "invalid":
         return Vouch("failed", f"the card's signature fails ({safe_text(report.detail, limit=300)})")
@@ -74,13 +83,13 @@ def vouch_for(
             unsigned = unsigned_members(card, check.form)
         except (FormError, ValueError):
             continue
-        if member_is_signed(scheme.pointer, unsigned):
+        if member_is_signed(pointer, unsigned):
             return Vouch("signed", f"signature {check.index} verifies under a key you trust and covers "
-                                   f"{scheme.pointer}")
+                                   f"{pointer}")
     if report.status == "unsigned":
         why = "the card is unsigned"
     elif any(c.status == "verified" and c.key_source == "user" for c in report.checks):
-        why = f"the signature under a key you trust does not cover {scheme.pointer}"
+        why = f"the signature under a key you trust does not cover {pointer}"
     elif any(c.status == "verified" for c in report.checks):
         why = "the card's signature verifies only under the key its own jku serves, which vouches for nothing"
     else:
@@ -88,8 +97,10 @@ def vouch_for(
     return Vouch("unvouched", why)
 
 
-def card_url_refusal(vouch: Vouch, url: str, agent: str | None, what: str = "tokenUrl") -> str | None:
-    """Why the client secret may not go to `url`, a URL the card chose (its `what`), or None.
+def card_url_refusal(
+    vouch: Vouch, url: str, agent: str | None, what: str = "tokenUrl", secret: str = "the client secret"
+) -> str | None:
+    """Why `secret` may not go to `url`, a URL the card chose (its `what`), or None.
 
     `agent` is a URL on the agent's own origin: the card's (where the user pointed the explorer),
     or, for a card read from a file, its JSON-RPC interface's. Not the interface's when the card
@@ -99,16 +110,26 @@ def card_url_refusal(vouch: Vouch, url: str, agent: str | None, what: str = "tok
     if vouch.standing == "signed":
         return None
     if vouch.standing == "failed":
-        return f"{vouch.detail}, so its {what} {shown} is not trusted with the client secret"
+        return f"{vouch.detail}, so its {what} {shown} is not trusted with {secret}"
     home = origin(agent) if agent else None
     if home is not None and origin(url) == home:
         return None
     where = f"another origin than the agent's own ({home})" if home else "no origin of the agent's"
     return (
-        f"the card's {what} {shown} is on {where} and nothing vouches for it ({vouch.detail}); the client "
-        "secret goes to a URL the card chose only when a signature under a key you trust covers it or it "
+        f"the card's {what} {shown} is on {where} and nothing vouches for it ({vouch.detail}); {secret} "
+        "goes to a URL the card chose only when a signature under a key you trust covers it or it "
         "is on the agent's own origin"
     )
+
+
+def interface_refusal(vouch: Vouch, url: str, agent: str | None, pinned: str | None) -> str | None:
+    """Why the credentials for the card's security schemes (a bearer token, an API key, an OAuth
+    2.0 access token) may not go to `url`, the JSON-RPC interface the card names, or None: on
+    the origin the user pinned (`pinned`, any URL on it) they go whatever the card says; else as
+    `card_url_refusal` decides for a token URL."""
+    if pinned and origin(pinned) is not None and origin(pinned) == origin(url):
+        return None
+    return card_url_refusal(vouch, url, agent, "JSON-RPC interface", "a credential")
 
 
 def fetched_key_sets(exchanges: Iterable[Exchange]) -> dict[str, Mapping[str, Any]]:

@@ -17,7 +17,8 @@ The facts a person reads are decided here and nowhere else:
 - the verdict marks and the sentence explaining each verdict;
 - the standing: a self-run result is a claim and never reads as evidence (the interview
   extension, sections 8 and 9), spelled out with who ran it and, for a signed result, who signed
-  it with which key or why it is only a claim.
+  it with which key or why it is only a claim; an unsigned result that is evidence live says on
+  the same line that it is unsigned, a claim to anyone else until signed, and how to sign it.
 
 Pure: no I/O, and every agent-supplied string in a sentence built here goes through `safe_text`.
 """
@@ -64,6 +65,10 @@ STANDING_WORDS: dict[str, str] = {
     "platform": "evidence: recorded by a platform",
 }
 DECLARE_ROLE = "--as independent declares one"
+# Said on the same line as `evidence` whenever the run is not signed: live, the runner stands
+# behind it, but anyone who reads it later reads a claim (CONTRACT.md "Signed evidence").
+UNSIGNED_EVIDENCE = "unsigned: a claim to anyone else until signed"
+SIGN_HOW = "--sign-key KEY signs it; interview-explorer keygen makes a key"
 _ROLE_NOUNS = {"independent": "an independent party", "platform": "a platform"}
 
 
@@ -321,6 +326,7 @@ class Finding:
     member: str | None
     probe: str | None
     raw: Mapping[str, Any] = field(repr=False)
+    cause: str | None = None  # the code of the root cause that explains this finding, if any
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> Finding:
@@ -333,6 +339,7 @@ class Finding:
             member=None if member is None else str(member),
             probe=_str(data.get("probe")),
             raw=data,
+            cause=_str(data.get("cause")),
         )
 
     @property
@@ -479,7 +486,8 @@ class ReportView:
     def standing_words(self, *, how_to_declare: bool = True) -> str:
         """"claim: alice declared no independent role (--as independent declares one)" and the like,
         with the runner's name when known, and for a signed or checked result who signed it with
-        which key, or why it is only a claim."""
+        which key, or why it is only a claim. `how_to_declare=False` leaves out the options that
+        would change it (a role to declare, a key to sign with), where room is short."""
         run_att = _map(self.raw.get("run_attestation"))
         reason = run_att.get("reason")
         name = self.runner
@@ -492,18 +500,26 @@ class ReportView:
             said = f"claim: {_s(name, 80)} declared no independent role" if name else STANDING_WORDS["self"]
             return f"{said} ({DECLARE_ROLE})" if how_to_declare else said
         words = STANDING_WORDS[self.role]
-        if run_att.get("status") == "verified" and self.standing == "evidence":
+        if self.standing_signed:
             signer = _s(run_att.get("runner") or name or "an unnamed runner", 80)
             how = words.split(": ", 1)[1]
             return f"evidence: signed by {signer} ({_key(run_att.get('keyid'))}, trusted); {how}"
-        return f"{words} ({_s(name, 80)})" if name else words
+        said = f"{words} ({_s(name, 80)})" if name else words
+        return f"{said}; {UNSIGNED_EVIDENCE}" + (f" ({SIGN_HOW})" if how_to_declare else "")
+
+    @property
+    def standing_signed(self) -> bool:
+        """Whether a runner's signature over the run verified (the report's `standing_signed`, read
+        from `run_attestation`, which every reader sets again)."""
+        return _map(self.raw.get("run_attestation")).get("status") == "verified"
 
     def standing_mark(self) -> str:
-        """The short form lists use: `✓ evidence · signed`, `claim · undeclared` (no independent
-        role declared), `claim · unknown signer`."""
+        """The short form lists use: `✓ evidence · signed`, `evidence · unsigned` (a live run, a
+        claim to anyone else), `claim · undeclared` (no independent role declared), `claim ·
+        unknown signer`."""
         run_att = _map(self.raw.get("run_attestation"))
         if self.standing == "evidence" and self.role != "self":
-            return "✓ evidence · signed" if run_att.get("status") == "verified" else "✓ evidence"
+            return "✓ evidence · signed" if self.standing_signed else "evidence · unsigned"
         if self.role == "self":
             return "claim · undeclared"
         reason = run_att.get("reason")

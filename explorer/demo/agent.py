@@ -138,6 +138,9 @@ class Agent:
             return Reply(200, error_body(exc.request_id, exc.code, exc.message), headers)
         if request.is_notification:
             return Reply(204, b"", headers)
+        unimplemented = self.variant.unimplemented
+        if unimplemented is not None and request.method.startswith(PREFIX):  # declared, never built
+            return Reply(unimplemented, error_body(request.request_id, METHOD_NOT_FOUND, "Method not found"))
         try:
             result = self._dispatch(request.method, request.params, activated)
         except RpcError as exc:

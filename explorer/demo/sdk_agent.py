@@ -12,6 +12,11 @@ This is how an agent builder who already runs on a2a-sdk adds the extension with
   name an `interview/*` method, go to the same `Agent.handle_rpc` every other demo agent uses;
   everything else is replayed, byte for byte, into the SDK's own JSON-RPC route.
 
+`sdk-unimplemented` is the same agent without the front's interview half: its card declares the
+interview, and every call goes to the SDK, which answers an `interview/*` method -32601 (method
+not found) in HTTP 200, as an a2a-sdk agent given the extension in its card but not its methods
+does.
+
 Importing a2a-sdk takes about a second, so the fleet builds this agent in the background. The
 module imports the SDK only inside `build`, and the fleet skips the agent when it is missing.
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from typing import Any
 
 from starlette.applications import Starlette
@@ -93,6 +99,9 @@ def build(variant: Variant, urls: documents.Urls, key: documents.CardKey, provid
     from a2a.utils.signing import create_agent_card_signer
     from google.protobuf import json_format
 
+    if variant.unimplemented is not None:
+        # The SDK logs each error reply as a warning; here every interview call is one, by design.
+        logging.getLogger("a2a.server.routes.jsonrpc_dispatcher").setLevel(logging.ERROR)
     plain = documents.build(dataclasses.replace(variant, signed=False), urls, key, provider)
     card = json_format.ParseDict(plain.card, AgentCard())
     signer = create_agent_card_signer(
@@ -116,7 +125,7 @@ def build(variant: Variant, urls: documents.Urls, key: documents.CardKey, provid
         if body is None:
             return to_response(too_large())
         is_activated = activated(request, legacy=False)
-        if is_activated or _names_interview_method(body):
+        if variant.unimplemented is None and (is_activated or _names_interview_method(body)):
             return to_response(agent.handle_rpc(body, client=client_of(request), activated=is_activated))
         return await sdk_rpc(Request(request.scope, _replay(body)))
 

@@ -39,6 +39,10 @@ description and a verdict is a steady v1.0 agent):
   retried or not); the card is still served. Either is `unreachable`, never `nonconformant`.
 - `selectors`: "exact" (a selector is matched against the declared ids, the interview extension,
   section 4 rule 3) or "refused" (every selector gets the standard refusal, even a declared id).
+- `unimplemented`: the card declares the interview, but the server implements none of it: every
+  `interview/*` call, activated or not, gets JSON-RPC -32601 (method not found) in this HTTP
+  status (400: a stack that sends errors with a 4xx). On an `sdk` agent every call goes to the
+  SDK's own JSON-RPC route, which answers -32601 in HTTP 200 (so 200 is the one status it takes).
 - `guard`: the JSON-RPC endpoint requires authentication ("bearer", "apikey" or "oauth2", see
   `explorer.demo.guard`); the expectations then assume the verifier is given the agent's demo
   credentials (`RunningAgent.credentials`, whose secrets are in `RunningAgent.env`).
@@ -88,17 +92,25 @@ class Variant:
     guard: Literal["bearer", "apikey", "oauth2"] | None = None
     outage: Literal["down", "throttled"] | None = None
     selectors: Literal["exact", "refused"] = "exact"
+    unimplemented: int | None = None
 
     def __post_init__(self) -> None:
         unknown = self.faults - FAULTS
         if unknown:
             raise ValueError(f"variant {self.name}: unknown faults {sorted(unknown)}")
+        if self.sdk and self.unimplemented not in (None, 200):
+            raise ValueError(f"variant {self.name}: the a2a-sdk answers an unknown method in HTTP 200")
 
 
 def _v(name: str, description: str, verdict: Verdict, codes: tuple[str, ...] = (),
        **switches: Any) -> Variant:
     return Variant(name, description, verdict, frozenset(codes), **switches)
 
+
+# What a verifier reports of an agent that declares the interview and implements none of it: the
+# root cause, and the findings it explains (each marked with it).
+_UNIMPLEMENTED = ("interview_not_implemented", "method_error", "closure_method_not_refused",
+                  "closure_selector_not_refused")
 
 _TABLE: tuple[Variant, ...] = (
     _v("steady", "v1.0 card, ES256, terms with two proposals, everything consistent", "conformant"),
@@ -174,6 +186,12 @@ _TABLE: tuple[Variant, ...] = (
     _v("selector-refusing", "refuses every skill selector, even one equal to a declared skill id "
        "(only a selector matching no id may be refused)", "nonconformant", ("selector_refused",),
        selectors="refused"),
+    _v("unimplemented", "declares the interview but implements none of it: every interview call gets "
+       "JSON-RPC -32601 (method not found) inside HTTP 400", "nonconformant", _UNIMPLEMENTED,
+       unimplemented=400),
+    _v("sdk-unimplemented", "built on the official a2a-sdk, whose card declares the interview while its "
+       "server implements none of it: the SDK answers every interview call -32601 in HTTP 200",
+       "nonconformant", _UNIMPLEMENTED, sdk=True, signature_form="sdk-normalized", unimplemented=200),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in _TABLE}

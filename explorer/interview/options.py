@@ -23,7 +23,8 @@ class Options:
     the config file, and each field a person can set is declared once in `explorer.config.settings`
     (its option, its config key, how the two combine). `bearer`, `api_key` and
     `oauth2_client_secret` hold credential values (resolved from `env:`/`file:` references) for
-    the card's security schemes (`secrets` gathers them); `tokens` is the cache of OAuth 2.0
+    the card's security schemes (`secrets` gathers them, with the pinned `oauth2_token_url` and
+    `interface_origin` that say where they may go); `tokens` is the cache of OAuth 2.0
     access tokens (the process-wide one unless a caller brings its own).
     """
 
@@ -43,6 +44,7 @@ class Options:
     oauth2_client_secret: str | None = field(default=None, repr=False)
     oauth2_scopes: tuple[str, ...] = ()
     oauth2_token_url: str | None = None
+    interface_origin: str | None = None  # the origin the user pinned for the JSON-RPC interface
     tokens: TokenCache | None = field(default=None, repr=False, compare=False)
     deadline: float | None = None  # seconds for the whole run, re-runs included (None: `run_deadline`)
 
@@ -58,4 +60,5 @@ class Options:
             client_secret=self.oauth2_client_secret,
             scopes=tuple(self.oauth2_scopes),
             token_url=self.oauth2_token_url,
+            interface_origin=self.interface_origin,
         )

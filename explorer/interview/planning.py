@@ -91,7 +91,7 @@ def _refuse_short(setting: settings.Setting, value: Any) -> None:
     A `--header` whose name says it carries a credential (`Authorization`, `X-Api-Key`, ...)
     counts, and so does the credential after its auth scheme; a short value of another header
     (`X-Debug: 1`) is sent, recorded as `<redacted>`, and not looked for in what comes back."""
-    from explorer.core.scrub import MIN_LENGTH, is_secret_header, secret_parts, too_short
+    from explorer.core.scrub import MIN_LENGTH, credential_parts, is_secret_header, too_short
 
     why = (
         f"is under {MIN_LENGTH} characters: a secret that short cannot be told apart from ordinary text "
@@ -99,7 +99,7 @@ def _refuse_short(setting: settings.Setting, value: Any) -> None:
     )
     if setting.name == "headers":
         for name, text in value:
-            if is_secret_header(name) and any(too_short(part) for part in secret_parts(text)[:2]):
+            if is_secret_header(name) and any(too_short(part) for part in credential_parts(text)):
                 raise PlanError(f"--header {name}: the credential {why}")
     elif isinstance(value, str) and too_short(value):
         raise PlanError(f"{setting.flag}: the secret {why}")

@@ -51,7 +51,7 @@ from explorer.core.openclasp import KEY_PATH, classify_reference
 from explorer.core.outage import all_down
 from explorer.core.rederive import rederive
 from explorer.core.run import Exchange, Run
-from explorer.core.security import Scheme, read_security
+from explorer.core.security import read_security
 from explorer.core.signatures import jku_urls, signature_kids
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
@@ -292,7 +292,7 @@ class _Attempt:
         url, family = endpoint
         if self.fetcher.has_secrets and origin(url) != self.fetcher.secret_origin:
             self.tell("ask", f"your headers are not sent to {origin(url)}: they go only to the card's origin")
-        auth = await self._authenticate(doc, card_ex.url, url)
+        auth = await self._authenticate(doc, card_ex.url, url, card.jsonrpc.pointer if card.jsonrpc else None)
         if auth is False:
             self.tell("auth", "no credentials for the interview calls; stopping")
             return "unreachable"
@@ -321,10 +321,11 @@ class _Attempt:
         return "asked"
 
     async def _authenticate(
-        self, doc: Mapping[str, Any], card_url: str, endpoint: str
-    ) -> AuthSession | None | bool:
-        """The attempt's credentials installed for `endpoint`: the session, None when the user gave
-        none, False when a token was needed and could not be had."""
+        self, doc: Mapping[str, Any], card_url: str, endpoint: str, interface: str | None
+    ) -> AuthSession | None | Literal[False]:
+        """The attempt's credentials installed for `endpoint` (named by the card's member at
+        `interface`): the session, None when the user gave none, False when they may not go there
+        or a token was needed and could not be had."""
         security = read_security(doc)
         secrets = self.options.secrets
         if secrets is None or not self._has_credentials():
@@ -343,10 +344,10 @@ class _Attempt:
         mine = [e for e in self.fetcher.exchanges if e.attempt == self.attempt]
         jku = fetched_key_sets(mine)
 
-        def vouch(scheme: Scheme) -> Vouch:
-            return vouch_for(doc, scheme, self.keys, jku)
+        def vouch(pointer: str) -> Vouch:
+            return vouch_for(doc, pointer, self.keys, jku)
 
-        return session if await session.start(security, card_url, endpoint, vouch) else False
+        return session if await session.start(security, card_url, endpoint, vouch, interface) else False
 
     async def _round(
         self, url: str, family: str, calls: Sequence[_Call], first_id: int = 1
@@ -442,7 +443,8 @@ class _Attempt:
 async def _trusted_keys(items: Sequence[Any], limits: Limits, tell: _Teller) -> dict[str, Any]:
     """The user's keys as one public JWKS. Raises KeysError for an unusable source."""
     sources = [item for item in items if isinstance(item, str)]
-    loaded, notes = ({"keys": []}, [])
+    loaded: dict[str, Any] = {"keys": []}
+    notes: list[str] = []
     if sources:
         loaded, notes = await load_keys(
             sources, Limits(timeout=limits.timeout, public_only=limits.public_only, deadline=limits.deadline)

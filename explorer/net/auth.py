@@ -22,6 +22,11 @@ go, so `Judge` asks `core.token_trust` first: it passes only when a signature un
 user trusts covers the scheme, or, with nothing vouching for the card, when it is on the
 agent's own origin (the card's); never while a card signature fails. A refusal is recorded as a token
 request not made (`auth_token_url_untrusted`), and a URL the user pinned is used as given.
+The JSON-RPC interface is the card's choice too, and the place every other credential goes (a
+bearer token, an API key, the access token), so one rule decides it before anything is sent or
+asked for: the origin the user pinned (`Secrets.interface_origin`), or as for a token URL. A
+refusal is recorded as a credential not sent (`auth:interface`, `auth_origin_untrusted`), and no
+token is requested.
 
 `Secrets`, the resolved credential values of one run, is declared here, beside what consumes it
 (`explorer.config.credentials` builds it from references; `procedure.Options.secrets` carries it).
@@ -46,14 +51,20 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
-from explorer.core.auth_findings import TOKEN_PURPOSE, UNTRUSTED, oauth_error, token_problem
+from explorer.core.auth_findings import (
+    INTERFACE_PURPOSE,
+    TOKEN_PURPOSE,
+    UNTRUSTED,
+    oauth_error,
+    token_problem,
+)
 from explorer.core.jsonshape import mapping_of
 from explorer.core.run import Exchange
 from explorer.core.scrub import MIN_LENGTH, secret_parts, too_short
 from explorer.core.security import Scheme, Security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
-from explorer.core.token_trust import PIN_HINT, Vouch, card_url_refusal
+from explorer.core.token_trust import INTERFACE_PIN_HINT, PIN_HINT, Vouch, card_url_refusal, interface_refusal
 from explorer.net.http import Fetcher
 from explorer.net.origins import is_loopback_host, origin
 
@@ -78,6 +89,7 @@ class Secrets:
     client_secret: str | None = field(default=None, repr=False)
     scopes: tuple[str, ...] = ()
     token_url: str | None = None
+    interface_origin: str | None = None  # the origin the user pinned for the JSON-RPC interface
 
     def values(self) -> tuple[str, ...]:
         """Every secret value held (what must never be written anywhere)."""
@@ -116,21 +128,29 @@ class Choice:
 
 
 class Judge:
-    """Whether the card may choose a URL the client secret goes to (`core.token_trust`), for the
-    agent whose own origin is `agent`'s; each scheme's signatures are checked once."""
+    """Whether the card may choose a URL a credential goes to (`core.token_trust`), for the agent
+    whose own origin is `agent`'s. `vouch` says what the card's signatures say for the member at
+    a pointer; each member's is asked once."""
 
-    def __init__(self, vouch: Callable[[Scheme], Vouch] | None, agent: str | None) -> None:
+    def __init__(self, vouch: Callable[[str], Vouch] | None, agent: str | None) -> None:
         self._vouch = vouch
         self._agent = agent
         self._seen: dict[str, Vouch] = {}
 
+    def _vouch_at(self, pointer: str | None) -> Vouch:
+        if self._vouch is None or pointer is None:
+            return Vouch("unvouched", "the card's signatures were not checked")
+        if pointer not in self._seen:
+            self._seen[pointer] = self._vouch(pointer)
+        return self._seen[pointer]
+
     def refusal(self, scheme: Scheme, url: str, what: str) -> str | None:
-        if scheme.name not in self._seen:
-            self._seen[scheme.name] = (
-                self._vouch(scheme) if self._vouch is not None
-                else Vouch("unvouched", "the card's signatures were not checked")
-            )
-        return card_url_refusal(self._seen[scheme.name], url, self._agent, what)
+        """Why the client secret may not go to `url`, which `scheme` names (its `what`)."""
+        return card_url_refusal(self._vouch_at(scheme.pointer), url, self._agent, what)
+
+    def interface_refusal(self, pointer: str | None, url: str, pinned: str | None) -> str | None:
+        """Why no credential may go to the JSON-RPC interface `url`, the member at `pointer`."""
+        return interface_refusal(self._vouch_at(pointer), url, self._agent, pinned)
 
 
 def _lifetime_leeway(token: Mapping[str, Any]) -> int:
@@ -411,12 +431,15 @@ async def fetch_token(fetcher: Fetcher, request: TokenRequest, attempt: int = 1)
 
 
 def record_refusal(
-    fetcher: Fetcher, url: str, problem: str, attempt: int, *, untrusted: bool = False
+    fetcher: Fetcher, url: str, problem: str, attempt: int, *, untrusted: bool = False,
+    purpose: str = TOKEN_PURPOSE,
 ) -> None:
-    """Record a token request that was not made, so the report (and an offline re-check) says why:
-    `auth_token_url_untrusted` when the card's URL was not vouched for, else `auth_failed`."""
+    """Record a request that was not made, so the report (and an offline re-check) says why: a
+    token request (`auth_token_url_untrusted` when the card's URL was not vouched for, else
+    `auth_failed`), or, with `purpose` INTERFACE_PURPOSE, the credentials not sent to the
+    interface (`auth_origin_untrusted`)."""
     error = f"{UNTRUSTED}{problem}" if untrusted else f"refused: {problem}"
-    fetcher.record(Exchange(purpose=TOKEN_PURPOSE, attempt=attempt, method="POST", url=url, error=error))
+    fetcher.record(Exchange(purpose=purpose, attempt=attempt, method="POST", url=url, error=error))
 
 
 class AuthSession:
@@ -451,14 +474,25 @@ class AuthSession:
         security: Security,
         card_url: str,
         endpoint: str,
-        vouch: Callable[[Scheme], Vouch] | None = None,
+        vouch: Callable[[str], Vouch] | None = None,
+        interface: str | None = None,
     ) -> bool:
-        """Choose and install the credentials for calls to `endpoint`; False when a token was
-        needed and could not be had (the questions cannot be put). `vouch` says what the card's
-        signatures, under the user's keys, say for a scheme (`core.token_trust.vouch_for`)."""
+        """Choose and install the credentials for calls to `endpoint`; False when they may not go
+        there (`auth_origin_untrusted`) or a token was needed and could not be had (the questions
+        cannot be put). `vouch` says what the card's signatures, under the user's keys, say for
+        the member at a pointer (`core.token_trust.vouch_for`); `interface` is the pointer of the
+        member that names `endpoint`."""
         self.fetcher.scrub(self.secrets.values())
         self.endpoint = endpoint
         judge = Judge(vouch, card_url if _is_web(card_url) else endpoint)  # the agent's own origin
+        if _first_way(security, self.secrets) is not None:  # something would be sent to `endpoint`
+            refused = judge.interface_refusal(interface, endpoint, self.secrets.interface_origin)
+            if refused is not None:
+                problem = f"{refused}; nothing was sent; {INTERFACE_PIN_HINT}"
+                record_refusal(self.fetcher, endpoint, problem, self.attempt, untrusted=True,
+                               purpose=INTERFACE_PURPOSE)
+                self.say(f"no credential sent: {problem}")
+                return False
         if self.secrets.oauth2 and not self.secrets.token_url:
             security = await self._discover(security, card_url, judge)
         self.choice = choose(security, self.secrets, card_url, judge)
@@ -480,8 +514,8 @@ class AuthSession:
         schemes = dict(security.schemes)
         way = _first_way(security, self.secrets)
 
-        async def one(name: str, scheme: Scheme) -> None:
-            url = _join(card_url, scheme.discovery_url) if _is_web(card_url) else scheme.discovery_url
+        async def one(name: str, scheme: Scheme, discovery_url: str) -> None:
+            url = _join(card_url, discovery_url) if _is_web(card_url) else discovery_url
             if judge.refusal(scheme, url, "openIdConnectUrl") is not None:
                 self.say(f"OpenID Connect discovery {url[:300]} not fetched: nothing vouches for it")
                 return
@@ -496,7 +530,7 @@ class AuthSession:
                 schemes[name] = replace(scheme, token_url=_join(url, found))
 
         wanted = [(name, security.schemes[name]) for name in way or ()]
-        await asyncio.gather(*(one(name, scheme) for name, scheme in wanted
+        await asyncio.gather(*(one(name, scheme, scheme.discovery_url) for name, scheme in wanted
                                if scheme.kind == "openIdConnect" and scheme.discovery_url))
         return replace(security, schemes=schemes)
 

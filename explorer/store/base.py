@@ -12,6 +12,9 @@ Shape, and why:
   agents, time, verdicts and changed-only, paged by keyset (`before` a run id, never OFFSET) and
   fetched from the database a page at a time, so `history --json` over a million runs holds one
   page in memory and a backend answers each page from an index.
+- An agent is one agent across addresses (`explorer.store.identity`: by the card's signing key
+  and name where it is signed, by card URL otherwise); its runs at every address are its runs,
+  and `agent` in a row is the address of its latest run, with the others listed.
 - What the fleet view and the change signal need is kept per agent at write time (runs,
   latest run, churn verdicts, changes, when it last changed), so `fleet()` reads one row per
   agent and `mark()` costs one small aggregate, however many runs there are.
@@ -80,6 +83,9 @@ class RunSummary(NamedTuple):
     kinds: tuple[str, ...] = ()
     declarations_sha256: str | None = None  # of the card without its signatures; None when unknown
     signers: tuple[str, ...] | None = None  # thumbprints of the keys whose signatures verified
+    # Where this run was (its card URL, else its target); `agent` is where its agent's latest run
+    # was, the same for every run of one agent (`explorer.store.identity`).
+    address: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = self._asdict()
@@ -98,7 +104,7 @@ class RunSummary(NamedTuple):
 class FleetSummary(NamedTuple):
     """One agent of the fleet view: its latest run, and how often its runs changed."""
 
-    agent: str
+    agent: str  # the address of its latest run
     name: str | None
     runs: int
     last_run_id: int
@@ -112,11 +118,13 @@ class FleetSummary(NamedTuple):
     signature: str | None  # the card signature status of the latest run
     changes: int = 0  # runs that changed against the agent's run before (`RunSummary.changed`)
     kinds: tuple[str, ...] = ()  # what the latest run changed (`RunSummary.kinds`)
+    addresses: tuple[str, ...] = ()  # every address the agent was seen on, `agent` (the latest) first
 
 
 @dataclass(frozen=True)
 class AgentSummary:
-    """An agent that has runs in the history, most recently run first."""
+    """An agent that has runs in the history, most recently run first: `agent` is the address of
+    its latest run, `addresses` every address it was seen on, that one first."""
 
     agent: str
     name: str | None
@@ -124,6 +132,7 @@ class AgentSummary:
     last_run_id: int
     last_recorded_at: str
     last_verdict: str
+    addresses: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,7 +145,8 @@ class AgentSummary:
 class RunQuery:
     """Which runs to list, newest first. Every field narrows; the defaults list every run.
 
-    `agents`: card URLs as recorded (None: every agent; an empty tuple matches nothing).
+    `agents`: agents by address (None: every agent; an empty tuple matches nothing): each names
+    the agents whose latest run was there, else every agent seen there, with all their runs.
     `since` / `until`: recorded at or after `since`, and before `until`.
     `verdicts`: any of these verdicts. `changed`: only runs whose declarations, signing key,
     answers or verdict differ from the same agent's previous run (not a card only signed again:
@@ -169,7 +179,7 @@ class StoredRun:
 
     id: int
     recorded_at: str
-    agent: str
+    agent: str  # where the run was (`RunSummary.address`): what its fingerprint names
     name: str | None
     verdict: str
     standing: str | None
@@ -181,6 +191,7 @@ class StoredRun:
     encoded: EncodedRun
     declarations_sha256: str | None = None
     signers: tuple[str, ...] | None = None
+    recorded_under: str | None = None  # its agent's identity in the source (`explorer.store.identity`)
 
     def fingerprint(self) -> str:
         """The digest `history copy` compares on both sides: what the run is, not where."""
@@ -294,7 +305,8 @@ class HistoryStore(ABC):
 
     @abstractmethod
     def forget_agent(self, agent: str) -> int:
-        """Delete every run of an agent; how many were deleted (0 when it had none)."""
+        """Delete every run of the agent at this address (as `RunQuery.agents` names it), at every
+        address it had; how many were deleted (0 when it had none)."""
 
     @property
     def forget_note(self) -> str | None:
@@ -342,8 +354,9 @@ class HistoryStore(ABC):
 
     @abstractmethod
     def match_agents(self, text: str) -> list[str]:
-        """Agents a person may mean by `text`: that agent, else the ones under that base URL,
-        else by card name (exactly, then in any case, then a reference agent's short name)."""
+        """Agents a person may mean by `text`, each by the address of its latest run: the agent
+        there, else the agents seen at that address, else under that base URL, else by card name
+        (exactly, then in any case, then a reference agent's short name)."""
 
     @abstractmethod
     def mark(self) -> ChangeMark:

@@ -123,9 +123,39 @@ SCHEMA_V2: tuple[str | Callable[[Any], None], ...] = (
     _changes_of_runs,
 )
 
+
+def _agents_across_addresses(conn: Any) -> None:
+    """Version 3's agents: those of one signing key and name merged (`merge_agents` says how)."""
+    from explorer.store.identity import merge_agents
+
+    merge_agents(_Placeholders(conn))
+
+
+# Version 3: one agent across addresses; the same tables and merge as the SQLite history's
+# version 5 (`explorer.store.identity`).
+SCHEMA_V3: tuple[str | Callable[[Any], None], ...] = (
+    """ALTER TABLE runs ADD COLUMN address text COLLATE "C" NOT NULL DEFAULT ''""",
+    'ALTER TABLE agents ADD COLUMN address text COLLATE "C"',
+    """CREATE TABLE agent_keys (
+        key text COLLATE "C" PRIMARY KEY,
+        agent_id bigint NOT NULL REFERENCES agents(id)
+    )""",
+    "CREATE INDEX agent_keys_agent ON agent_keys(agent_id)",
+    """CREATE TABLE addresses (
+        agent_id bigint NOT NULL REFERENCES agents(id),
+        address text COLLATE "C" NOT NULL,
+        runs bigint NOT NULL,
+        last_run bigint NOT NULL,
+        PRIMARY KEY (agent_id, address)
+    )""",
+    "CREATE INDEX addresses_address ON addresses(address)",
+    _agents_across_addresses,
+    "CREATE INDEX agents_address ON agents(address)",
+)
+
 # MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty schema). A step
 # is a statement, or a function of the connection where rows must be rewritten from documents.
-MIGRATIONS: dict[int, tuple[str | Callable[[Any], None], ...]] = {1: SCHEMA_V1, 2: SCHEMA_V2}
+MIGRATIONS: dict[int, tuple[str | Callable[[Any], None], ...]] = {1: SCHEMA_V1, 2: SCHEMA_V2, 3: SCHEMA_V3}
 SCHEMA_VERSION = max(MIGRATIONS)
 
 

@@ -41,6 +41,8 @@ from typing import Any, TypeVar
 from explorer.core.when import utc_now
 from explorer.store.base import HistoryError
 from explorer.store.codec import Doc, EncodedRun, pack_document
+from explorer.store.identity import Identity
+from explorer.store.marks import signers_of_text
 from explorer.store.sql import Conn, SqlHistory
 
 T = TypeVar("T")
@@ -210,6 +212,7 @@ class PostgresHistory(SqlHistory):
         listed = ("name", "verdict", "standing", "role", "runner", "card_sha256", "answers_sha256",
                   "signature", "declarations_sha256", "signers")
         fixed = {name: fields[name] for name in listed}
+        identity = Identity.of(agent, fields["name"], signers_of_text(fields["signers"]))
         tries = [0]
 
         def attempt(raw: Any) -> int:
@@ -221,8 +224,10 @@ class PostgresHistory(SqlHistory):
                 self._learn_stored(raw, encoded)
             except self._psycopg.Error as exc:
                 raise _Retry(exc) from None
-            params = {**self._documents_params(encoded), **fixed, "agent": agent, "recorded_at": recorded_at,
-                      "volatile": encoded.volatile, "attestation": encoded.attestation}
+            params = {**self._documents_params(encoded), **fixed, "address": agent,
+                      "identity": identity.primary, "signing": list(identity.keys),
+                      "recorded_at": recorded_at, "volatile": encoded.volatile,
+                      "attestation": encoded.attestation}
             try:
                 run_id = int(raw.execute(_RECORD, params).fetchone()[0])
             except self._psycopg.Error as exc:
@@ -346,7 +351,9 @@ class PostgresHistory(SqlHistory):
 
 # One run in one statement, so recording costs one round trip, whatever the network's latency.
 # Documents go in first (in digest order, `ON CONFLICT DO NOTHING`) and are looked up where they
-# already were; a new exchange list is linked to its bodies; the agent's row is upserted, which
+# already were; a new exchange list is linked to its bodies; which agent the run is of is found
+# (`explorer.store.identity`: `_FOUND` its rules 1 and 2, and `who` the identity of that agent
+# or, for rule 3 and a new agent, the run's own); the agent's row is upserted on it, which
 # locks it (two runs of one agent are recorded one after the other), counts the run and decides
 # its change kinds against the agent's previous run from the marks kept on that row (`_KINDS`:
 # the rules of `explorer.core.compare.change_kinds`, in SQL); the run goes in
@@ -357,7 +364,8 @@ class PostgresHistory(SqlHistory):
 # gets a run without an id, which fails on the primary key and runs again. A
 # document another runner committed after this statement's snapshot is found by neither branch
 # of `docs`: its id is then NULL, the NOT NULL constraint fails the whole statement, and it runs
-# again (`_retrying`), as it does when a link is missing.
+# again (`_retrying`), as it does when a link is missing. The run's address and signing identities
+# are added to the agent's (`seen`, `keyed`).
 _STORED = "SELECT sha256 FROM documents WHERE sha256 = ANY(%b::bytea[])"
 # `explorer.core.compare.change_kinds` in SQL, `a` the agent's row as it was (its latest run's
 # marks) and EXCLUDED the run being recorded; tested against the Python on both backends.
@@ -373,6 +381,13 @@ _KINDS = f"""concat_ws(',', CASE WHEN {_DECLARATIONS} THEN 'declarations' END,
     CASE WHEN {_KEY} THEN 'key' END, CASE WHEN {_ANSWERS} THEN 'answers' END,
     CASE WHEN {_VERDICT} THEN 'verdict' END,
     CASE WHEN {_CARD} AND NOT {_DECLARATIONS} AND NOT {_KEY} THEN 'resigned' END)"""
+# `explorer.store.identity.find_agent` in SQL: rules 1 (a signing identity) and 2 (the agent
+# living at the address under the same name, or with no name on either side).
+_FOUND = """COALESCE(
+        (SELECT k.agent_id FROM agent_keys k WHERE k.key = ANY(%(signing)s::text[]) ORDER BY k.key LIMIT 1),
+        (SELECT r.id FROM agents r WHERE r.address = %(address)s
+           AND (%(name)s::text IS NULL OR r.name IS NULL OR r.name = %(name)s)
+         ORDER BY r.last_run DESC LIMIT 1))"""
 _RECORD = f"""
 WITH input(sha256, size, encoding, body) AS (
     SELECT * FROM unnest(%(d_sha)b::bytea[], %(d_size)s::bigint[], %(d_enc)s::smallint[], %(d_body)b::bytea[])
@@ -391,18 +406,21 @@ WITH input(sha256, size, encoding, body) AS (
     WHERE p.sha256 = %(skeleton)b
     ON CONFLICT DO NOTHING
     RETURNING child
+), who AS (
+    SELECT COALESCE((SELECT g.agent FROM agents g WHERE g.id = ({_FOUND})), %(identity)s) AS agent
 ), ag AS (
     INSERT INTO agents AS a (agent, name, runs, last_run, churn, changes, last_change_at, last_verdict,
                              last_card, last_declarations, last_signers, last_answers, last_changed,
-                             last_kinds, last_recorded_at, last_standing, last_signature)
-    VALUES (%(agent)s, %(name)s, 1,
-            CASE WHEN NOT EXISTS (SELECT 1 FROM agents WHERE agent = %(agent)s)
+                             last_kinds, last_recorded_at, last_standing, last_signature, address)
+    VALUES ((SELECT agent FROM who), %(name)s, 1,
+            CASE WHEN NOT EXISTS (SELECT 1 FROM agents WHERE agent = (SELECT agent FROM who))
                  THEN nextval(pg_get_serial_sequence('runs', 'id')) END,
             CASE WHEN %(verdict)s = 'churn' THEN 1 ELSE 0 END, 0, NULL,
             %(verdict)s, %(card_sha256)s, %(declarations_sha256)s, %(signers)s, %(answers_sha256)s, 0, '',
-            %(recorded_at)s, %(standing)s, %(signature)s)
+            %(recorded_at)s, %(standing)s, %(signature)s, %(address)s)
     ON CONFLICT (agent) DO UPDATE SET
         name = COALESCE(EXCLUDED.name, a.name),
+        address = EXCLUDED.address,
         runs = a.runs + 1,
         last_run = nextval(pg_get_serial_sequence('runs', 'id')),
         churn = a.churn + CASE WHEN EXCLUDED.last_verdict = 'churn' THEN 1 ELSE 0 END,
@@ -419,10 +437,20 @@ WITH input(sha256, size, encoding, body) AS (
         last_standing = EXCLUDED.last_standing,
         last_signature = EXCLUDED.last_signature
     RETURNING a.id, a.last_run, a.last_changed, a.last_kinds
+), seen AS (
+    INSERT INTO addresses AS x (agent_id, address, runs, last_run)
+    SELECT ag.id, %(address)s, 1, ag.last_run FROM ag
+    ON CONFLICT (agent_id, address) DO UPDATE SET runs = x.runs + 1, last_run = EXCLUDED.last_run
+    RETURNING x.agent_id
+), keyed AS (
+    INSERT INTO agent_keys(key, agent_id)
+    SELECT signing.key, ag.id FROM ag CROSS JOIN unnest(%(signing)s::text[]) AS signing(key)
+    ON CONFLICT (key) DO NOTHING
+    RETURNING agent_id
 )
 INSERT INTO runs(id, agent_id, recorded_at, verdict, standing, role, runner, card_sha256, answers_sha256,
                  report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature,
-                 declarations_sha256, signers, kinds)
+                 declarations_sha256, signers, kinds, address)
 SELECT ag.last_run, ag.id, %(recorded_at)s, %(verdict)s, %(standing)s, %(role)s, %(runner)s,
        %(card_sha256)s, %(answers_sha256)s,
        (SELECT id FROM docs WHERE sha256 = %(report)b LIMIT 1),
@@ -431,7 +459,7 @@ SELECT ag.last_run, ag.id, %(recorded_at)s, %(verdict)s, %(standing)s, %(role)s,
             THEN (SELECT id FROM docs WHERE sha256 = %(skeleton)b LIMIT 1) END,
        (SELECT id FROM docs WHERE sha256 = %(keys)b LIMIT 1),
        %(volatile)b, %(attestation)b, ag.last_changed, %(signature)s,
-       %(declarations_sha256)s, %(signers)s, ag.last_kinds
+       %(declarations_sha256)s, %(signers)s, ag.last_kinds, %(address)s
 FROM ag
 RETURNING id"""
 

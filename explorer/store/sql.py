@@ -12,13 +12,15 @@ How a run is recorded, and why it is safe with many writers:
 1. Its documents go in first, each `INSERT ... ON CONFLICT (sha256) DO NOTHING` (a document
    another runner is inserting at the same moment is waited for, then reused), in digest order so
    two runners never wait on each other in a cycle.
-2. The agent's row is upserted (`INSERT ... ON CONFLICT (agent) DO UPDATE ... RETURNING`), which
-   also locks it until commit: two runs of one agent are recorded one after the other, so the
+2. Which agent the run is of is found (`explorer.store.identity`: by its card's signing keys and
+   name, else the agent living at its address, else its address), and that agent's row is
+   upserted (`INSERT ... ON CONFLICT (agent) DO UPDATE ... RETURNING`), which also locks it until
+   commit: two runs of one agent are recorded one after the other, so the
    second sees the first as its predecessor when its change kinds are decided (from the marks of
    the agent's latest run, kept on its row: `explorer.core.compare.change_kinds`).
 3. The run row goes in (a transcript recorded once has a unique `imported_key`, so two runners
    importing it at once store it once), then the agent's counters (runs, latest, churn verdicts,
-   changes).
+   changes), the address it was seen on and the signing identities it was recorded under.
 
 Forgetting deletes the run, repairs the agent's successor run and counters, and deletes documents
 no remaining run reaches, in one transaction that a backend runs on one snapshot.
@@ -48,6 +50,12 @@ from explorer.store.base import (
     summary_fields,
 )
 from explorer.store.codec import Doc, EncodedRun, decode_document, decode_run, encode_run
+from explorer.store.identity import (
+    LATEST_ADDRESS_OF_AGENT,
+    Identity,
+    addresses_by_agent,
+    find_agent,
+)
 from explorer.store.marks import change_fields, signers_of_text, signers_text
 
 T = TypeVar("T")
@@ -56,12 +64,14 @@ PAGE = 500  # rows fetched per round trip while a query is consumed
 _IN_CHUNK = 500  # values per IN (...) list, within SQLite's smallest variable limit
 _BACKFILL_PAGE = 5000  # one agent's runs read at a time while a migration gives them change kinds
 
-_SUMMARY = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
-    r.card_sha256, r.answers_sha256, r.changed, r.kinds, r.declarations_sha256, r.signers"""
+# A run's line: `agent` is its agent's address (that of the agent's latest run: one agent, one
+# name for it across the addresses it had), `address` the run's own.
+_SUMMARY = """r.id, r.recorded_at, a.address, a.name, r.verdict, r.standing, r.role, r.runner,
+    r.card_sha256, r.answers_sha256, r.changed, r.kinds, r.declarations_sha256, r.signers, r.address"""
 _FROM = "FROM runs r JOIN agents a ON a.id = r.agent_id"
-_STORED = """r.id, r.recorded_at, a.agent, a.name, r.verdict, r.standing, r.role, r.runner,
+_STORED = """r.id, r.recorded_at, r.address, a.name, r.verdict, r.standing, r.role, r.runner,
     r.card_sha256, r.answers_sha256, r.signature, r.report_doc, r.exchanges_doc, r.keys_doc,
-    r.volatile, r.attestation, r.declarations_sha256, r.signers"""
+    r.volatile, r.attestation, r.declarations_sha256, r.signers, a.agent"""
 # A run's marks (`RunMarks`), in its order: what its successor's change kinds are decided against.
 _MARKS = "verdict, card_sha256, declarations_sha256, signers, answers_sha256"
 _UPSERT_AGENT = """INSERT INTO agents(agent, name) VALUES (?, ?)
@@ -69,15 +79,26 @@ _UPSERT_AGENT = """INSERT INTO agents(agent, name) VALUES (?, ?)
     RETURNING id, last_run, last_verdict, last_card, last_declarations, last_signers, last_answers"""
 _INSERT_RUN = """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
         answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation, changed, signature,
-        imported_key, declarations_sha256, signers, kinds{id_column})
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{id_value})
+        imported_key, declarations_sha256, signers, kinds, address{id_column})
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?{id_value})
     ON CONFLICT (imported_key) DO NOTHING
     RETURNING id"""
 _COUNT_RUN = """UPDATE agents SET runs = runs + 1, last_run = ?, churn = churn + ?, changes = changes + ?,
     last_change_at = CASE WHEN ? = 1 THEN ? ELSE last_change_at END,
     last_verdict = ?, last_card = ?, last_declarations = ?, last_signers = ?, last_answers = ?,
-    last_changed = ?, last_kinds = ?, last_recorded_at = ?, last_standing = ?, last_signature = ?
+    last_changed = ?, last_kinds = ?, last_recorded_at = ?, last_standing = ?, last_signature = ?,
+    address = ?
     WHERE id = ?"""
+# Where an agent was seen: the address of a run just recorded (`?`: agent, address, run id).
+_SEEN_AT = """INSERT INTO addresses(agent_id, address, runs, last_run) VALUES (?, ?, 1, ?)
+    ON CONFLICT (agent_id, address) DO UPDATE SET runs = addresses.runs + 1, last_run = excluded.last_run"""
+_KEYED = "INSERT INTO agent_keys(key, agent_id) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"
+# An agent's addresses counted again from its runs (`?`: its id, twice), after a forget.
+_ADDRESSES_OF_AGENT = (
+    "DELETE FROM addresses WHERE agent_id = ?",
+    """INSERT INTO addresses(agent_id, address, runs, last_run)
+       SELECT agent_id, address, COUNT(*), MAX(id) FROM runs WHERE agent_id = ? GROUP BY agent_id, address""",
+)
 # The counters of one agent (`?` its id) counted again from its runs: churn counts churn
 # verdicts, changes the runs that changed against the one before (a card only signed again is
 # neither), and the last change is the latest of those.
@@ -123,7 +144,7 @@ def _chunks(values: Sequence[T], size: int = _IN_CHUNK) -> Iterator[Sequence[T]]
 
 def _summary(row: Sequence[Any]) -> RunSummary:
     kinds, declarations, signers = kinds_of_text(row[11]), row[12], signers_of_text(row[13])
-    return RunSummary._make((*row[:10], bool(row[10]), kinds, declarations, signers))
+    return RunSummary._make((*row[:10], bool(row[10]), kinds, declarations, signers, row[14]))
 
 
 def kinds_text(kinds: Sequence[str]) -> str:
@@ -223,14 +244,19 @@ class SqlHistory(HistoryStore):
         *,
         once: bool = False,
         run_id: int | None = None,
+        recorded_under: str | None = None,
     ) -> tuple[int, bool]:
-        """Record one encoded run inside the caller's transaction: (its id, True when new)."""
+        """Record one encoded run inside the caller's transaction: (its id, True when new).
+        `agent` is where the run was; which agent it is of is found by `explorer.store.identity`'s
+        rules, unless a copy says it (`recorded_under`: the agent's identity in the source)."""
         docs = self._put_documents(conn, [encoded.exchanges, encoded.report, encoded.keys])
         skeleton_id, new_skeleton = docs[encoded.exchanges.digest]
         if new_skeleton and encoded.bodies:
             bodies = self._put_documents(conn, encoded.bodies)
             self._link(conn, skeleton_id, sorted(child for child, _ in bodies.values()))
-        agent_id, last_run, *latest = conn.execute(_UPSERT_AGENT, (agent, fields["name"])).fetchone()
+        identity = Identity.of(agent, fields["name"], signers_of_text(fields["signers"]))
+        key = recorded_under or _recorded_under(conn, identity)
+        agent_id, last_run, *latest = conn.execute(_UPSERT_AGENT, (key, fields["name"])).fetchone()
         once_key = None
         if once:
             once_key = _once_key(agent, encoded)
@@ -260,6 +286,7 @@ class SqlHistory(HistoryStore):
             fields["declarations_sha256"],
             fields["signers"],
             kinds_text(kinds),
+            agent,
         ]
         explicit = run_id is not None
         sql = _INSERT_RUN.format(id_column=", id" if explicit else "", id_value=", ?" if explicit else "")
@@ -271,9 +298,12 @@ class SqlHistory(HistoryStore):
         churned = 1 if fields["verdict"] == "churn" else 0
         counted = (
             new_id, churned, changed, changed, recorded_at, *marks, changed, kinds_text(kinds), recorded_at,
-            fields["standing"], fields["signature"], agent_id,
+            fields["standing"], fields["signature"], agent, agent_id,
         )
         conn.execute(_COUNT_RUN, counted)
+        conn.execute(_SEEN_AT, (agent_id, agent, new_id))
+        for signing in identity.keys:
+            conn.execute(_KEYED, (signing, agent_id))
         return new_id, True
 
     def _link(self, conn: Conn, parent: int, children: Sequence[int]) -> None:
@@ -295,13 +325,15 @@ class SqlHistory(HistoryStore):
 
     def forget_agent(self, agent: str) -> int:
         def work(conn: Conn) -> int:
-            row = conn.execute("SELECT id FROM agents WHERE agent = ?", (agent,)).fetchone()
-            if row is None:
-                return 0
-            count = conn.execute("SELECT COUNT(*) FROM runs WHERE agent_id = ?", (row[0],)).fetchone()[0]
-            conn.execute("DELETE FROM runs WHERE agent_id = ?", (row[0],))
-            conn.execute("DELETE FROM agents WHERE id = ?", (row[0],))
-            _collect_garbage(conn)
+            count = 0
+            for agent_id in _agents_at(conn, agent):
+                count += int(
+                    conn.execute("SELECT COUNT(*) FROM runs WHERE agent_id = ?", (agent_id,)).fetchone()[0]
+                )
+                conn.execute("DELETE FROM runs WHERE agent_id = ?", (agent_id,))
+                _delete_agent(conn, agent_id)
+            if count:
+                _collect_garbage(conn)
             return int(count)
 
         return self._transaction(work, what=f"could not forget runs in {self.location}", strict=True)
@@ -338,12 +370,18 @@ class SqlHistory(HistoryStore):
                 left -= len(rows)
 
     def _agent_ids(self, agents: Sequence[str]) -> list[int]:
+        """The agents these addresses name (`_agents_at`)."""
         wanted = list(dict.fromkeys(agents))
-        found: list[int] = []
+        found: set[int] = set()
         with self._reading() as conn:
             for chunk in _chunks(wanted):
-                sql = f"SELECT id FROM agents WHERE agent IN ({_marks(len(chunk))})"
-                found += [int(row[0]) for row in conn.execute(sql, list(chunk))]
+                sql = f"SELECT id, address FROM agents WHERE address IN ({_marks(len(chunk))})"
+                rows = conn.execute(sql, list(chunk)).fetchall()
+                found.update(int(row[0]) for row in rows)
+                elsewhere = [address for address in chunk if address not in {row[1] for row in rows}]
+                if elsewhere:
+                    sql = f"SELECT agent_id FROM addresses WHERE address IN ({_marks(len(elsewhere))})"
+                    found.update(int(row[0]) for row in conn.execute(sql, elsewhere))
         return sorted(found)
 
     def summary(self, run_id: int) -> RunSummary:
@@ -377,33 +415,49 @@ class SqlHistory(HistoryStore):
         return found
 
     def agents(self) -> list[AgentSummary]:
-        with self._reading() as conn:
+        with self._snapshot() as conn:
             rows = conn.execute(
-                """SELECT agent, name, runs, last_run, last_recorded_at, last_verdict
+                """SELECT id, address, name, runs, last_run, last_recorded_at, last_verdict
                    FROM agents WHERE last_run IS NOT NULL ORDER BY last_run DESC"""
             ).fetchall()
-        return [AgentSummary(*row) for row in rows]
+            seen = addresses_by_agent(conn)
+        return [AgentSummary(*row[1:], addresses=seen.get(int(row[0]), (row[1],))) for row in rows]
 
     def fleet(self) -> list[FleetSummary]:
-        with self._reading() as conn:
+        with self._snapshot() as conn:
             rows = conn.execute(
-                """SELECT agent, name, runs, last_run, last_recorded_at, last_verdict, last_standing, churn,
-                          last_change_at, last_card, last_answers, last_signature, changes, last_kinds
+                """SELECT id, address, name, runs, last_run, last_recorded_at, last_verdict, last_standing,
+                          churn, last_change_at, last_card, last_answers, last_signature, changes, last_kinds
                    FROM agents WHERE last_run IS NOT NULL ORDER BY last_run DESC"""
             ).fetchall()
-        return [FleetSummary._make((*row[:12], int(row[12]), kinds_of_text(row[13]))) for row in rows]
+            seen = addresses_by_agent(conn)
+        return [
+            FleetSummary._make(
+                (*row[1:13], int(row[13]), kinds_of_text(row[14]), seen.get(int(row[0]), (row[1],)))
+            )
+            for row in rows
+        ]
 
     def match_agents(self, text: str) -> list[str]:
         with self._reading() as conn:
-            if conn.execute("SELECT 1 FROM agents WHERE agent = ?", (text,)).fetchone():
+            if conn.execute("SELECT 1 FROM agents WHERE address = ?", (text,)).fetchone():
                 return [text]
+            elsewhere = conn.execute(
+                """SELECT DISTINCT a.address FROM addresses x JOIN agents a ON a.id = x.agent_id
+                   WHERE x.address = ?""",
+                (text,),
+            ).fetchall()
+            if elsewhere:
+                return sorted(r[0] for r in elsewhere)
             base = text.rstrip("/") + "/"
             rows = conn.execute(
-                "SELECT agent FROM agents WHERE substr(agent, 1, ?) = ?", (len(base), base)
+                """SELECT DISTINCT a.address FROM addresses x JOIN agents a ON a.id = x.agent_id
+                   WHERE substr(x.address, 1, ?) = ?""",
+                (len(base), base),
             ).fetchall()
             if rows:
                 return sorted(r[0] for r in rows)
-            named = conn.execute("SELECT agent, name FROM agents").fetchall()
+            named = conn.execute("SELECT address, name FROM agents").fetchall()
         named.sort()
         wanted = text.strip().casefold()
         for same in (
@@ -412,6 +466,7 @@ class SqlHistory(HistoryStore):
             lambda name: name.casefold().endswith(f"({wanted})"),
         ):
             found = [agent for agent, name in named if isinstance(name, str) and wanted and same(name)]
+            found = list(dict.fromkeys(found))  # two agents may answer at one address
             if found:
                 return found
         return []
@@ -487,7 +542,7 @@ class SqlHistory(HistoryStore):
                     (
                         run_id, recorded_at, agent, name, verdict, standing, role, runner, card_sha256,
                         answers_sha256, signature, report_id, skeleton_id, keys_id, volatile, attestation,
-                        declarations_sha256, signers,
+                        declarations_sha256, signers, recorded_under,
                     ) = row
                     encoded = EncodedRun(
                         report=documents.doc(report_id),
@@ -501,6 +556,7 @@ class SqlHistory(HistoryStore):
                         StoredRun(
                             run_id, recorded_at, agent, name, verdict, standing, role, runner, card_sha256,
                             answers_sha256, signature, encoded, declarations_sha256, signers_of_text(signers),
+                            recorded_under,
                         )
                     )
             except (ValueError, KeyError) as exc:
@@ -524,7 +580,10 @@ class SqlHistory(HistoryStore):
                     "declarations_sha256": run.declarations_sha256,
                     "signers": signers_text(run.signers),
                 }
-                self._insert(conn, run.encoded, run.agent, fields, run.recorded_at, run_id=run.id)
+                self._insert(
+                    conn, run.encoded, run.agent, fields, run.recorded_at, run_id=run.id,
+                    recorded_under=run.recorded_under,
+                )
             self._after_explicit_ids(conn)
 
         if runs:
@@ -533,9 +592,9 @@ class SqlHistory(HistoryStore):
     def fingerprints(self, after: int, upto: int, limit: int) -> list[tuple[int, str]]:
         with self._reading() as conn:
             rows = conn.execute(
-                """SELECT r.id, a.agent, r.recorded_at, rd.sha256, xd.sha256, kd.sha256, r.volatile,
+                """SELECT r.id, r.address, r.recorded_at, rd.sha256, xd.sha256, kd.sha256, r.volatile,
                           r.attestation
-                   FROM runs r JOIN agents a ON a.id = r.agent_id
+                   FROM runs r
                      JOIN documents rd ON rd.id = r.report_doc JOIN documents xd ON xd.id = r.exchanges_doc
                      JOIN documents kd ON kd.id = r.keys_doc
                    WHERE r.id > ? AND r.id <= ? ORDER BY r.id LIMIT ?""",
@@ -551,6 +610,17 @@ class SqlHistory(HistoryStore):
             )
             for row in rows
         ]
+
+
+def _recorded_under(conn: Conn, identity: Identity) -> str:
+    """The identity of the agent a run of `identity` is of (`agents.agent`), or the one a new
+    agent of it is recorded under: `explorer.store.identity`'s rules, the last one the upsert's."""
+    found = find_agent(conn, identity)
+    if found is not None:
+        row = conn.execute("SELECT agent FROM agents WHERE id = ?", (found,)).fetchone()
+        if row is not None:
+            return str(row[0])
+    return identity.primary
 
 
 def _read_run(conn: Conn, run_id: int) -> Run | None:
@@ -746,7 +816,26 @@ def _repair_agent(conn: Conn, agent_id: int, gone: int) -> None:
         )
     conn.execute(_REFRESH_AGENT, (agent_id,))
     conn.execute(_LATEST_OF_AGENT, (agent_id,))
-    conn.execute("DELETE FROM agents WHERE id = ? AND runs = 0", (agent_id,))
+    conn.execute(LATEST_ADDRESS_OF_AGENT, (agent_id,))
+    for statement in _ADDRESSES_OF_AGENT:
+        conn.execute(statement, (agent_id,))
+    if conn.execute("SELECT 1 FROM agents WHERE id = ? AND runs = 0", (agent_id,)).fetchone():
+        _delete_agent(conn, agent_id)
+
+
+def _delete_agent(conn: Conn, agent_id: int) -> None:
+    """An agent without runs deleted, with what names it."""
+    conn.execute("DELETE FROM agent_keys WHERE agent_id = ?", (agent_id,))
+    conn.execute("DELETE FROM addresses WHERE agent_id = ?", (agent_id,))
+    conn.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
+
+
+def _agents_at(conn: Conn, address: str) -> list[int]:
+    """The agents an address names: those whose latest run was there, else every agent seen there."""
+    rows = conn.execute("SELECT id FROM agents WHERE address = ?", (address,)).fetchall()
+    if not rows:
+        rows = conn.execute("SELECT agent_id FROM addresses WHERE address = ?", (address,)).fetchall()
+    return sorted(int(row[0]) for row in rows)
 
 
 def _collect_garbage(conn: Conn) -> None:

@@ -165,12 +165,46 @@ SCHEMA_V4: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     _changes_of_runs,
 )
 
+
+def _agents_across_addresses(conn: sqlite3.Connection) -> None:
+    """Version 5's agents: those of one signing key and name merged (`merge_agents` says how)."""
+    from explorer.store.identity import merge_agents
+
+    merge_agents(conn)
+
+
+# Version 5: one agent across addresses (CONTRACT "Signatures are proofs", `explorer.store.identity`).
+# `agents.agent` is the identity an agent was first recorded under (its signing key and name, or
+# its address); a run keeps its own address, an agent the address of its latest run, every
+# address it was seen on (`addresses`) and every signing identity it was recorded under
+# (`agent_keys`).
+SCHEMA_V5: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
+    "ALTER TABLE runs ADD COLUMN address TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE agents ADD COLUMN address TEXT",
+    """CREATE TABLE agent_keys (
+        key TEXT PRIMARY KEY,               -- 'key THUMBPRINT NAME'
+        agent_id INTEGER NOT NULL REFERENCES agents(id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX agent_keys_agent ON agent_keys(agent_id)",
+    """CREATE TABLE addresses (
+        agent_id INTEGER NOT NULL REFERENCES agents(id),
+        address TEXT NOT NULL,
+        runs INTEGER NOT NULL,
+        last_run INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, address)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX addresses_address ON addresses(address)",
+    _agents_across_addresses,
+    "CREATE INDEX agents_address ON agents(address)",
+)
+
 # MIGRATIONS[v] takes a version v-1 database to version v (version 0 is an empty file).
 MIGRATIONS: dict[int, tuple[str | Callable[[sqlite3.Connection], None], ...]] = {
     1: SCHEMA_V1,
     2: SCHEMA_V2,
     3: SCHEMA_V3,
     4: SCHEMA_V4,
+    5: SCHEMA_V5,
 }
 SCHEMA_VERSION = max(MIGRATIONS)
 

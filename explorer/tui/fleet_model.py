@@ -1,13 +1,17 @@
 """The fleet view's data: every agent in the history plus every agent of a sweep in progress.
 
 Plain Python, no textual, so the rules a user reads in the fleet view are tested without a
-terminal: which row an agent is (its card URL, the history's key; a target still waiting for
-its first answer is keyed by the target), what "changed" means (the verdict, the card digest or
-the answers digest differs from the agent's previous run; `churn` counts such runs), where an
-agent is in words short enough for a narrow terminal (`where_labels`: host:port, with as much
-of the path as tells two agents on one host apart), and how rows sort and filter. The model
-keeps one small `FleetEntry` per agent and never a report, so a sweep of ten thousand stays
-light; the screen asks for `view(sort, verdict, text)` when it repaints.
+terminal: which row an agent is (the history's agent, one across addresses, keyed by the address
+of its latest run, with every address it was seen on; a target still waiting for its first
+answer is keyed by the target), what "changed" means (CONTRACT "Signatures are
+proofs": the declarations, the signing key, the answers or the verdict differ from the agent's
+previous run, never a card only signed again; `changes` counts such runs), what churn is (runs
+whose verdict is churn, and nothing else: `churn`), both counted as the history counts them,
+for a live sweep's runs too, where an agent is in words short enough for a narrow terminal
+(`where_labels`: host:port, with as much of the path as tells two agents on one host apart),
+and how rows sort and filter. The model keeps one small `FleetEntry` per agent and never a
+report, so a sweep of ten thousand stays light; the screen asks for `view(sort, verdict, text)`
+when it repaints.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from explorer.core.view import ReportView
 
 PENDING = "pending"
 # Sort keys the screen cycles through, and verdict order for "verdict": worst first.
-SORTS: tuple[str, ...] = ("verdict", "churn", "last change", "name")
+SORTS: tuple[str, ...] = ("verdict", "churn", "changes", "last change", "name")
 VERDICT_ORDER: tuple[str, ...] = (
     "nonconformant",
     "churn",
@@ -38,21 +42,35 @@ UNCHECKED = "unchecked"  # a standing or signature as recorded, not yet read und
 
 @dataclass(frozen=True)
 class FleetEntry:
-    """One row: an agent's latest verdict, standing, signature, last change, churn and runs."""
+    """One row: an agent's latest verdict, standing, signature, last change, churn, changes and runs."""
 
     key: str
     name: str
     verdict: str
     standing: str | None = None
     signature: str | None = None
-    last_change_at: str | None = None
-    churn: int = 0
+    last_change_at: str | None = None  # when the latest run that changed was recorded
+    churn: int = 0  # runs whose verdict is churn
     runs: int = 0
     last_run_id: int | None = None
     last_at: str | None = None
     card_sha256: str | None = None
     answers_sha256: str | None = None
     live: bool = False  # set by a run of this session's sweep, not (yet) read from the history
+    changes: int = 0  # runs that changed from the agent's run before (never one only signed again)
+    kinds: tuple[str, ...] = ()  # what the latest run changed (`explorer.core.compare.KINDS`)
+    # The latest run's declarations digest and signers, when known: what a sweep's next run of the
+    # agent is compared with when the history cannot say (`FleetModel.finish`).
+    declarations_sha256: str | None = None
+    signers: tuple[str, ...] | None = None
+    addresses: tuple[str, ...] = ()  # every address the agent was seen on, `key` first
+
+    def marks(self) -> Any:
+        """The latest run's `RunMarks` (unknown declarations and signers stay unknown)."""
+        from explorer.core.compare import RunMarks
+
+        return RunMarks(self.verdict, self.card_sha256, self.declarations_sha256, self.signers,
+                        self.answers_sha256)
 
 
 def entry_of_summary(summary: Any) -> FleetEntry:
@@ -70,6 +88,9 @@ def entry_of_summary(summary: Any) -> FleetEntry:
         last_at=summary.last_recorded_at,
         card_sha256=summary.card_sha256,
         answers_sha256=summary.answers_sha256,
+        changes=int(getattr(summary, "changes", 0) or 0),
+        kinds=tuple(getattr(summary, "kinds", ()) or ()),
+        addresses=tuple(getattr(summary, "addresses", ()) or (summary.agent,)),
     )
 
 
@@ -84,9 +105,17 @@ class Finished:
     signature: str | None
     card_sha256: str | None
     answers_sha256: str | None
+    declarations_sha256: str | None = None
+    signers: tuple[str, ...] | None = None
+    # What the history decided the run changed when it recorded it (`RunSummary.kinds`); None
+    # when it was not recorded, and the model compares it with the agent's row itself.
+    kinds: tuple[str, ...] | None = None
 
     @classmethod
-    def of(cls, report: ReportView, agent: str) -> Finished:
+    def of(cls, report: ReportView, agent: str, kinds: tuple[str, ...] | None = None) -> Finished:
+        from explorer.core.compare import RunMarks
+
+        marks = RunMarks.of_report(report.raw)
         return cls(
             agent=agent,
             name=report.card.name,
@@ -95,7 +124,17 @@ class Finished:
             signature=report.card.signature.status,
             card_sha256=report.card.sha256,
             answers_sha256=report.answers_sha256,
+            declarations_sha256=marks.declarations_sha256,
+            signers=marks.signers,
+            kinds=kinds,
         )
+
+    def marks(self) -> Any:
+        """This run's `RunMarks`, what its change kinds are decided by."""
+        from explorer.core.compare import RunMarks
+
+        return RunMarks(self.verdict, self.card_sha256, self.declarations_sha256, self.signers,
+                        self.answers_sha256)
 
 
 class FleetModel:
@@ -149,29 +188,37 @@ class FleetModel:
         self._where = None
 
     def finish(self, target: str, done: Finished, *, run_id: int | None, at: str) -> FleetEntry:
-        """A run of the sweep finished: update (or add) its agent's row. It counts as churn when
-        it differs from the agent's previous run or churned within itself (verdict churn)."""
+        """A run of the sweep finished: update (or add) its agent's row, counted as the history
+        counts it. Churn when its verdict is churn; a change when its declarations, signing key,
+        answers or verdict differ from the agent's run before (the kinds the history recorded it
+        with, else its marks against the row's), never when the card was only signed again."""
+        from explorer.core.compare import change_kinds, is_change
+
         self.pending.pop(target, None)
         before = self.entries.get(done.agent)
         entry = before or FleetEntry(key=done.agent, name=done.name or done.agent, verdict=done.verdict)
-        changed = before is not None and (
-            (before.verdict, before.card_sha256, before.answers_sha256)
-            != (done.verdict, done.card_sha256, done.answers_sha256)
-        )
-        churned = changed or done.verdict == "churn"
+        if done.kinds is not None:
+            kinds = done.kinds
+        else:
+            kinds = () if before is None else change_kinds(before.marks(), done.marks())
+        changed = is_change(kinds)
         entry = replace(
             entry,
             name=done.name or entry.name,
             verdict=done.verdict,
             standing=done.standing,
             signature=done.signature,
-            churn=entry.churn + (1 if churned else 0),
-            last_change_at=at if churned else entry.last_change_at,
+            churn=entry.churn + (1 if done.verdict == "churn" else 0),
+            changes=entry.changes + (1 if changed else 0),
+            kinds=tuple(kinds),
+            last_change_at=at if changed else entry.last_change_at,
             runs=entry.runs + 1,
             last_run_id=run_id if run_id is not None else entry.last_run_id,
             last_at=at,
             card_sha256=done.card_sha256,
             answers_sha256=done.answers_sha256,
+            declarations_sha256=done.declarations_sha256,
+            signers=done.signers,
             live=True,
         )
         self.entries[done.agent] = entry
@@ -200,18 +247,24 @@ class FleetModel:
         return max((len(label) for label in (self._where or {}).values()), default=0)
 
     def view(self, sort: str = "verdict", verdict: str | None = None, text: str = "") -> list[FleetEntry]:
-        """The rows to show: only `verdict` (when given) and only agents whose name or URL holds
-        `text` (any case), ordered by `sort` (one of SORTS)."""
+        """The rows to show: only `verdict` (when given) and only agents whose name or one of
+        whose URLs holds `text` (any case), ordered by `sort` (one of SORTS)."""
         wanted = text.strip().casefold()
         rows = [
             e
             for e in self.all()
             if (verdict is None or e.verdict == verdict)
-            and (not wanted or wanted in e.name.casefold() or wanted in e.key.casefold())
+            and (
+                not wanted
+                or wanted in e.name.casefold()
+                or any(wanted in url.casefold() for url in (e.key, *e.addresses))
+            )
         ]
         rank = {v: i for i, v in enumerate(VERDICT_ORDER)}
         if sort == "churn":
             rows.sort(key=lambda e: (-e.churn, e.name.casefold(), e.key))
+        elif sort == "changes":
+            rows.sort(key=lambda e: (-e.changes, e.name.casefold(), e.key))
         elif sort == "last change":
             rows.sort(key=lambda e: (e.last_change_at or "", e.name.casefold(), e.key), reverse=True)
         elif sort == "name":

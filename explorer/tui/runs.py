@@ -6,10 +6,14 @@ card signature checked under the card keys you trust and its own signature under
 you trust. That costs some milliseconds a run, so the lists first show what the store's summary
 says (an unsigned run is a claim by the contract's rule; a signed one shows CHECKING, the fleet's
 "unchecked") and a worker reads the runs in view. A stored run never changes, so what was read
-is remembered for the session, in four caches keyed by run id: the standing mark the lists show,
-the standing the fleet shows, the (verdict, standing, signature) the fleet shows, and the key id
-that signed the card (which groups one agent's runs at several URLs on the load screen). The
+is remembered for the session, in three caches keyed by run id: the standing mark the lists
+show, the standing the fleet shows, and the (verdict, standing, signature) the fleet shows. The
 trust roots are loaded once each, on first use.
+
+The load screen's recent agents are the history's agents (one agent across addresses:
+`explorer.store.identity`), each offered at the address that answered last; whether that address
+still answers is said from its last run there, and for a loopback address by a TCP connect that
+a screen makes in a worker (`probe_recents`).
 
 `RunReader` reads through the session's `AppContext`: its store (`history()`, opened once by the
 context), its settings and config (which change during a session: keys trusted, an agent saved)
@@ -45,9 +49,12 @@ class RunRow(NamedTuple):
     verdict: str
     card_sha256: str | None
     answers_sha256: str | None
-    changed: bool = False  # card or answers differ from this agent's previous run
+    # Its declarations, signing key, answers or verdict differ from this agent's previous run (a card
+    # only signed again is no change: CONTRACT "Signatures are proofs").
+    changed: bool = False
     standing: str = ""  # the mark the run earns here: "evidence · signed", "claim · unsigned", ...
-    since: str = ""  # what changed since the agent's run before: "first", "= same", "≠ card+answers"
+    since: str = ""  # what changed since the agent's run before: "first", "= same", "≠ key+answers", ...
+    kinds: tuple[str, ...] = ()  # the same as the history keeps it (`RunSummary.kinds`)
 
     @property
     def target(self) -> str:
@@ -86,28 +93,63 @@ class RunFilter(NamedTuple):
 
 
 def changes_since(before: Any, run: Any) -> str:
-    """What differs between an agent's run and its run before (`RunSummary`s) in words, the
-    history's "since previous run" column: `first`, `= same`, `≠ card+answers+verdict`."""
-    if before is None:
-        return "first"
-    changed = [
-        word
-        for word, key in (("card", "card_sha256"), ("answers", "answers_sha256"), ("verdict", "verdict"))
-        if getattr(run, key) != getattr(before, key)
-    ]
-    return ("≠ " + "+".join(changed)) if changed else "= same"
+    """What changed from an agent's run before (a `RunSummary`, None for none) to this run, in the
+    words of the history's "since previous" column (`explorer.tui.model.change_words`): `first`,
+    `= same`, `≠ declarations+answers`, `~ signed again` (not a change). The kinds are the ones the
+    history decided when it recorded the run (`RunSummary.kinds`), so every surface says the same."""
+    from explorer.tui.model import change_words
+
+    return change_words(tuple(getattr(run, "kinds", ()) or ()), first=before is None)
 
 
 class RecentAgent(NamedTuple):
-    """One entry of the load screen's recent agents: its latest run, and the other URLs where
-    the same agent (card name and signing key id) answered before."""
+    """One entry of the load screen's recent agents: one agent of the history (by its card's
+    signing key and name, else its card URL), offered at the address that answered last."""
 
-    row: RunRow
-    others: tuple[str, ...] = ()
+    row: RunRow  # its latest run that got a card; `row.agent` is that run's address, the one offered
+    others: tuple[str, ...] = ()  # the other addresses it answered at, the latest first
+    # Why the offered address may no longer answer ("" when nothing says so): its latest run
+    # there got no card, or nothing listens on that loopback port now (`probe_recents`).
+    silent: str = ""
 
     @property
     def target(self) -> str:
         return self.row.target
+
+
+PROBE_TIMEOUT = 0.5  # seconds a loopback connect may take: one that answers or refuses does at once
+
+
+def probe_recents(recents: Sequence[RecentAgent]) -> list[RecentAgent]:
+    """The recent agents, each whose offered address is a loopback address (written as one) where
+    nothing listens now said `silent`. A TCP connect and nothing sent: on loopback it costs
+    nothing and reaches no one else; any other address is said silent only by its last run.
+    Blocks up to PROBE_TIMEOUT per address: call it in a worker, never on the event loop."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from explorer.net.origins import is_loopback_address
+
+    out: list[RecentAgent] = []
+    for recent in recents:
+        target = recent.target
+        if recent.silent or not is_loopback_address(target):
+            out.append(recent)
+            continue
+        try:
+            parts = urlsplit(target)
+            host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            out.append(recent)
+            continue
+        try:
+            with socket.create_connection((host or "", port), timeout=PROBE_TIMEOUT):
+                pass
+        except OSError:
+            where = f"[{host}]:{port}" if host and ":" in host else f"{host}:{port}"
+            recent = recent._replace(silent=f"nothing listens on {where} now")
+        out.append(recent)
+    return out
 
 
 class RunReader:
@@ -119,7 +161,6 @@ class RunReader:
         self._readers: dict[str, Any] = {}  # agent -> ReaderTrust
         self._marks: dict[int, str] = {}  # run id -> standing mark, once checked
         self._standings: dict[int, str] = {}  # run id -> claim | evidence, once checked
-        self._kids: dict[int, str | None] = {}  # run id -> key id of its card's signature
         # run id -> (verdict, standing, card signature status) as read here, under your keys
         self._read_here: dict[int, tuple[str, str, str | None]] = {}
 
@@ -232,52 +273,34 @@ class RunReader:
             raise ExplorerError(f"cannot read the history: {exc}") from None
 
     def recent_targets(self, limit: int = 8) -> list[RecentAgent]:
-        """The latest run of each recently interviewed agent, newest first, for the load screen.
-
-        A target that never gave a card (a mistyped URL, a port nothing listens on) is left out:
-        it is no agent to come back to. Runs of one agent at several URLs (the same card name
-        and the same signing key id, as a reference agent of an older session on another port)
-        are one entry, at its newest URL, naming the others; two cards of one name signed by
-        different keys, or unsigned, stay apart (one may be an impostor)."""
+        """The recently interviewed agents, the latest run first, for the load screen: one entry
+        per agent of the history (a reference agent of an older session on another port, a
+        signed agent moved, is one; two cards of one name signed by different keys, or two
+        unsigned cards at two URLs, are two: one may be an impostor), offered at the address its
+        latest run that got a card was at, naming the others it answered at. An agent that never
+        gave a card (a mistyped URL, a port nothing listens on) is left out: it is no agent to
+        come back to. One read of the history's latest runs (`runs`), no run loaded."""
         try:
-            rows = self.rows(limit=200)
+            with self._reading():
+                summaries = self._session.history().runs(limit=200)
         except Exception:
             return []
-        answered = {row.target for row in rows if row.card_sha256}
-        latest: list[RunRow] = []
-        seen: set[str] = set()
-        for row in rows:
-            if row.target and row.target not in seen and row.target in answered:
-                seen.add(row.target)
-                latest.append(row)
-        names: dict[str, int] = {}
-        for row in latest:
-            names[row.name.casefold()] = names.get(row.name.casefold(), 0) + 1
+        by_agent: dict[str, list[Any]] = {}
+        for summary in summaries:  # newest first: so are the agents, by their latest run
+            by_agent.setdefault(summary.agent, []).append(summary)
         out: list[RecentAgent] = []
-        grouped: dict[tuple[str, str], int] = {}
-        for row in latest:
-            kid = self._signing_kid(row.run_id) if row.name and names[row.name.casefold()] > 1 else None
-            key = (row.name.casefold(), kid) if kid else None
-            if key is not None and key in grouped:
-                first = out[grouped[key]]
-                out[grouped[key]] = first._replace(others=(*first.others, row.target))
+        for runs in by_agent.values():
+            answered = [s for s in runs if s.card_sha256]
+            if not answered:
                 continue
-            if key is not None:
-                grouped[key] = len(out)
-            out.append(RecentAgent(row))
+            address = answered[0].address or answered[0].agent
+            others = tuple(a for a in dict.fromkeys(s.address or s.agent for s in answered) if a != address)
+            latest = runs[0]
+            silent = ""
+            if not latest.card_sha256 and (latest.address or latest.agent) == address:
+                silent = f"its last run there got no card ({latest.verdict}, run #{latest.id})"
+            out.append(RecentAgent(_row(answered[0])._replace(agent=address), others, silent))
         return out[:limit]
-
-    def _signing_kid(self, run_id: int) -> str | None:
-        """The key id that signed the card of a stored run (remembered: a stored run never changes)."""
-        from explorer.core.view import ReportView
-
-        if run_id not in self._kids:
-            try:
-                kid = ReportView.of(self._session.history().load(run_id).report).card.signature.kid
-            except Exception:  # an unreadable run is simply not grouped
-                kid = None
-            self._kids[run_id] = kid or None
-        return self._kids[run_id]
 
     # ---- one run ---------------------------------------------------------------------------------
     def load(self, run_id: int) -> Run:
@@ -410,4 +433,5 @@ def _row(summary: Any, standing: str = "", since: str = "") -> RunRow:
         changed=summary.changed,
         standing=standing,
         since=since,
+        kinds=tuple(getattr(summary, "kinds", ()) or ()),
     )

@@ -6,7 +6,7 @@ session gets only:
 
 - the variables the explorer's own settings name by reference (`env:VAR` anywhere in the config
   file, global or per agent, or in the options `serve` was given), which its interviews read;
-- what Python and the platform need to start and find the user's folders (`PYTHON_NEEDS`);
+- what the platform needs to start Python and find the user's folders (`PYTHON_NEEDS`);
 - the locale (`LANG`, `LANGUAGE`, every `LC_*`, `TZ`);
 - where the explorer's requests go (`NETWORK`: the proxy and CA-bundle variables the explorer
   in a terminal would honour, so an agent reachable from the terminal is reachable from the
@@ -14,8 +14,12 @@ session gets only:
 - anything the caller adds (`extra`: the reference agents' demo credentials, the Textual driver
   settings), which wins over the server's value.
 
-Everything else, whatever its name, stays with the server. Pure: the server's environment comes
-in as a mapping.
+Everything else, whatever its name, stays with the server. No variable Python itself reads
+(`PYTHONPATH`, `PYTHONHOME`, `PYTHONSTARTUP`, ..., every `PYTHON*` name) reaches a session, even
+when a setting references it: a session runs the explorer's own code only, and its interpreter is
+started isolated besides (`explorer.web.session_process.session_command`), so that neither its
+environment nor the folder `serve` was started in can add to its import path. Pure: the server's
+environment comes in as a mapping.
 """
 
 from __future__ import annotations
@@ -27,8 +31,6 @@ from explorer.home import HOME_ENV
 
 PYTHON_NEEDS = frozenset({
     "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TEMP", "TMP",
-    "PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
-    "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "PYTHONUTF8", "PYTHONIOENCODING",
     "VIRTUAL_ENV",
     "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
     # Windows: Python itself needs SYSTEMROOT; platformdirs reads the profile folders.
@@ -42,13 +44,14 @@ NETWORK = frozenset({
     "SSL_CERT_FILE", "SSL_CERT_DIR",
 })
 EXPLORER = frozenset({HOME_ENV})
+INTERPRETER_PREFIX = "PYTHON"  # what CPython reads from its environment: never passed
 
 
 def session_environment(
     server: Mapping[str, str], referenced: Iterable[str], extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The environment of one session's process: the server's variables this module lets through,
-    the `referenced` ones, then `extra`."""
+    the `referenced` ones, then `extra`; never a variable the interpreter reads."""
     wanted = set(referenced)
     out = {
         name: value
@@ -56,7 +59,7 @@ def session_environment(
         if name in wanted or _needed(name)
     }
     out.update(extra or {})
-    return out
+    return {name: value for name, value in out.items() if not name.upper().startswith(INTERPRETER_PREFIX)}
 
 
 def _needed(name: str) -> bool:

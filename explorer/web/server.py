@@ -17,10 +17,10 @@ Routes (GET only; anything else is 405):
 
 Every request first passes the Host check (403 for a name the server is not reached by: DNS
 rebinding), and every response carries `explorer.web.page.HEADERS`. Each accepted WebSocket
-starts one `SessionProcess` with the given argument list and environment; the number of live
-ones is checked and reserved without yielding to the event loop, so two handshakes cannot both
-take the last place. Nothing is logged with a token, a cookie or a request line (aiohttp's access
-log is off); what a client sent is logged only through `safe_text`.
+starts one `SessionProcess` with the given argument list and environment, in the given folder;
+the number of live ones is checked and reserved without yielding to the event loop, so two
+handshakes cannot both take the last place. Nothing is logged with a token, a cookie or a request
+line (aiohttp's access log is off); what a client sent is logged only through `safe_text`.
 """
 
 from __future__ import annotations
@@ -72,11 +72,13 @@ class ExplorerServer:
         argv: Sequence[str],
         environment: Mapping[str, str],
         on_session: Callable[[str, SessionProcess], None] | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.guard = guard
         self.max_sessions = max_sessions
         self.argv = tuple(argv)
         self.environment = dict(environment)
+        self.cwd = cwd  # the folder every session runs in (`serve` makes a private one)
         self.on_session = on_session or (lambda _event, _session: None)
         self.live: set[SessionProcess] = set()
         self.sockets: set[web.WebSocketResponse] = set()
@@ -201,6 +203,7 @@ class ExplorerServer:
             write_str=ws.send_str,
             close=ws.close,
             download_manager=self.downloads,
+            cwd=self.cwd,
         )
         self.live.add(session)  # reserved before the first await
         self.sockets.add(ws)

@@ -6,6 +6,10 @@ as it is. What it does around the process is replaced:
 
 - the process is started with `exec`, from an argument list (textual-serve runs a shell command
   line), and with the environment `explorer.web.environment` built, not a copy of the server's;
+- its interpreter is isolated (`session_command`: `python -I`), so neither the folder `serve` was
+  started in nor a `PYTHON*` variable adds to its import path (`python -m` alone puts the working
+  folder first: a `textual/` planted there would run in every session, beside its credentials),
+  and it runs in a folder `serve` chose (`cwd`), never the one it was started in;
 - `open_url` requests are dropped: the explorer never opens a URL, and a browser told to open one
   by the app would open whatever a hostile agent's text managed to put there;
 - a delivered file's name is reduced to safe characters before the browser sees it;
@@ -20,6 +24,8 @@ import contextlib
 import json
 import logging
 import re
+import site
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +45,31 @@ def safe_file_name(name: str) -> str:
     return cleaned[-MAX_NAME:]
 
 
+def session_command(module: str) -> tuple[str, ...]:
+    """The argument list that runs `module` as a session: this interpreter in isolated mode (`-I`:
+    no working folder, no `PYTHON*` variable and no user site-packages on the import path).
+
+    When the explorer runs from the user's own site-packages (`pip install --user`), which `-I`
+    leaves out, the session adds that folder itself, the one this process uses, named here and
+    not found from the session's environment."""
+    user_site = _user_site_in_use()
+    if user_site is None:
+        return (sys.executable, "-I", "-m", module)
+    start = (
+        f"import runpy, site; site.addsitedir({user_site!r}); "
+        f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+    )
+    return (sys.executable, "-I", "-c", start)
+
+
+def _user_site_in_use() -> str | None:
+    """The user site-packages folder when this interpreter imports from it, else None."""
+    if not site.ENABLE_USER_SITE:
+        return None
+    folder = site.getusersitepackages()
+    return folder if folder in sys.path else None
+
+
 class SessionProcess(AppService):
     """The explorer's process for one WebSocket."""
 
@@ -51,6 +82,7 @@ class SessionProcess(AppService):
         write_str: Callable[[str], Awaitable[None]],
         close: Callable[[], Awaitable[Any]],
         download_manager: DownloadManager,
+        cwd: str | None = None,
     ) -> None:
         super().__init__(
             " ".join(argv),  # only for textual-serve's messages; never run by a shell
@@ -61,6 +93,7 @@ class SessionProcess(AppService):
         )
         self.argv = tuple(argv)
         self.environment = dict(environment)
+        self.cwd = cwd
 
     @property
     def pid(self) -> int | None:
@@ -92,6 +125,7 @@ class SessionProcess(AppService):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=self._build_environment(width, height),
+            cwd=self.cwd,
         )
         assert process.stdin is not None
         self._stdin = process.stdin

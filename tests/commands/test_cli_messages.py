@@ -78,5 +78,6 @@ def test_quiet_keeps_a_verify_to_its_result_warnings_and_errors(fleet: Fleet, tm
     assert "--timeout SECONDS" in timed_out.stderr
     unwritable = tmp_path / "home-is-a-file"
     unwritable.write_text("", encoding="utf-8")
-    warned = _cli("verify", steady, "-q", "--home", str(unwritable), home=tmp_path)
-    assert "warning:" in warned.stderr and "[1]" not in warned.stderr
+    refused = _cli("verify", steady, "-q", "--home", str(unwritable), home=tmp_path)
+    assert refused.returncode == 6 and "[1]" not in refused.stderr
+    assert "the history cannot be used, so nothing was asked" in refused.stderr

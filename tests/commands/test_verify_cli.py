@@ -139,15 +139,15 @@ def test_runs_are_recorded_unless_no_history(
     assert len(_history_runs(home)) == 1
 
 
-def test_a_broken_history_warns_without_changing_the_exit_status(
+def test_a_broken_history_is_refused_before_anything_is_asked(
     capsys: pytest.CaptureFixture[str], silent_card: Path, tmp_path: Path
 ) -> None:
     home = tmp_path / "h"
     home.mkdir()
     (home / "history.sqlite3").write_bytes(b"this is not a database" * 10)
     code, out, err = _verify(capsys, str(silent_card), "--home", str(home), "--json")
-    assert code == 4 and json.loads(out)["verdict"] == "not_offered"
-    assert "warning: the run was not recorded" in err
+    assert code == 6 and out == ""  # not a run interviewed, then lost with exit status 4
+    assert "the history cannot be used, so nothing was asked" in err
 
 
 def test_offline_replays_a_transcript(

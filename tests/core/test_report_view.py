@@ -14,7 +14,15 @@ import pytest
 
 from explorer.core.report import summary_lines
 from explorer.core.run import Run
-from explorer.core.view import PROJECTION_MARKS, Projection, ReportView, projection_label, verdict_label
+from explorer.core.view import (
+    PROJECTION_MARKS,
+    SIGN_HOW,
+    UNSIGNED_EVIDENCE,
+    Projection,
+    ReportView,
+    projection_label,
+    verdict_label,
+)
 from explorer.store.export import export
 from explorer.tui.widgets.header import InterviewHeader
 from explorer.tui.widgets.projections import projection_prompt
@@ -107,8 +115,10 @@ UNDECLARED = "claim: op declared no independent role (--as independent declares 
     [
         ({"name": "op", "role": "self"}, "claim", UNDECLARED),
         ({"name": "op", "role": "self"}, "evidence", UNDECLARED),
-        ({"name": "ci", "role": "platform"}, "evidence", "evidence: recorded by a platform (ci)"),
-        ({"name": "au", "role": "independent"}, "evidence", "evidence: run by an independent party (au)"),
+        ({"name": "ci", "role": "platform"}, "evidence",
+         f"evidence: recorded by a platform (ci); {UNSIGNED_EVIDENCE} ({SIGN_HOW})"),
+        ({"name": "au", "role": "independent"}, "evidence",
+         f"evidence: run by an independent party (au); {UNSIGNED_EVIDENCE} ({SIGN_HOW})"),
         ({"name": "au", "role": "independent"}, None,
          "claim: au says it ran this as an independent party, but that cannot be checked"),
     ],

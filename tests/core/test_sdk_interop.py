@@ -43,7 +43,7 @@ from a2a.types import (
 from a2a.utils.signing import _canonicalize_agent_card, _clean_empty, create_agent_card_signer
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.struct_pb2 import Struct
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from jwt import api_jws
 from starlette.applications import Starlette
@@ -227,6 +227,8 @@ def test_a_merged_card_leaves_its_v03_members_unsigned(served: Any) -> None:
         # A requirement without scopes is {"schemes": {"apiKey": {}}}: all empties, so dropped.
         "/securityRequirements",
         "/securitySchemes/apiKey/apiKeySecurityScheme",
+        # The served scheme reads the same without it (its apiKeySecurityScheme says the same).
+        "/securitySchemes/apiKey/type",
         "/url",
     )
     # Which is why it matters: the v0.3 endpoint can be changed without breaking the signature.
@@ -432,6 +434,11 @@ def _set(doc: Any, pointer: str, value: Any) -> Any:
 
 @EXAMPLES
 @given(cards, st.sampled_from(["sdk-normalized", "sdk-0.3"]))
+# Each v0.3 additionalInterfaces entry becomes an interface even when none of its values is signed.
+@example({"name": "", "url": "0", "additionalInterfaces": [{}]}, "sdk-normalized")
+# A scheme that already holds its type's v1.0 member reads the same without the type.
+@example({"securitySchemes": {"k": {"name": "0", "apiKeySecurityScheme": {"name": "0"}, "type": "apiKey"}}},
+         "sdk-normalized")
 def test_unsigned_members_are_exactly_the_members_outside_the_payload(doc: dict[str, Any], form: str) -> None:
     doc = json.loads(json.dumps(doc))
     try:

@@ -31,8 +31,10 @@ pytestmark = pytest.mark.slow  # the whole reference fleet over HTTP
 
 QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
 # The guarded agents answer only with credentials (tests/net/test_auth.py covers them on the wire);
-# the down and throttled agents answer no call at all (tested on their own below).
-OPEN = {n: v for n, v in VARIANTS.items() if v.guard is None and v.outage is None}
+# the down and throttled agents answer no call at all, and the unimplemented ones every call with
+# -32601 (each tested on their own below).
+OPEN = {n: v for n, v in VARIANTS.items()
+        if v.guard is None and v.outage is None and v.unimplemented is None}
 DECLARING = [n for n, v in OPEN.items() if v.interview]
 HONEST = [n for n, v in OPEN.items()
           if v.interview and not v.faults and v.closure == "standard" and not v.churn]
@@ -401,6 +403,23 @@ def test_an_agent_that_is_down_serves_its_card_and_answers_no_call(
         response = ask(client, agent, "interview/identity", {}, activate=activate)
         assert (response.status_code, response.headers["retry-after"]) == (status, retry_after)
         assert response.json()["error"]["code"] == -32000
+
+
+@pytest.mark.parametrize(("name", "status"), [("unimplemented", 400), ("sdk-unimplemented", 200)])
+def test_an_agent_that_implements_no_interview_method_answers_each_method_not_found(
+    fleet: Fleet, client: httpx.Client, name: str, status: int
+) -> None:
+    agent = agent_of(fleet, name)
+    extensions = card_of(client, agent)["capabilities"]["extensions"]
+    assert INTERVIEW_URI in [e["uri"] for e in extensions]  # declared, and not one method of it built
+    calls = [(f"interview/{q}", None) for q in QUESTIONS] + [("interview/usage", {"skill": "x"}),
+                                                              ("interview/undefined", {})]
+    for method, params in calls:
+        for activate in (True, False):
+            response = ask(client, agent, method, params, activate=activate, request_id=7)
+            assert response.status_code == status
+            assert response.json() == {"jsonrpc": "2.0", "id": 7,
+                                       "error": {"code": -32601, "message": "Method not found"}}
 
 
 def test_leaky_answers_what_it_should_refuse(fleet: Fleet, client: httpx.Client) -> None:

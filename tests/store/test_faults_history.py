@@ -14,8 +14,9 @@ a server out of space fails the statement with an error the store reports like a
 A full disk is simulated three ways, from the most real to the most portable: a tiny tmpfs
 (when this process may mount one), SQLite's own page quota (`PRAGMA max_page_count`), and a file
 size limit (`RLIMIT_FSIZE`) on the `verify` command. Each time the write must fail with a
-sentence a person can act on (never a traceback), the verdict must still be reported, and every
-earlier run must still load.
+sentence a person can act on (never a traceback), and every earlier run must still load; `verify`
+refuses a history it cannot open before asking anything, and a run it could not record has its
+verdict printed all the same, with exit status 6.
 """
 
 from __future__ import annotations
@@ -245,7 +246,7 @@ def test_opening_the_history_on_a_full_disk_lists_earlier_runs_or_says_the_disk_
         assert "full" in str(exc) or "no space" in str(exc).lower(), str(exc)
 
 
-def test_verify_on_a_full_disk_reports_its_verdict_and_says_it_was_not_recorded(
+def test_verify_on_a_full_disk_is_refused_before_anything_is_asked(
     tiny_fs: Path, tmp_path: Path, server: HostileServer, runs: list[Run]
 ) -> None:
     home = tiny_fs / "home"
@@ -254,9 +255,9 @@ def test_verify_on_a_full_disk_reports_its_verdict_and_says_it_was_not_recorded(
     filler = fill(tiny_fs)
     done = _verify_cli(server, "big-int-differs", home, tmp_path)
     assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 1  # nonconformant: the verdict, not the history trouble
-    assert json.loads(done.stdout)["verdict"] == "nonconformant"
-    assert "not recorded" in done.stderr, done.stderr
+    assert done.returncode == 6  # the history cannot be used: said before the agent is asked
+    assert done.stdout == ""
+    assert "nothing was asked" in done.stderr and "full" in done.stderr, done.stderr
     filler.unlink()
     with History.open(home) as history:
         assert history.load(earlier).report == runs[0].report
@@ -332,7 +333,7 @@ def _verify_cli(server: HostileServer, name: str, home: Path, keys_dir: Path,
                           preexec_fn=limited if limit is not None else None)
 
 
-def test_a_file_size_limit_on_verify_warns_and_keeps_the_verdict(
+def test_a_file_size_limit_on_verify_prints_the_verdict_says_it_was_not_recorded_and_exits_6(
     tmp_path: Path, server: HostileServer, runs: list[Run]
 ) -> None:
     home = tmp_path / "home"
@@ -344,7 +345,7 @@ def test_a_file_size_limit_on_verify_warns_and_keeps_the_verdict(
     assert (home / HISTORY_FILE).stat().st_size > WAL_ROOM  # reading needs no write
     done = _verify_cli(server, "big-int-differs", home, keys, limit=WAL_ROOM)
     assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 1
-    assert json.loads(done.stdout)["verdict"] == "nonconformant"
+    assert done.returncode == 6  # the run is lost, and the status says so
+    assert json.loads(done.stdout)["verdict"] == "nonconformant"  # printed all the same
     assert "not recorded" in done.stderr, done.stderr
     assert integrity(home) == [earlier]

@@ -136,6 +136,7 @@ def _signed_run(n: int, card: dict[str, Any], key: Any, *, stated: bool, card_ur
     signed = sign_card(card, key, kid="card-1")
     report = copy.deepcopy(dict(run.report))
     report["card"]["sha256"] = canonical_sha(signed)
+    report["card"]["name"] = card["name"]  # one key signs two agents: their names tell them apart
     if stated:
         report["card"]["declarations_sha256"] = declarations_sha256(signed)
         report["card"]["signers"] = signers_of(verify_card(signed, public_jwks(key)))

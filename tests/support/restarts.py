@@ -1,4 +1,4 @@
-"""One reference agent restarted on one address, as a deployment restarts it (no tests here).
+"""One reference agent restarted on one address, or moved, as a deployment does it (no tests here).
 
 `Restarts(folder)` serves the steady reference agent (`explorer.demo`) on one loopback port, one
 session at a time: `with restarts.session() as card_url:` starts it, and leaving the block stops
@@ -9,7 +9,9 @@ signs at start-up does; its keys are kept in a folder across sessions, as `demo`
 - `session()`: the same card key, the same card: the card is only signed again;
 - `session(rotated=True)`: another card key under the same kid (the provider's proposal keys
   unchanged): the signing key rotated, nothing declared changed;
-- `session(description=...)`: another description: the declarations changed.
+- `session(description=...)`: another description: the declarations changed;
+- `session(moved=True)`: the same keys and card on another loopback port (`other_port`), as
+  an agent restarted where its usual port was taken.
 
 `jwks_file` trusts both card keys, so every session's signature verifies.
 """
@@ -42,6 +44,9 @@ class Restarts:
 
     def __init__(self, folder: Path) -> None:
         self.port = _free_port()
+        self.other_port = _free_port()
+        while self.other_port == self.port:
+            self.other_port = _free_port()
         self.keys = folder / "keys"
         self.rotated = folder / "rotated-keys"
         first = documents.CardKey.generate(NAME, self.keys)
@@ -55,9 +60,12 @@ class Restarts:
         self.jwks_file.write_text(json.dumps(self.jwks), encoding="utf-8")
 
     @contextmanager
-    def session(self, *, rotated: bool = False, description: str | None = None) -> Iterator[str]:
+    def session(
+        self, *, rotated: bool = False, description: str | None = None, moved: bool = False
+    ) -> Iterator[str]:
         """The agent started (its card signed now), its card URL while the block runs."""
-        fleet = Fleet([NAME], port=self.port, keys_in=self.rotated if rotated else self.keys)
+        port = self.other_port if moved else self.port
+        fleet = Fleet([NAME], port=port, keys_in=self.rotated if rotated else self.keys)
         if description is not None:
             fleet.variants = [replace(VARIANTS[NAME], description=description)]
         fleet.start()

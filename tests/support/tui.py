@@ -77,11 +77,12 @@ async def wait_for(pilot: Any, predicate: Any, timeout: float = 60.0) -> None:
 
 
 def interview_ready(app: ExplorerApp) -> bool:
-    """The interview screen is on show with its opening question pane mounted."""
+    """The interview screen is on show with the pane it opened on (a question, or the reason for
+    the verdict) mounted."""
     screen = app.screen
     if not isinstance(screen, InterviewScreen) or not screen.is_mounted:
         return False
-    pane = screen._panes.get(getattr(screen, "initial", ""))
+    pane = screen.opened
     return pane is not None and pane.is_mounted
 
 

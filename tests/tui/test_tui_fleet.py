@@ -1,5 +1,7 @@
 """The fleet view, driven through the TUI: every agent of the history with its latest verdict,
-where it is, signature, last change and churn; sort, verdict filter and find; enter opens the
+where it is, signature, last change, churn (runs whose verdict is churn) and changes (runs that
+changed from the one before: tests/tui/test_tui_change_kinds.py has a card only signed again);
+sort, verdict filter and find; enter opens the
 latest interview; a live sweep of a seeded crowd fills it as runs finish; ten thousand agents
 sort, filter and find. Runs another process records are in tests/tui/test_tui_history_depth.py."""
 
@@ -55,15 +57,22 @@ def test_the_model_counts_changes_and_sorts_worst_first() -> None:
     fleet.finish("http://a/", first, run_id=1, at="T1")
     assert [e.key for e in fleet.all()] == ["http://a/card", "http://b/"]
     again = Finished("http://a/card", "A", "conformant", "claim", "verified", "c1", "x1")
-    assert fleet.finish("http://a/", again, run_id=2, at="T2").churn == 0
+    assert fleet.finish("http://a/", again, run_id=2, at="T2").changes == 0
     moved = Finished("http://a/card", "A", "nonconformant", "claim", "verified", "c1", "x2")
     entry = fleet.finish("http://a/", moved, run_id=3, at="T3")
-    assert (entry.churn, entry.last_change_at, entry.runs, entry.last_run_id) == (1, "T3", 3, 3)
+    # A change, not churn: churn counts the runs whose verdict is churn.
+    assert (entry.churn, entry.changes, entry.last_change_at) == (0, 1, "T3")
+    assert (entry.runs, entry.last_run_id) == (3, 3)
+    assert entry.kinds == ("answers", "verdict")
+    churned = Finished("http://a/card", "A", "churn", "claim", "verified", "c1", "x2")
+    entry = fleet.finish("http://a/", churned, run_id=4, at="T4")
+    assert (entry.churn, entry.changes) == (1, 2)
     b = Finished("http://b/card", "B", "conformant", "claim", "unsigned", "c9", "x9")
-    fleet.finish("http://b/", b, run_id=4, at="T4")
+    fleet.finish("http://b/", b, run_id=5, at="T5")
     assert [e.name for e in fleet.view("verdict")] == ["A", "B"]
     assert [e.name for e in fleet.view("name", "conformant")] == ["B"]
     assert [e.name for e in fleet.view("churn")] == ["A", "B"]
+    assert [e.name for e in fleet.view("changes")] == ["A", "B"]
 
 
 @pytest.mark.slow  # TUI (Pilot)
@@ -82,15 +91,16 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
         by_name = {row[1]: row for row in shown}
         flaky = next(row for name, row in by_name.items() if "Flaky" in name)
         steady = next(row for name, row in by_name.items() if "Steady" in name)
-        assert flaky[0] == "✗ nonconformant" and flaky[3] == "1" and flaky[4] == "2"  # answers changed
-        assert flaky[5] != "-"
-        assert steady[0] == "✓ conformant" and steady[3] == "0" and steady[4] == "2"
-        assert steady[6] == "claim"  # an unsigned run read back; its card signature read under your keys
-        await wait_for(pilot, lambda: all(row[7] != "unchecked" for row in rows(table)))
+        # churn, changes, runs: flaky's answers changed (a change), and no run's verdict is churn
+        assert flaky[0] == "✗ nonconformant" and flaky[3:6] == ["0", "1", "2"]
+        assert flaky[6] != "-"
+        assert steady[0] == "✓ conformant" and steady[3:6] == ["0", "0", "2"]
+        assert steady[7] == "claim"  # an unsigned run read back; its card signature read under your keys
+        await wait_for(pilot, lambda: all(row[8] != "unchecked" for row in rows(table)))
         steady = next(row for row in rows(table) if "Steady" in row[1])
-        assert steady[7] == "verified"
+        assert steady[8] == "verified"
         port = fleet.agents["steady"].card_url.split("/")[2]
-        assert steady[2] == port and steady[8] == fleet.agents["steady"].card_url  # where: host:port
+        assert steady[2] == port and steady[9] == fleet.agents["steady"].card_url  # where: host:port
         assert shown[0][0].endswith("nonconformant")  # worst first
         title = plain(screen.query_one("#fleet-title"))
         assert "3 agents" in title and "2 nonconformant" in title and "1 conformant" in title
@@ -106,13 +116,13 @@ async def test_the_fleet_lists_every_agent_with_churn_and_opens_its_latest_run(
             await pilot.press("v")
         await pilot.pause()
         assert len(rows(table)) == 3 and "every verdict" in plain(screen.query_one("#fleet-title"))
-        await pilot.press("s")  # by churn
+        await pilot.press("s", "s")  # by churn, then by changes
         await pilot.pause()
-        assert "Flaky" in rows(table)[0][1] and "sort: churn" in plain(screen.query_one("#fleet-title"))
+        assert "Flaky" in rows(table)[0][1] and "sort: changes" in plain(screen.query_one("#fleet-title"))
 
         with History.open() as other:  # another process's sweep records a run: it shows up
             other.record(runs["drifting"])
-        await wait_for(pilot, lambda: any("Drifting" in r[1] and r[4] == "2" for r in rows(table)), 15)
+        await wait_for(pilot, lambda: any("Drifting" in r[1] and r[5] == "2" for r in rows(table)), 15)
 
         table.move_cursor(row=next(i for i, r in enumerate(rows(table)) if "Flaky" in r[1]))
         await pilot.press("enter")
@@ -134,9 +144,9 @@ async def test_the_fleet_shows_each_latest_run_as_it_reads_under_your_keys_not_a
         async with app.run_test(size=SIZE) as pilot:
             screen = await open_fleet(pilot)
             table = screen.query_one(FleetTable)
-            assert {row[7] for row in rows(table)} <= {"unchecked", expected}
-            await wait_for(pilot, lambda t=table, e=expected: {row[7] for row in rows(t)} == {e})
-            assert {row[6] for row in rows(table)} == {"claim"}
+            assert {row[8] for row in rows(table)} <= {"unchecked", expected}
+            await wait_for(pilot, lambda t=table, e=expected: {row[8] for row in rows(t)} == {e})
+            assert {row[7] for row in rows(table)} == {"claim"}
             assert screen.settled
         app.context.close()
 
@@ -153,7 +163,7 @@ async def test_a_live_sweep_of_a_seeded_crowd_fills_the_fleet(tmp_path: Path) ->
             assert isinstance(screen, FleetScreen)
             await wait_for(pilot, lambda: screen.done == len(targets) and not screen.sweeping, timeout=90)
             await pilot.pause(0.5)
-            shown = {row[8]: row[0].split(" ", 1)[1] for row in rows(screen.query_one(FleetTable))}
+            shown = {row[9]: row[0].split(" ", 1)[1] for row in rows(screen.query_one(FleetTable))}
             assert shown == expected
             assert "sweep done: 12/12 agents" in plain(screen.query_one("#fleet-status"))
     with History.open() as history:
@@ -171,7 +181,8 @@ def _summary(i: int) -> FleetSummary:
         verdict=verdicts[i % 5],
         standing="claim",
         churn=i % 4,
-        last_change_at="2026-12-01T11:00:00.000Z" if i % 4 else None,
+        changes=i % 3,
+        last_change_at="2026-12-01T11:00:00.000Z" if i % 3 else None,
         card_sha256="c",
         answers_sha256="a",
         signature="verified",
@@ -242,9 +253,9 @@ async def test_demo_with_a_crowd_opens_on_the_fleet_sweeping_it_with_its_keys_tr
             assert isinstance(screen, FleetScreen) and len(screen.targets) == 6
             await wait_for(pilot, lambda: screen.done == 6 and not screen.sweeping, timeout=90)
             await pilot.pause(0.5)
-            shown = {row[8]: row for row in rows(screen.query_one(FleetTable))}
+            shown = {row[9]: row for row in rows(screen.query_one(FleetTable))}
             for agent in crowd.agents.values():
                 row = shown[agent.card_url]
                 assert row[0].split(" ", 1)[1] == agent.variant.expected_verdict
                 if agent.variant.signed and agent.variant.expected_verdict != "unreachable":
-                    assert row[7] == "verified"  # the crowd's keys are trusted
+                    assert row[8] == "verified"  # the crowd's keys are trusted

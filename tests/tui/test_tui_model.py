@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from explorer.core.view import Finding, Probe, Projection, ReportView
+from explorer.core.view import SIGN_HOW, UNSIGNED_EVIDENCE, Finding, Probe, Projection, ReportView
 from explorer.tui import diffmarks, jsonview, model, safe
 
 
@@ -92,7 +92,7 @@ def test_standing_never_presents_a_self_run_as_evidence() -> None:
         "claim: bob declared no independent role (--as independent declares one)"
     )
     assert words({"ran_by": {"name": "ci", "role": "platform"}, "standing": "evidence"}) == (
-        "evidence: recorded by a platform (ci)"
+        f"evidence: recorded by a platform (ci); {UNSIGNED_EVIDENCE} ({SIGN_HOW})"  # live, not signed
     )
     assert words({"ran_by": {"name": "ci", "role": "platform"}}).startswith("claim")
     assert words({}).startswith("claim")
@@ -247,7 +247,8 @@ def test_churn_markers_say_what_changed_since_the_previous_run() -> None:
         {"agent": "a", "card_sha256": "c", "answers_sha256": "x", "verdict": "conformant"},
         {"agent": "a", "card_sha256": "c", "answers_sha256": "x", "verdict": "conformant"},
     ]
-    assert model.churn_markers(rows) == ["≠ card+answers+verdict", "first", "= same", "first"]
+    # Without the declarations digests, a card whose bytes differ reads as changed declarations.
+    assert model.churn_markers(rows) == ["≠ declarations+answers+verdict", "first", "= same", "first"]
 
 
 def test_probe_text_counts_a_correct_refusal_as_good() -> None:

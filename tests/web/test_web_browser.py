@@ -101,6 +101,70 @@ def test_drifting_in_chromium_is_interviewed_recorded_and_nothing_leaves_the_ori
         assert served.stop() == 0, served.stderr()
 
 
+# What a fast hand or a password manager sends: the name and Enter in one go, with no pause (one
+# action chain, or a paste the terminal hands on whole, then Enter at once).
+PASTE = """
+const area = document.querySelector('.xterm-helper-textarea');
+area.focus();
+const data = new DataTransfer();
+data.setData('text/plain', arguments[0]);
+area.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+"""
+
+
+def _typed_in_one_go(driver: Any, name: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    driver.execute_script("document.querySelector('.xterm-helper-textarea').focus()")
+    ActionChains(driver).send_keys(name + Keys.ENTER).perform()
+
+
+def _pasted_then_enter(driver: Any, name: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    driver.execute_script(PASTE, name)
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+
+
+@pytest.mark.parametrize("typing", [_typed_in_one_go, _pasted_then_enter], ids=["typed in one go", "pasted"])
+def test_a_name_given_at_full_speed_on_the_load_screen_is_the_agent_interviewed(
+    tmp_path: Path, typing: Any
+) -> None:
+    """The reference agents' list has focus (its first row, steady, highlighted) when the name
+    arrives: every key and the paste must reach the target field in order, and Enter must start
+    what the field holds, not the highlighted agent and not nothing."""
+    from explorer.store.sqlite import History
+
+    home = Path(os.environ["INTERVIEW_EXPLORER_HOME"])
+    served = Served.start(["--only", "steady", "drifting"], cwd=tmp_path, command="demo --browser")
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    driver = chromium.start(profile, size=(1280, 900))
+    try:
+        chromium.tap_websockets(driver)
+        driver.get(served.url)
+        _wait_for_text(driver, "Reference agents")
+        since = len(chromium.tapped_text(driver))
+        typing(driver, "drifting")
+
+        def recorded() -> list[Any]:
+            with History.open(home) as history:
+                return history.runs()
+
+        try:
+            (run,) = wait_until(recorded, timeout=SESSION_WAIT, what="the interview to be recorded")
+        except AssertionError as exc:
+            shown = chromium.tapped_text(driver)[since:][-1500:]
+            raise AssertionError(f"{exc}; the page last drew: {shown!r}") from None
+        assert run.verdict == "nonconformant" and "Drift" in (run.name or ""), (run.name, run.verdict)
+        _wait_for_text(driver, "NONCONFORMANT", since)
+    finally:
+        driver.quit()
+        assert served.stop() == 0, served.stderr()
+
+
 HOSTILE_PAGE = """<!DOCTYPE html><html><body>
 <iframe id="frame" src="%(origin)s/"></iframe>
 <script>

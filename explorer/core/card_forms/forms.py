@@ -59,10 +59,11 @@ def unsigned_members(card_doc: Mapping[str, Any], form: str) -> tuple[str, ...]:
         return ()
     tree = _TREES[form](card_doc)
     covered: set[str] = set()
+    present: set[str] = set()
     if tree is not None:
-        sources(tree, covered)
+        sources(tree, covered, present)
     reached = {""}
-    for ptr in covered:
+    for ptr in covered | present:
         while ptr:
             if ptr in reached:
                 break

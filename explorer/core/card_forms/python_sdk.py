@@ -80,13 +80,13 @@ def _fold_v03(data: Obj) -> None:
         if additional is not None and truthy(additional):
             if not isinstance(additional, list):
                 raise FormError("additionalInterfaces is not an array")
-            for iface in additional:
+            for index, iface in enumerate(additional):
                 if not isinstance(iface, Obj):
                     raise FormError(f"an additionalInterfaces entry is not an object{where(iface)}")
-                interfaces.append(
-                    Obj(url=iface.get("url", NULL), protocolBinding=iface.get("transport", NULL),
-                         protocolVersion=version)
-                )
+                folded = Obj(url=iface.get("url", NULL), protocolBinding=iface.get("transport", NULL),
+                             protocolVersion=version)
+                folded.presence_of = (f"/additionalInterfaces/{index}",)
+                interfaces.append(folded)
         data["supportedInterfaces"] = interfaces
 
     legacy = data.pop("security", None)
@@ -114,13 +114,28 @@ def _fold_v03(data: Obj) -> None:
                 raise FormError("a security scheme's type is not a string")
             if kind is None or not isinstance(kind.value, str) or kind.value not in LEGACY_SCHEME_TYPES:
                 continue  # the SDK leaves a scheme without a known v0.3 type as it is
+            unfolded = Obj(scheme)  # what the SDK reads when the type names no v0.3 scheme
             wrapper = LEGACY_SCHEME_TYPES[kind.value]
             if kind.value == "apiKey" and "in" in scheme:
                 scheme["location"] = scheme.pop("in")
             inner = Obj(scheme)
-            inner.also = (kind.src,) if kind.src else ()
             scheme.clear()
             scheme[wrapper] = inner
+            if kind.src and not _reads_alike(scheme, unfolded):
+                inner.also = (kind.src,)
+
+
+def _reads_alike(folded: Obj, unfolded: Obj) -> bool:
+    """Whether a security scheme is the same message folded under its v0.3 `type` as without it.
+
+    It is when the served scheme also holds that type's own v1.0 member, with the same content:
+    then the key the type chose is signed, but not the type, which could name no scheme at all."""
+    try:
+        return plain(clean(_v1_message(folded, "SecurityScheme"))) == plain(
+            clean(_v1_message(unfolded, "SecurityScheme"))
+        )
+    except FormError:  # one of them does not read: the type decides whether the card reads at all
+        return False
 
 
 def _struct(node: Any) -> Any:
@@ -183,8 +198,7 @@ def _v1_message(node: Any, name: str) -> Obj:
         ):
             return Obj()
         raise FormError(f"{name} should be an object, not {describe_node(node)}{where(node)}")
-    out = Obj()
-    out.also = node.also
+    out = Obj().keep_origin(node)
     for key, value in node.items():
         field = names.get(key)
         if field is None:

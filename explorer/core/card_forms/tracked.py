@@ -5,7 +5,9 @@ through the normalizers as a `Leaf` that remembers the served member it came fro
 move (v0.3 `url` into `supportedInterfaces`) and drop, so `sources` of the finished tree names
 exactly the served members a form carried, and `forms.unsigned_members` the rest. An `Obj` can
 also carry served members whose information lives in its key (a v0.3 security scheme's `type`
-chose the key it is now under).
+chose the key it is now under), and served members only whose presence it carries (each v0.3
+`additionalInterfaces` entry becomes an interface, even one whose values are all dropped): those
+are signed as being there, while their own members may still be unsigned.
 
 Here too: the SDKs' `_clean_empty` (`clean`), the two ways a finished tree becomes bytes (JCS and
 `json.dumps(sort_keys=True)`), and `FormError`, raised wherever an SDK could not have read a card
@@ -35,9 +37,16 @@ class Leaf:
 
 
 class Obj(dict[str, Any]):
-    """A tracked object; `also` lists served members whose information lives in its key."""
+    """A tracked object; `also` lists served members whose information lives in its key,
+    `presence_of` served members whose being there it carries, but not their values."""
 
     also: tuple[str, ...] = ()
+    presence_of: tuple[str, ...] = ()
+
+    def keep_origin(self, other: Obj) -> Obj:
+        """This object, carrying the served members `other` carried beside its values."""
+        self.also, self.presence_of = other.also, other.presence_of
+        return self
 
 
 NULL = Leaf(None, None)
@@ -63,8 +72,7 @@ def truthy(node: Any) -> bool:
 def clean(node: Any) -> Any:
     """The SDKs' `_clean_empty`: drop "", null and (cascading) empty objects and arrays."""
     if isinstance(node, Obj):
-        out = Obj((k, c) for k, v in node.items() if (c := clean(v)) is not None)
-        out.also = node.also
+        out = Obj((k, c) for k, v in node.items() if (c := clean(v)) is not None).keep_origin(node)
         return out or None
     if isinstance(node, list):
         items = [c for v in node if (c := clean(v)) is not None]
@@ -85,15 +93,17 @@ def plain(node: Any) -> Any:
     return node.value
 
 
-def sources(node: Any, into: set[str]) -> None:
-    """Add to `into` every served member whose value the tree carries."""
+def sources(node: Any, into: set[str], present: set[str]) -> None:
+    """Add to `into` every served member whose value the tree carries, and to `present` every
+    served member whose presence alone it carries."""
     if isinstance(node, Obj):
         into.update(node.also)
+        present.update(node.presence_of)
         for v in node.values():
-            sources(v, into)
+            sources(v, into, present)
     elif isinstance(node, list):
         for v in node:
-            sources(v, into)
+            sources(v, into, present)
     elif node.src is not None:
         into.add(node.src)
 

@@ -59,6 +59,9 @@ def declared_words(security: Security) -> str:
     return "the card declares " + "; ".join(s.describe() for s in security.schemes.values())
 
 
+FIRST_FIELD = "#auth-client, SecretInput"  # where typing goes first: the client id, else the secret
+
+
 class SignIn(NamedTuple):
     """What the dialog hands back: the typed credentials, and where an entry was saved (or None)."""
 
@@ -90,6 +93,9 @@ class SignInScreen(ModalScreen[SignIn | None]):
     """Asks for the secret the card's scheme needs; dismisses with a SignIn, or None."""
 
     CSS_PATH = "auth.tcss"
+    # The first field has focus as soon as the dialog is composed, before any key typed right
+    # after the one that opened it is handed on (a focus() in on_mount would come later).
+    AUTO_FOCUS = FIRST_FIELD
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="auth.cancel"),
     ]
@@ -139,9 +145,10 @@ class SignInScreen(ModalScreen[SignIn | None]):
         blink = context_of(self).cursor_blink
         for field in self.query(Input).results(Input):
             field.cursor_blink = blink
-        first = next(iter(self.query("#auth-client, SecretInput").results(Input)), None)
-        if first is not None:
-            first.focus()
+        if self.focused is None:  # composed while the app had no focus (a browser tab in the background)
+            first = next(iter(self.query(FIRST_FIELD).results(Input)), None)
+            if first is not None:
+                self.set_focus(first)
         self._update()
 
     def on_input_changed(self, _event: Input.Changed) -> None:

@@ -2,10 +2,14 @@
 
 The rules of what counts as a change belong to `explorer.core.compare.compare_reports`
 (projections aligned by (document, url, member), values compared as canonical text, timings
-ignored); this screen only lays its result out. Every pointer of either run gets a row with a
-mark in words and symbol (`= same`, `≠ changed`, `+ added`, `- removed`) and both canonical
-values; the selected row shows the two values in full below, with the differing span marked
-by « », carets and underline. Above the table, the report-level facts that changed.
+ignored, and what changed said in kinds: CONTRACT "Signatures are proofs"); this screen only
+lays its result out. The title says the kinds in words (`changed: key changed, answers changed`),
+or `no change: signed again` when the card was only signed again over the same declarations
+under the same key, which is shown but is no change. Every pointer of either run gets a row with
+a mark in words and symbol (`= same`, `≠ changed`, `+ added`, `- removed`, `~ signed again` for
+a signature answered from a card signed again) and both canonical values; the selected row shows
+the two values in full below, with the differing span marked by « », carets and underline. Above
+the table, the report-level facts that changed (`~` for what signing again explains).
 """
 
 from __future__ import annotations
@@ -32,14 +36,35 @@ if TYPE_CHECKING:
     from explorer.core.compare import Comparison
     from explorer.core.run import Run
 
-MARKS = {"same": "= same", "changed": "≠ changed", "added": "+ added", "removed": "- removed"}
+MARKS = {
+    "same": "= same",
+    "changed": "≠ changed",
+    "added": "+ added",
+    "removed": "- removed",
+    "resigned": "~ signed again",
+}
+DIFFERING = ("changed", "resigned")  # rows whose two values are both there and differ
 CELL = 48
+
+
+def kinds_headline(comparison: Comparison) -> str:
+    """What changed, in kinds, for the title: `identical`, `no change: signed again` (the card was
+    only signed again), `changed: key changed, answers changed`."""
+    from explorer.core.compare import KIND_WORDS, RESIGNED, kinds_words
+
+    if comparison.identical:
+        return "identical"
+    if not comparison.changed:
+        return f"no change: {KIND_WORDS[RESIGNED]}" if comparison.resigned else "no change"
+    words = kinds_words([kind for kind in comparison.kinds if kind != RESIGNED])
+    also = f" (also {KIND_WORDS[RESIGNED]})" if comparison.resigned else ""
+    return f"changed: {words or 'findings or statuses'}{also}"
 
 
 @dataclass(frozen=True)
 class Row:
     question: str
-    kind: str  # same | changed | added | removed
+    kind: str  # same | changed | added | removed | resigned
     document: str
     url: str | None
     member: str
@@ -100,8 +125,11 @@ class CompareTable(DataTable):
 ## Compare
 
 One row per pointer of either run, per question. **= same**, **≠ changed**, **+ added**
-(only in the later run), **- removed** (only in the earlier run). The selected row's values are
-shown in full below, with the differing span in « » and marked by ^ carets.
+(only in the later run), **- removed** (only in the earlier run), **~ signed again** (a
+signature answered from a card that was signed again over the same declarations under the same
+key: other bytes, no change). The selected row's values are shown in full below, with the
+differing span in « » and marked by ^ carets. The title says what changed in kinds:
+declarations, key (named: **key changed**), answers, verdict; or **no change: signed again**.
 """
 
 
@@ -140,7 +168,7 @@ class CompareScreen(Screen[None]):
                 ("Compare  ", "bold"),
                 safe.text(ReportView.of(self.after.report).agent_name, 80, "bold"),
                 (f"   {a} (earlier)  vs  {b} (later)   ", "dim"),
-                ("identical" if self.comparison.identical else "differences marked", "bold"),
+                (kinds_headline(self.comparison), "bold"),
             )
         )
         self.query_one("#compare-facts", Static).update(self._facts())
@@ -157,7 +185,7 @@ class CompareScreen(Screen[None]):
             if row.kind == "changed" and row.before_status != row.after_status:
                 mark += f" ({row.before_status}→{row.after_status})"
             spans: tuple[Any, Any] = (None, None)
-            if row.kind == "changed" and row.before is not None and row.after is not None:
+            if row.kind in DIFFERING and row.before is not None and row.after is not None:
                 spans = model.diff_spans(row.before, row.after)
             where = f"{row.member} · {document_label(row.document, row.url)}"  # the pointer first
             table.add_row(
@@ -168,7 +196,11 @@ class CompareScreen(Screen[None]):
                 _cell(row.after, cell, spans[1]),
                 key=str(index),
             )
-        first_change = next((i for i, r in enumerate(self.rows) if r.kind != "same"), 0)
+        # The first change; a signature only signed again when nothing else differs.
+        first_change = next(
+            (i for i, r in enumerate(self.rows) if r.kind not in ("same", "resigned")),
+            next((i for i, r in enumerate(self.rows) if r.kind != "same"), 0),
+        )
         if self.rows:
             table.move_cursor(row=first_change)
             self._show(first_change)
@@ -179,12 +211,18 @@ class CompareScreen(Screen[None]):
         return f"{letter} run #{run_id}" if run_id is not None else f"{letter} (unrecorded)"
 
     def _facts(self) -> Content:
+        from explorer.core.compare import KIND_WORDS, RESIGNED, RESIGNED_WORDS, SIGNING_FINDINGS
+
         comparison = self.comparison
         lines: list[Content] = []
+        if comparison.resigned:
+            lines.append(Content.assemble((f"~ {KIND_WORDS[RESIGNED]}: ", "bold"), RESIGNED_WORDS))
         for fact in comparison.facts:
+            # The card's digest differs when it was signed again; nothing else is explained so.
+            again = comparison.resigned and fact.what == "card.sha256"
             lines.append(
                 Content.assemble(
-                    ("≠ ", "bold"),
+                    ("~ " if again else "≠ ", "bold"),
                     safe.text(fact.what, 100, "bold"),
                     ": ",
                     fact_value(fact.what, fact.before),
@@ -195,12 +233,14 @@ class CompareScreen(Screen[None]):
         for sign, items in (("+", comparison.findings_added), ("-", comparison.findings_removed)):
             for item in items:
                 where = " ".join(str(item[k]) for k in ("question", "member", "probe") if item.get(k))
+                note = f" ({KIND_WORDS[RESIGNED]}: no change)" if item.get("code") in SIGNING_FINDINGS else ""
                 lines.append(
                     Content.assemble(
                         (f"{sign} finding ", "bold"),
                         safe.text(item.get("code", ""), 60),
                         " ",
                         safe.text(where, 120),
+                        (note, "dim"),
                     )
                 )
         if not lines:
@@ -257,6 +297,7 @@ class CompareScreen(Screen[None]):
         values.update(Content("\n").join(body))
 
     def action_next_change(self) -> None:
+        """The next row that differs (a signature only signed again included: it is shown)."""
         table = self.query_one(CompareTable)
         start = table.cursor_row if table.cursor_row is not None else -1
         changes = [i for i, r in enumerate(self.rows) if r.kind != "same"]

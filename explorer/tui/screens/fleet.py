@@ -3,9 +3,13 @@
 A row says what a platform watching many agents scans for: the latest verdict (symbol and
 word), the agent's card name and where it is (host:port, with as much of the path as tells two
 agents on one host apart, so two agents of one name are two different rows a user can tell
-apart), its churn (runs that changed from the one before or churned within themselves), how
-many runs, when it last changed, its standing and card signature status, and the card URL.
-`s` cycles the sort (verdict worst first, churn, last change, name), `v` cycles a verdict
+apart), its churn (runs whose verdict is churn: a conflict that did not survive the re-run), its
+changes (runs whose declarations, signing key, answers or verdict differ from the run before; a
+card only signed again over the same declarations under the same key is none: CONTRACT
+"Signatures are proofs"), how many runs, when it last changed, its standing and card signature
+status, and the card URL. A live sweep's rows count churn and changes as the history does: by
+the kinds the history recorded each run with. `s` cycles the sort (verdict worst first, churn,
+changes, last change, name), `v` cycles a verdict
 filter, `/` finds agents by name or URL as you type, enter opens the agent's latest interview,
 `h` its history, `r` reads the history again.
 
@@ -72,6 +76,7 @@ VERDICT_WIDTH = 15  # "✗ nonconformant"
 WHERE_WIDTHS = (9, 28)  # the where column fits its longest label within these (cut in the middle)
 TAIL = (
     Column("churn", 5),
+    Column("changes", 7),
     Column("runs", 5),
     Column("last change", 16),
     Column("standing", 10),
@@ -86,13 +91,25 @@ READ_EVERY = 0.3  # seconds between looks for rows in view still as recorded
 
 def fleet_columns(width: int, where: int) -> list[Column]:
     """The columns for a table `width` cells wide whose longest where label is `where`: verdict,
-    agent, where, churn and runs always in view (at 80 columns too); the agent's name takes the
-    width the others leave."""
+    agent, where, churn, changes and runs always in view (at 80 columns too); the agent's name
+    takes the width the others leave."""
     where = max(WHERE_WIDTHS[0], min(WHERE_WIDTHS[1], where))
-    fixed = VERDICT_WIDTH + where + TAIL[0].width + TAIL[1].width + 5 * 2
+    fixed = VERDICT_WIDTH + where + TAIL[0].width + TAIL[1].width + TAIL[2].width + 6 * 2
     low, high = AGENT_WIDTHS
     agent = max(low, min(high, width - fixed))
     return [Column("verdict", VERDICT_WIDTH), Column("agent", agent), Column("where", where), *TAIL]
+
+
+def recorded_kinds(context: Any, run_id: int | None) -> tuple[str, ...] | None:
+    """What the history decided a run it recorded changed from its agent's run before (`RunSummary.
+    kinds`), so a sweep's row counts it as the history does; None when it was not recorded or
+    cannot be read (the model then compares the run with the row itself). Blocks: a worker thread."""
+    if run_id is None:
+        return None
+    try:
+        return tuple(context.history().summary(run_id).kinds)
+    except Exception:  # the history went away meanwhile: the model's own comparison stands in
+        return None
 
 
 def short_stamp(stamp: str | None) -> str:
@@ -108,9 +125,11 @@ class FleetTable(RowTable):
 ## Fleet
 
 One row per agent: its latest verdict, its card name and where it is (host:port, and the path
-when two agents share a host), its **churn** (runs that differed from the run before, in
-verdict, card or answers, or that churned within themselves), runs, when it last changed, its
-standing and card signature. Those are what the latest run's bytes give under your keys (the
+when two agents share a host), its **churn** (runs whose verdict is churn: a conflict on the
+first attempt that did not survive the re-run), its **changes** (runs whose declarations,
+signing key, answers or verdict differ from the run before; a card only signed again over the
+same declarations under the same key is no change), runs, when it last changed, its standing
+and card signature. Those are what the latest run's bytes give under your keys (the
 runs in view are read again from the history: *unchecked* until then), never what the runner
 that recorded it saw with its own keys.
 
@@ -121,7 +140,7 @@ that recorded it saw with its own keys.
 
 
 class FleetScreen(Screen[None]):
-    """Every agent's latest verdict, with churn; optionally sweeping a list live."""
+    """Every agent's latest verdict, with churn and changes; optionally sweeping a list live."""
 
     CSS_PATH = "fleet.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -273,7 +292,8 @@ class FleetScreen(Screen[None]):
             if run is None:
                 summary = Finished(target, None, "unreachable", None, None, None, None)
             else:
-                summary = Finished.of(ReportView.of(run.report), agent_of(run.report))
+                kinds = recorded_kinds(context_of(self), run_id)
+                summary = Finished.of(ReportView.of(run.report), agent_of(run.report), kinds)
             self.app.call_from_thread(self._finished, target, summary, run_id)
 
         self.sweeping = True
@@ -328,6 +348,7 @@ class FleetScreen(Screen[None]):
             Text(safe.clip(entry.name, 80)),
             Text(fit_middle(safe.visible(self.fleet.where(entry.key), 200), WHERE_WIDTHS[1])),
             Text(str(entry.churn)),
+            Text(str(entry.changes)),
             Text(str(entry.runs)),
             Text(short_stamp(entry.last_change_at)),
             Text(safe.visible(entry.standing or "-", 10)),

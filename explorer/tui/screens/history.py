@@ -5,9 +5,12 @@ never OFFSET, so the ten-thousandth page costs what the first does): the next pa
 the last rows come into view. Filters narrow what is read, not what is shown: one agent (the
 sidebar, with a field that finds an agent among thousands by name or URL; `a` shows it on a
 narrow terminal), one verdict (`v` cycles), only runs that changed from their agent's run
-before (`o`), and a jump to a date (`t`: the list then starts at the newest run recorded before
-it). Each row says in words what changed since the agent's run before it (`≠ answers`), read
-from the store for the runs on the page, so it is right under any filter, and the standing the
+before (`o`: their declarations, signing key, answers or verdict; a card only signed again is
+no change), and a jump to a date (`t`: the list then starts at the newest run recorded before
+it). Each row says in words which kinds changed since the agent's run before it (`≠ key+answers`,
+or `~ signed again` for a card signed again over the same declarations under the same key: CONTRACT
+"Signatures are proofs"), as the store decided when it recorded the run, so it is right under any
+filter and the same as `history` says, and the standing the
 run earns here (a signed run is evidence only under a trusted runner key; its signature is
 checked in a worker). With every agent listed, a row names its agent, and where two agents share
 a card name, how to tell them apart (`:41234`).
@@ -60,6 +63,8 @@ VERDICTS: tuple[str | None, ...] = (
 # names it). What a reader scans for comes first, so a narrow terminal still shows it: the
 # verdict, the agent and whether the run changed since the one before.
 COLUMNS = ("run", "verdict", "agent", "since previous", "time (UTC)", "card", "answers", "standing")
+# What `o` keeps, in the title: the kinds that are a change (a card only signed again is none).
+CHANGED_ONLY = "only runs that changed: declarations, key, answers or verdict"
 AGENT_WIDTHS = (18, 40)
 
 
@@ -96,11 +101,14 @@ class RunTable(RowTable):
 ## Runs
 
 Newest first, a page at a time (older runs are read as you scroll down). **since previous**
-says what changed from this agent's run before (card, answers, verdict), so churn shows in the
-list itself.
+says what changed from this agent's run before, by kind: `declarations` (the card without its
+signatures, or a committed proposal), `key` (the keys that signed the card), `answers`,
+`verdict`. `~ signed again` is a card signed again over the same declarations under the same
+key (a restart, another replica): shown, never a change.
 
 - **enter** open the run offline, **space** mark it with ● (mark two, then **c** to compare)
-- **v** only one verdict, **o** only runs that changed, **t** go to a date, **a** pick an agent
+- **v** only one verdict, **o** only runs that changed (not those only signed again), **t** go to
+  a date, **a** pick an agent
 - **r** replay it live now, **w** watch the agent, **x** export, **d** delete
 """
 
@@ -432,7 +440,7 @@ class HistoryScreen(Screen[None]):
             subject = Content.assemble(safe.text(name, 80), (f"  {where}", "dim"))
         parts = [
             "every verdict" if which.verdict is None else f"only {which.verdict}",
-            "only runs that changed" if which.changed else "every run",
+            CHANGED_ONLY if which.changed else "every run",
         ]
         if which.until is not None:
             parts.append(f"recorded before {which.until.strftime('%Y-%m-%d %H:%M')} UTC")
@@ -630,7 +638,9 @@ class HistoryScreen(Screen[None]):
             PaletteCommand("compare: marked runs", "the two marked runs side by side", self.action_compare),
             PaletteCommand("filter: runs by verdict", "cycle through the verdicts", self.action_verdict),
             PaletteCommand(
-                "filter: only runs that changed", "from their agent's run before (toggle)",
+                "filter: only runs that changed",
+                "declarations, key, answers or verdict differ from their agent's run before; a card "
+                "only signed again is no change (toggle)",
                 self.action_changed,
             ),
             PaletteCommand(

@@ -4,9 +4,13 @@ Layout: the header (agent, card, layout, signature badge, verdict, standing), th
 the five questions plus findings. Each question tab label carries its state in words
 ("usage (1 mismatch)"). The screen opens on the first problem, already selected, so a user who
 opens a drifting agent sees the conflicting member and both canonical strings without a
-keystroke; `n` walks to the next problem, `f` lists every finding, and selecting a finding
-jumps to its projection. Copy, whole-value view, export, replay, watch and history are keys
-here and "verb: object" commands in the palette.
+keystroke. When no answer conflicts but something else decided the verdict (a root cause such
+as `interview_not_implemented`, an invalid card signature, an unreachable agent's statuses, a
+card that does not offer the interview: `model.verdict_reason`), a reason tab comes first and
+the screen opens on it, never on "identity: all match" or on empty panes. `n` walks to the next
+problem, `f` lists every finding (a root cause with the findings it explains beneath it), and
+selecting a finding jumps to its projection. Copy, whole-value view, export, replay, watch and
+history are keys here and "verb: object" commands in the palette.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from textual.screen import Screen
 from textual.widgets import OptionList, Static, TabbedContent, TabPane
 
 from explorer.core.report import first_attempt_conflicts
-from explorer.core.view import Projection, ReportView
+from explorer.core.view import VERDICT_MARKS, Projection, ReportView
 from explorer.tui import collector, model, safe
 from explorer.tui.app import context_of, explorer_of
 from explorer.tui.errors import ExplorerError
@@ -31,6 +35,7 @@ from explorer.tui.widgets.first_attempt import FirstAttempt
 from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.header import InterviewHeader
 from explorer.tui.widgets.question import QuestionPane
+from explorer.tui.widgets.reason import ReasonPane
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
@@ -40,7 +45,8 @@ class InterviewScreen(Screen[None]):
     """One run, drawn from its report; works the same live and offline."""
 
     CSS_PATH = "interview.tcss"
-    AUTO_FOCUS = "ProjectionList"  # focus lands on the opened question's list before the first paint
+    # Focus lands on the opened question's list (or the reason) before the first paint.
+    AUTO_FOCUS = "ProjectionList, ReasonPane"
     BINDINGS: ClassVar[list[BindingType]] = [
         # Most useful first: a narrow footer keeps the first ones (`widgets.footer`).
         Binding("escape", "back", "Back", id="interview.back"),
@@ -76,6 +82,8 @@ class InterviewScreen(Screen[None]):
         self._panes: dict[str, QuestionPane] = {}
         # A churn shows the clean re-run in the question tabs, and what churned in a tab of its own.
         self.churned = bool(first_attempt_conflicts(self.report)) and self.report_view.verdict == "churn"
+        self.reason: model.VerdictReason | None = None  # what decided the verdict, when no answer conflicts
+        self.reason_pane: ReasonPane | None = None
 
     def compose(self) -> ComposeResult:
         yield InterviewHeader(
@@ -98,8 +106,15 @@ class InterviewScreen(Screen[None]):
                 id="auth-note",
             )
         problem = model.first_problem(self.report_view)
-        self.initial = problem[0] if problem else "identity"
+        if problem is None:
+            self.reason = model.verdict_reason(self.report_view, self.run.exchanges)
+        self.initial = problem[0] if problem else model.REASON_TAB if self.reason else "identity"
         with TabbedContent(initial=f"tab-{self.initial}", id="tabs"):
+            if self.reason is not None:  # first: it is what decided the verdict
+                reason_id = model.REASON_TAB
+                with TabPane(Content(self._reason_labels()[0]), id=f"tab-{reason_id}"):
+                    self.reason_pane = ReasonPane(self.report_view, self.reason, id=f"pane-{reason_id}")
+                    yield self.reason_pane
             for name in model.QUESTIONS:
                 state = model.question_state(self.report_view, name)
                 with TabPane(Content(state.label), id=f"tab-{name}"):
@@ -114,9 +129,22 @@ class InterviewScreen(Screen[None]):
                     yield FirstAttempt(self.report_view, id="first-attempt")
         yield ExplorerFooter()
 
+    def _reason_labels(self) -> tuple[str, str, str]:
+        """The reason tab's (full, short, tight) label: the verdict's mark, and what decided it."""
+        mark = VERDICT_MARKS.get(self.report_view.verdict, "?")
+        summary = self.reason.summary if self.reason is not None else ""
+        return (f"{mark} why ({summary})", f"{mark} why", f"{mark} why")
+
+    @property
+    def opened(self) -> QuestionPane | ReasonPane | None:
+        """The pane the screen opened on (None until it is built)."""
+        return self.reason_pane if self.initial == model.REASON_TAB else self._panes.get(self.initial)
+
     def _tab_label_sets(self) -> dict[str, tuple[str, str, str]]:
         """Every tab's (full, short, tight) label, by pane id."""
         sets: dict[str, tuple[str, str, str]] = {}
+        if self.reason is not None:
+            sets[f"tab-{model.REASON_TAB}"] = self._reason_labels()
         for name in model.QUESTIONS:
             state = model.question_state(self.report_view, name)
             sets[f"tab-{name}"] = (state.label, state.short_label(), state.short_label(tight=True))
@@ -131,7 +159,8 @@ class InterviewScreen(Screen[None]):
         """Labels that fit the width, so the tab strip is never cut at both ends (80 columns
         takes the short ones)."""
         sets = self._tab_label_sets()
-        chosen = model.tab_labels(*([s[i] for s in sets.values()] for i in range(3)), width=width)
+        full, short, tight = ([s[i] for s in sets.values()] for i in range(3))
+        chosen = model.tab_labels(full, short, tight, width=width)
         tabs = self.query_one(TabbedContent)
         for pane_id, label in zip(sets, chosen, strict=True):
             tab = tabs.get_tab(pane_id)
@@ -212,6 +241,13 @@ class InterviewScreen(Screen[None]):
 
     async def action_tab(self, name: str) -> None:
         await self.show_projection(name, None)
+
+    def action_reason(self) -> None:
+        """The reason tab: what decided the verdict when no answer conflicts (offered only then)."""
+        if self.reason_pane is None:
+            return
+        self.query_one(TabbedContent).active = f"tab-{model.REASON_TAB}"
+        self.reason_pane.focus()
 
     async def action_findings(self) -> None:
         self.query_one(TabbedContent).active = "tab-findings"
@@ -381,7 +417,14 @@ class InterviewScreen(Screen[None]):
             self.app.push_screen(WatchScreen(target, first=self.run))
 
     def palette_commands(self) -> list[PaletteCommand]:
-        commands = [
+        commands: list[PaletteCommand] = []
+        if self.reason is not None:
+            commands.append(
+                PaletteCommand(
+                    "show: why this verdict", f"what decided it: {self.reason.summary}", self.action_reason
+                )
+            )
+        commands += [
             PaletteCommand(
                 "show: findings", "list every finding; enter jumps to its projection", self.action_findings
             ),

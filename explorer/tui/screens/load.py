@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import Screen
 from textual.suggester import SuggestFromList
+from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -25,7 +26,7 @@ from explorer.tui import safe
 from explorer.tui.app import context_of, explorer_of
 from explorer.tui.context import DemoAgent
 from explorer.tui.palette import PaletteCommand
-from explorer.tui.runs import RecentAgent
+from explorer.tui.runs import RecentAgent, probe_recents
 from explorer.tui.widgets.footer import ExplorerFooter
 
 
@@ -40,13 +41,17 @@ def demo_prompt(agent: DemoAgent) -> Content:
 
 
 def recent_prompt(recent: RecentAgent) -> Content:
-    """An agent's latest run; when it also answered at other URLs (an older session's port),
-    how many, and where the first of them was."""
+    """An agent's latest run that answered, at the address offered; when it also answered at
+    other addresses (an older session's port), how many, and where the latest of them was; when
+    the offered address no longer answers, why it is thought so."""
     row = recent.row
     elsewhere: tuple[str, str] = ("", "")
     if recent.others:
         more = f" and {len(recent.others) - 1} more" if len(recent.others) > 1 else ""
-        elsewhere = (f"  (same card and key also at {host_port(recent.others[0])}{more})", "dim")
+        elsewhere = (f"  (the same agent also answered at {host_port(recent.others[0])}{more})", "dim")
+    silent = Content("")
+    if recent.silent:
+        silent = Content.assemble("\n  ", ("✗ no longer answers: ", "bold"), safe.text(recent.silent, 120))
     return Content.assemble(
         (safe.clip(row.name or row.agent or row.target, 60), "bold"),
         ("  last: ", "dim"),
@@ -58,6 +63,7 @@ def recent_prompt(recent: RecentAgent) -> Content:
         "\n  ",
         safe.text(row.target, 200, "dim"),
         elsewhere,
+        silent,
     )
 
 
@@ -79,6 +85,7 @@ def configured_prompt(name: str, url: str, credentials: tuple[str, ...]) -> Cont
 
 
 START_DEMO_ID = "demo-start"
+TYPED_FIRST = "-typed-first"  # the class of the widget typing goes to first (`LoadScreen.AUTO_FOCUS`)
 
 
 def start_demo_option() -> Option:
@@ -117,14 +124,13 @@ to the list below (the reference agents, or "start the reference agents").
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("down", "to_list", "To the list", show=False)]
 
-    def type_in(self, character: str, *, after: bool) -> None:
-        """Take a key typed elsewhere (on a list) and take focus: the text becomes `character`,
-        or gets it appended `after` earlier ones, with the cursor at the end and nothing
-        selected (focus would select all, and the next key would replace it)."""
+    def take_typing(self) -> None:
+        """Ready the field for what was typed on a list (`AgentList.typing_goes_to`): the text
+        is replaced by it, and nothing is selected when focus arrives (focus would select all,
+        and each key would replace the one before)."""
         self.select_on_focus = False  # for this focus only: restored on blur
-        self.value = (self.value if after else "") + character
-        self.cursor_position = len(self.value)
-        self.focus()
+        self.value = ""
+        self.cursor_position = 0
 
     def on_blur(self) -> None:
         self.select_on_focus = True
@@ -147,35 +153,38 @@ listed with the verdict it is built to get; when they are not running yet, **ent
 **ctrl+r** anywhere on this screen.
 """
 
-    _passing_on = False  # keys typed here are going to the target (focus moves after them)
-
     def set_options(self, options: Any) -> Any:
         """Every list starts with its first row highlighted, so enter works as soon as it has focus."""
         result = super().set_options(options)
         self.highlighted = 0 if self.option_count else None
         return result
 
-    def on_focus(self) -> None:
-        self._passing_on = False
-
-    def on_key(self, event: events.Key) -> None:
-        """Typing on a list types the target: someone who types a name as soon as the agents are
-        listed finds it in the field, and enter interviews it, instead of the keys being lost and
-        enter opening the highlighted agent. Keys that arrive before focus has moved are added
-        to what was passed on."""
-        if not (event.is_printable and event.character) or event.character.isspace():
-            return
-        self.screen.query_one("#target", TargetInput).type_in(event.character, after=self._passing_on)
-        self._passing_on = True
-        event.stop()
-        event.prevent_default()
+    def typing_goes_to(self, event: events.Key | events.Paste) -> Widget | None:
+        """Typing (or pasting) on a list types the target: someone who types a name as soon as the
+        agents are listed finds it in the field, and enter interviews it, instead of the keys
+        being lost and enter opening the highlighted agent. The app moves focus to the field
+        as it reads this key (`ExplorerApp.on_event`), so this key and every key after it reach
+        the field itself, in the order typed."""
+        if isinstance(event, events.Paste):
+            typed = bool(event.text.strip())
+        else:
+            typed = bool(event.is_printable and event.character and not event.character.isspace())
+        if not typed:
+            return None
+        target = self.screen.query_one("#target", TargetInput)
+        target.take_typing()
+        return target
 
 
 class LoadScreen(Screen[None]):
     """Target input, demo agents with expected verdicts, recent agents, errors in place."""
 
     CSS_PATH = "load.tcss"
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (32, "-tall")]
+    # Where typing goes from the first frame: the reference agents' list when they run, else the
+    # target. Set as the screen is composed, so no key typed while it mounts lands before focus
+    # does (a focus() in on_mount came later, and took focus away from a field being typed in).
+    AUTO_FOCUS = f".{TYPED_FIRST}"
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "focus_target", "Target", id="load.target"),
         Binding("ctrl+r", "start_demo", "Reference agents", id="load.start_demo"),
@@ -189,6 +198,7 @@ class LoadScreen(Screen[None]):
         self.starting = False
 
     def compose(self) -> ComposeResult:
+        demo = bool(context_of(self).demo)
         with Vertical(id="load"):
             yield Static(Content.styled("Interview Explorer", "bold"), id="title")
             yield Static(
@@ -203,12 +213,13 @@ class LoadScreen(Screen[None]):
                 yield TargetInput(
                     placeholder="URL, card file, OpenClasp reference or run id",
                     id="target",
+                    classes="" if demo else TYPED_FIRST,
                 )
                 yield Button("Interview", id="go", variant="primary")
             yield Static(id="load-error")
             yield Static(Content.styled("Reference agents", "bold"), classes="section", id="demo-title")
             yield Static(id="demo-note")
-            yield AgentList(id="demo")
+            yield AgentList(id="demo", classes=TYPED_FIRST if demo else "")
             yield Static(Content.styled("Recent agents", "bold"), classes="section", id="recent-title")
             yield AgentList(id="recent")
             yield Static(
@@ -225,14 +236,16 @@ class LoadScreen(Screen[None]):
         self.refresh_recent()
         self.refresh_configured()
         if context.demo:
-            self.show_demo_agents()
+            self.show_demo_agents(focus=False)  # the list has focus already (AUTO_FOCUS)
         else:
             self.query_one("#demo", OptionList).set_options([start_demo_option()])
-            self.query_one("#target").focus()
+        if self.focused is None:  # composed while the app had no focus (a browser tab in the background)
+            self.set_focus(self.query_one(f".{TYPED_FIRST}"))
 
-    def show_demo_agents(self) -> None:
-        """List the running reference agents, the first highlighted and focused, and say which
-        ones could not be started and why (sdk-built needs a2a-sdk, from the test extra)."""
+    def show_demo_agents(self, *, focus: bool = True) -> None:
+        """List the running reference agents, the first highlighted (and, with `focus`,
+        focused), and say which ones could not be started and why (sdk-built needs a2a-sdk,
+        from the test extra)."""
         context = context_of(self)
         demo = list(context.demo)
         note = self.query_one("#demo-note", Static)
@@ -252,7 +265,8 @@ class LoadScreen(Screen[None]):
         listing = self.query_one("#demo", OptionList)
         listing.set_options([Option(demo_prompt(agent), id=f"demo-{i}") for i, agent in enumerate(demo)])
         listing.highlighted = 0  # enter opens the first agent; the arrows walk from there
-        listing.focus()
+        if focus:
+            listing.focus()
         self.refresh_recent()  # their names become suggestions
 
     # ---- starting the reference agents from here ---------------------------------------------
@@ -319,6 +333,28 @@ class LoadScreen(Screen[None]):
         words = [*context.configured_agents(), *(row.target for row in self.recent)]
         words += [agent.name for agent in context.demo] + [agent.url for agent in context.demo]
         self.query_one("#target", Input).suggester = SuggestFromList(words, case_sensitive=False)
+        if self.recent and context.read_stored:  # pictures show the recents as recorded
+            asked = list(self.recent)
+            self.run_worker(
+                lambda: self._probe_recent(asked), thread=True, exclusive=True, group="recent-probe",
+                name="probe-recent",
+            )
+
+    def _probe_recent(self, asked: list[RecentAgent]) -> None:
+        """In a worker: whether the recent agents' offered addresses still answer (`probe_recents`)."""
+        probed = probe_recents(asked)
+        if probed != asked:
+            self.app.call_from_thread(self._probed, asked, probed)
+
+    def _probed(self, asked: list[RecentAgent], probed: list[RecentAgent]) -> None:
+        """The entries whose address no longer answers say so, unless the list was read again."""
+        if not self.is_attached or self.recent != asked:
+            return
+        listing = self.query_one("#recent", OptionList)
+        for index, (before, after) in enumerate(zip(asked, probed, strict=True)):
+            if after != before:
+                listing.replace_option_prompt_at_index(index, recent_prompt(after))
+        self.recent = probed
 
     # ---- errors in place -----------------------------------------------------------------------
     def show_error(self, target: str, message: str) -> None:

@@ -5,7 +5,10 @@ and the comparison to a thread (they cost CPU, most of a second on a large agent
 the previous one is still running, so a slow agent never piles up interviews. Every run is
 recorded in history and compared with the one before it by `compare_reports`; the timeline line
 says the time (from the injected clock), the verdict, and what changed in words ("no change" or
-the comparison summary). Space pauses the schedule, r replays now (paused or not), escape stops.
+the comparison summary, whose kinds name a `key changed`). A card only signed again over the same
+declarations under the same key (a restart, another replica) raises no change: its line says
+`no change: signed again` and it is not counted (CONTRACT "Signatures are proofs"). Space pauses
+the schedule, r replays now (paused or not), escape stops.
 """
 
 from __future__ import annotations
@@ -37,7 +40,9 @@ class Timeline(OptionList):
     HELP = """
 ## Timeline
 
-One line per replay: when, the verdict, and what changed since the previous replay.
+One line per replay: when, the verdict, and what changed since the previous replay (`≠`, with
+the kinds: declarations, key, answers, verdict), or `~ no change: signed again` when the card
+was only signed again over the same declarations under the same key, which is no change.
 **enter** opens that run.
 """
 
@@ -125,16 +130,18 @@ class WatchScreen(Screen[None]):
         self.ticks += 1
         self.runs.append((run, run_id))
         verdict = ReportView.of(run.report).verdict_label
+        resigned = False
         if comparison is None:
             what, changed = "baseline", False
         else:
-            changed = not comparison.identical
-            what = comparison.summary() if changed else "no change"
+            changed = comparison.changed  # a card only signed again is no change
+            resigned = not changed and comparison.resigned
+            what = comparison.summary()  # "no change: signed again", or what changed, in kinds
         self.changes += int(changed)
         self._add(
             Content.assemble(
                 (self._now() + "  ", "dim"),
-                ("≠ " if changed else "= ", "bold"),
+                ("≠ " if changed else "~ " if resigned else "= ", "bold"),
                 (f"{verdict:<17}", "bold" if changed else ""),
                 (f"run #{run_id}  " if run_id is not None else "", "dim"),
                 safe.text(what, 400, "bold" if changed else ""),
