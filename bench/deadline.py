@@ -52,7 +52,10 @@ SHAPES: dict[str, dict[str, Any]] = {
 def _start_agent(delay: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "explorer.demo.slow", "--delay", str(delay)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "0"},
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "0"},
     )
     assert proc.stdout is not None
     root = proc.stdout.readline().strip()
@@ -79,8 +82,13 @@ async def _shape(root: str, shape: str, timeout: float) -> dict[str, Any]:
     run = await run_interview(f"{root}/{shape}/.well-known/agent-card.json", options)
     seconds = time.perf_counter() - started
     cut = sum(1 for e in run.exchanges if (e.error or "").startswith("deadline"))
-    return {"seconds": seconds, "verdict": run.report["verdict"], "attempts": run.report["attempts"],
-            "requests": len(run.exchanges), "cut": cut}
+    return {
+        "seconds": seconds,
+        "verdict": run.report["verdict"],
+        "attempts": run.report["attempts"],
+        "requests": len(run.exchanges),
+        "cut": cut,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,20 +107,32 @@ def main(argv: list[str] | None = None) -> int:
             runs = [asyncio.run(_shape(root, shape, args.timeout)) for _ in range(args.runs)]
             median = statistics.median(r["seconds"] for r in runs)
             last = {k: v for k, v in runs[-1].items() if k != "seconds"}
-            results.append({"shape": shape, "median_s": median, "floor_median_s": floor,
-                            "ratio": median / floor, "deadline_ratio": deadline / floor, **last})
+            results.append(
+                {
+                    "shape": shape,
+                    "median_s": median,
+                    "floor_median_s": floor,
+                    "ratio": median / floor,
+                    "deadline_ratio": deadline / floor,
+                    **last,
+                }
+            )
     finally:
         agent.terminate()
         agent.wait(10)
     if args.json:
         print(json.dumps({"deadline_s": deadline, "floor_median_s": floor, "shapes": results}))
         return 0
-    print(f"one answer of the slow agent (floor): {floor:.3f} s; deadline {deadline:g} s = "
-          f"{deadline / floor:.1f} answers' worth (--timeout {args.timeout:g}, --delay {args.delay:g})")
+    print(
+        f"one answer of the slow agent (floor): {floor:.3f} s; deadline {deadline:g} s = "
+        f"{deadline / floor:.1f} answers' worth (--timeout {args.timeout:g}, --delay {args.delay:g})"
+    )
     for r in results:
-        print(f"  {r['shape']:<10} {r['median_s']:6.2f} s = {r['ratio']:5.1f} answers' worth  "
-              f"({r['verdict']}, {r['attempts']} attempt(s), {r['requests']} requests, "
-              f"{r['cut']} cut by the deadline)")
+        print(
+            f"  {r['shape']:<10} {r['median_s']:6.2f} s = {r['ratio']:5.1f} answers' worth  "
+            f"({r['verdict']}, {r['attempts']} attempt(s), {r['requests']} requests, "
+            f"{r['cut']} cut by the deadline)"
+        )
     return 0
 
 

@@ -174,9 +174,7 @@ def seed(store: HistoryStore, run: Run, runs: int, agents: int) -> dict[str, flo
                      FROM runs GROUP BY agent_id) c
                WHERE agents.id = c.agent_id"""
         )
-        conn.execute(
-            LATEST_OF_AGENTS
-        )
+        conn.execute(LATEST_OF_AGENTS)
         conn.execute("DROP TABLE seed_map")
 
     store._transaction(work, what="could not seed the benchmark's history")  # noqa: SLF001
@@ -566,7 +564,12 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 if kind == "postgresql" and args.writers:
                     figures[kind]["many_writers"] = writers(
-                        url, run, args.agents, args.writers, args.writer_runs, args.writer_rounds,
+                        url,
+                        run,
+                        args.agents,
+                        args.writers,
+                        args.writer_runs,
+                        args.writer_rounds,
                         server.postmaster,  # type: ignore[union-attr]
                     )
             if args.crowd and server is not None:

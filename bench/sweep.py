@@ -170,8 +170,9 @@ async def _baseline(urls: list[str], client_kind: str = "httpx", timeout: float 
         from explorer.net.http import MAX_CONNECTIONS, MAX_IDLE
 
         limits = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_IDLE)
-        return httpx.AsyncClient(timeout=httpx.Timeout(timeout), limits=limits, follow_redirects=False,
-                                 verify=no_ca)
+        return httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout), limits=limits, follow_redirects=False, verify=no_ca
+        )
 
     async def worker() -> None:
         nonlocal total
@@ -308,7 +309,9 @@ def main() -> int:
             + (
                 "  above 1: httpx's async client spends more CPU per request than the explorer's own\n"
                 "  plain-HTTP client (h11 on asyncio streams); the transport floor below compares like\n"
-                "  with like\n" if figures["throughput_ratio"] > 1 else ""
+                "  with like\n"
+                if figures["throughput_ratio"] > 1
+                else ""
             )
             + f"  transport floor: the explorer's client, same requests, nothing verified or recorded "
             f"{f['transport_floor_s']:.2f} s  {f['transport_agents_per_s']}/s; verify at "

@@ -81,9 +81,23 @@ def measure(elements: int) -> dict[str, Any]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "explorer", "verify", "--offline", str(path), "--trust-runner", str(trust),
-             "--json", "--home", str(Path(tmp) / "home")],
-            cwd=REPO, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"},
+            [
+                sys.executable,
+                "-m",
+                "explorer",
+                "verify",
+                "--offline",
+                str(path),
+                "--trust-runner",
+                str(trust),
+                "--json",
+                "--home",
+                str(Path(tmp) / "home"),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1"},
         )
         wall = time.perf_counter() - wall
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -120,9 +134,11 @@ def main() -> int:
     print(f"  floor (json.loads + sha256)  {figures['floor_s']:8.2f} s CPU")
     for label, key in (("read (strict, typed)", "read"), ("digest (RFC 8785)", "digest")):
         print(f"  {label:<28} {figures[key + '_s']:8.2f} s CPU  ({figures[key + '_ratio']}x the floor)")
-    print(f"  verify --offline, whole      {figures['verify_offline_cpu_s']:8.2f} s CPU  "
-          f"({figures['verify_offline_ratio']}x the floor; {figures['verify_offline_wall_s']:.2f} s wall)"
-          f"  -> {figures['attestation']}, {figures['standing']}")
+    print(
+        f"  verify --offline, whole      {figures['verify_offline_cpu_s']:8.2f} s CPU  "
+        f"({figures['verify_offline_ratio']}x the floor; {figures['verify_offline_wall_s']:.2f} s wall)"
+        f"  -> {figures['attestation']}, {figures['standing']}"
+    )
     return 0
 
 

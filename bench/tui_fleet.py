@@ -70,8 +70,13 @@ def seeded(run: Run, agents: int, home: Path) -> float:
     with History.open(home) as history:
         for i in range(agents):
             copy = as_agent(run, i, i)
-            history.record(Run(report={**copy.report, "verdict": VERDICTS[i % len(VERDICTS)]},
-                               exchanges=copy.exchanges, keys=copy.keys))
+            history.record(
+                Run(
+                    report={**copy.report, "verdict": VERDICTS[i % len(VERDICTS)]},
+                    exchanges=copy.exchanges,
+                    keys=copy.keys,
+                )
+            )
     return time.perf_counter() - began
 
 
@@ -165,8 +170,10 @@ def main() -> int:
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    print(f"fleet view on {large['agents']} agents against {base['agents']} (seeded in "
-          f"{large['seed_s']:.1f} s and {base['seed_s']:.1f} s, one real run of steady per agent)")
+    print(
+        f"fleet view on {large['agents']} agents against {base['agents']} (seeded in "
+        f"{large['seed_s']:.1f} s and {base['seed_s']:.1f} s, one real run of steady per agent)"
+    )
     rows = [
         ("F3 to the first frame", "first_frame_ms"),
         ("F3 to every row on screen", "rows_shown_ms"),
@@ -182,8 +189,10 @@ def main() -> int:
         ("floor: longest gap of the idle app", "idle_longest_gap_ms"),
     ]
     for label, key in rows:
-        print(f"  {label:<36} {large[key]:8.0f} ms   baseline {base[key]:8.0f} ms   "
-              f"ratio {large[key] / base[key] if base[key] else float('nan'):5.2f}")
+        print(
+            f"  {label:<36} {large[key]:8.0f} ms   baseline {base[key]:8.0f} ms   "
+            f"ratio {large[key] / base[key] if base[key] else float('nan'):5.2f}"
+        )
     return 0
 
 

@@ -117,8 +117,13 @@ class Agents:
 
     def __init__(self, names: Sequence[str], env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", AGENTS_CHILD, *names], cwd=REPO, env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            [sys.executable, "-c", AGENTS_CHILD, *names],
+            cwd=REPO,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         self.base: dict[str, str] = {}
         assert self.proc.stdout is not None
@@ -225,8 +230,14 @@ def _cpu_floor(exchanges: Sequence[Exchange]) -> float:
 
 def _evaluation(run: Run) -> float:
     t0 = time.perf_counter()
-    evaluate(list(run.exchanges), run.keys, target="bench", ran_by={"name": "bench", "role": "self"},
-             started_at="", finished_at="")
+    evaluate(
+        list(run.exchanges),
+        run.keys,
+        target="bench",
+        ran_by={"name": "bench", "role": "self"},
+        started_at="",
+        finished_at="",
+    )
     return time.perf_counter() - t0
 
 
@@ -239,10 +250,14 @@ def _process(argv: list[str], env: dict[str, str]) -> float:
 
 def _peak_and_size(args: list[str], env: dict[str, str]) -> tuple[int, int]:
     """Peak RSS (KiB) and stdout bytes of `interview-explorer ARGS`."""
-    proc = subprocess.run([sys.executable, "-c", RSS_CHILD, *args], cwd=REPO, env=env, capture_output=True,
-                          check=False)
-    peaks = [int(line.split()[1]) for line in proc.stderr.decode(errors="replace").splitlines()
-             if line.startswith("VmHWM ")]
+    proc = subprocess.run(
+        [sys.executable, "-c", RSS_CHILD, *args], cwd=REPO, env=env, capture_output=True, check=False
+    )
+    peaks = [
+        int(line.split()[1])
+        for line in proc.stderr.decode(errors="replace").splitlines()
+        if line.startswith("VmHWM ")
+    ]
     return (peaks[-1] if peaks else 0), len(proc.stdout)
 
 
@@ -306,13 +321,28 @@ def _measure(agents: Agents, env: dict[str, str], runs: int) -> dict[str, Any] |
         url, requests = agents.base[name], _plain_requests(recorded[name].exchanges)
         _plain(requests)
         mine, floor, wire = _alternate(
-            runs, lambda u=url: _verified(u, options)[0], lambda r=requests: _plain(r)[0],
+            runs,
+            lambda u=url: _verified(u, options)[0],
+            lambda r=requests: _plain(r)[0],
             lambda r=requests: _wire(r),
         )
-        pairs.append(_pair(f"{name}: run_interview / {len(requests)} sequential plain httpx requests",
-                           mine, floor, TARGET_IN_PROCESS))
-        pairs.append(_pair(f"{name}: run_interview / the same requests in the same rounds through the "
-                           "explorer's own client, nothing verified (the transport floor)", mine, wire, None))
+        pairs.append(
+            _pair(
+                f"{name}: run_interview / {len(requests)} sequential plain httpx requests",
+                mine,
+                floor,
+                TARGET_IN_PROCESS,
+            )
+        )
+        pairs.append(
+            _pair(
+                f"{name}: run_interview / the same requests in the same rounds through the "
+                "explorer's own client, nothing verified (the transport floor)",
+                mine,
+                wire,
+                None,
+            )
+        )
 
     verify = [sys.executable, "-m", "explorer", "verify", "--json", "--no-history", "--allow-jku"]
     steady_argv, huge_argv = verify + [agents.base["steady"]], verify + [agents.base["huge"]]
@@ -323,30 +353,52 @@ def _measure(agents: Agents, env: dict[str, str], runs: int) -> dict[str, Any] |
     for argv in (steady_argv, httpx_argv, lean_argv, huge_argv):
         _process(argv, env)  # warm-up (bytecode caches)
     whole, bare, lean = _alternate(
-        runs, lambda: _process(steady_argv, env), lambda: _process(httpx_argv, env),
+        runs,
+        lambda: _process(steady_argv, env),
+        lambda: _process(httpx_argv, env),
         lambda: _process(lean_argv, env),
     )
-    pairs.append(_pair("steady: verify --json --no-history / python -c 'import httpx'", whole, bare,
-                       TARGET_PROCESS))
-    pairs.append(_pair("steady: verify --json --no-history / import httpx without its CLI (httpx as a "
-                       "library)", whole, lean, None))
+    pairs.append(
+        _pair("steady: verify --json --no-history / python -c 'import httpx'", whole, bare, TARGET_PROCESS)
+    )
+    pairs.append(
+        _pair(
+            "steady: verify --json --no-history / import httpx without its CLI (httpx as a library)",
+            whole,
+            lean,
+            None,
+        )
+    )
 
     huge = recorded["huge"]
     received = sum(len(ex.response_body or b"") for ex in huge.exchanges)
     evaluation, floor_cpu = _alternate(runs, lambda: _evaluation(huge), lambda: _cpu_floor(huge.exchanges))
     with nogc.paused():
         floor_paused = [_cpu_floor(huge.exchanges) for _ in range(runs)]
-    pairs.append(_pair("huge: evaluate / CPU floor (strict parse of every body + JCS of card and answers)",
-                       evaluation, floor_cpu, TARGET_HUGE))
-    pairs.append(_pair("huge: evaluate / the same CPU floor with the cyclic GC paused as evaluate pauses it",
-                       evaluation, floor_paused, TARGET_HUGE))
+    pairs.append(
+        _pair(
+            "huge: evaluate / CPU floor (strict parse of every body + JCS of card and answers)",
+            evaluation,
+            floor_cpu,
+            TARGET_HUGE,
+        )
+    )
+    pairs.append(
+        _pair(
+            "huge: evaluate / the same CPU floor with the cyclic GC paused as evaluate pauses it",
+            evaluation,
+            floor_paused,
+            TARGET_HUGE,
+        )
+    )
     requests = _plain_requests(huge.exchanges)
     url = agents.base["huge"]
     run_huge, floor_huge = _alternate(
         runs, lambda: _verified(url, options)[0], lambda: _plain(requests)[0] + _cpu_floor(huge.exchanges)
     )
-    pairs.append(_pair("huge: run_interview / (sequential plain httpx + CPU floor)", run_huge, floor_huge,
-                       None))
+    pairs.append(
+        _pair("huge: run_interview / (sequential plain httpx + CPU floor)", run_huge, floor_huge, None)
+    )
     pairs.append(_pair("huge: run_interview / CPU floor alone", run_huge, floor_cpu, None))
 
     rss_steady, rss_huge, report_bytes = [], [], []
@@ -356,12 +408,16 @@ def _measure(agents: Agents, env: dict[str, str], runs: int) -> dict[str, Any] |
         rss_huge.append(rss)
         report_bytes.append(size)
     figures["rss"] = {
-        "huge_kib": statistics.median(rss_huge), "steady_kib": statistics.median(rss_steady),
-        "ratio": statistics.median(rss_huge) / statistics.median(rss_steady), "target": TARGET_RSS,
+        "huge_kib": statistics.median(rss_huge),
+        "steady_kib": statistics.median(rss_steady),
+        "ratio": statistics.median(rss_huge) / statistics.median(rss_steady),
+        "target": TARGET_RSS,
     }
     figures["report"] = {
-        "report_bytes": statistics.median(report_bytes), "received_bytes": received,
-        "ratio": statistics.median(report_bytes) / received, "target": TARGET_REPORT,
+        "report_bytes": statistics.median(report_bytes),
+        "received_bytes": received,
+        "ratio": statistics.median(report_bytes) / received,
+        "target": TARGET_REPORT,
     }
     return figures
 
@@ -375,21 +431,29 @@ def _verdict(ratio: float, target: float | None) -> str:
 def _print(figures: dict[str, Any], runs: int) -> None:
     print(f"{runs} run(s) per side; agents served by a reference fleet in another process")
     for pair in figures["pairs"]:
-        print(f"{pair['label']}: {pair['median_s'] * 1000:.1f} ms vs {pair['floor_median_s'] * 1000:.1f} ms, "
-              f"ratio {pair['ratio']:.2f} {_verdict(pair['ratio'], pair['target'])}")
+        print(
+            f"{pair['label']}: {pair['median_s'] * 1000:.1f} ms vs {pair['floor_median_s'] * 1000:.1f} ms, "
+            f"ratio {pair['ratio']:.2f} {_verdict(pair['ratio'], pair['target'])}"
+        )
         if pair["ratio"] < 1 and "run_interview" in pair["label"]:
-            print("  below 1: the verifier sends each round of calls (and the key, proposal and card "
-                  "fetches) concurrently, the floor sends the same requests one after another; and its "
-                  "plain-HTTP client (h11 on asyncio streams) spends less CPU per request than httpx's, "
-                  "which the floor uses. The verification itself is not free: it overlaps with waiting "
-                  "for the agent")
+            print(
+                "  below 1: the verifier sends each round of calls (and the key, proposal and card "
+                "fetches) concurrently, the floor sends the same requests one after another; and its "
+                "plain-HTTP client (h11 on asyncio streams) spends less CPU per request than httpx's, "
+                "which the floor uses. The verification itself is not free: it overlaps with waiting "
+                "for the agent"
+            )
     rss, report = figures["rss"], figures["report"]
-    print(f"peak RSS, verify --json --no-history: huge {rss['huge_kib'] / 1024:.1f} MiB vs steady "
-          f"{rss['steady_kib'] / 1024:.1f} MiB, ratio {rss['ratio']:.2f} "
-          f"{_verdict(rss['ratio'], rss['target'])}")
-    print(f"report size, huge: {report['report_bytes'] / 1e6:.2f} MB printed for "
-          f"{report['received_bytes'] / 1e6:.2f} MB of response bodies received, ratio {report['ratio']:.2f} "
-          f"{_verdict(report['ratio'], report['target'])}")
+    print(
+        f"peak RSS, verify --json --no-history: huge {rss['huge_kib'] / 1024:.1f} MiB vs steady "
+        f"{rss['steady_kib'] / 1024:.1f} MiB, ratio {rss['ratio']:.2f} "
+        f"{_verdict(rss['ratio'], rss['target'])}"
+    )
+    print(
+        f"report size, huge: {report['report_bytes'] / 1e6:.2f} MB printed for "
+        f"{report['received_bytes'] / 1e6:.2f} MB of response bodies received, ratio {report['ratio']:.2f} "
+        f"{_verdict(report['ratio'], report['target'])}"
+    )
 
 
 if __name__ == "__main__":

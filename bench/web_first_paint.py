@@ -91,7 +91,11 @@ def _wait(predicate: Any, what: str, timeout: float = WAIT) -> Any:
 def start_server(env: dict[str, str], cwd: Path) -> tuple[subprocess.Popen[bytes], str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "explorer", "serve", "--port", "0", "--max-sessions", "4"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
     )
     assert process.stdout is not None
     ready, _, _ = select.select([process.stdout], [], [], WAIT)
@@ -179,6 +183,7 @@ def session_memory(chromium: Any, driver: Any, url: str, server_pid: int, tabs: 
         driver.get(url)
         _drawn(chromium, driver)
         handles.append(driver.current_window_handle)
+
     def all_open() -> list[int] | None:
         found = _children(server_pid)
         return found if len(found) == tabs else None
@@ -215,8 +220,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"bench/web_first_paint.py: {reason}")
     with tempfile.TemporaryDirectory(prefix="ie-bench-web-") as tmp:
         folder = Path(tmp)
-        env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(folder / "home"), "PYTHONPATH": str(REPO),
-               "TERM": "xterm-256color"}
+        env = {
+            **os.environ,
+            "INTERVIEW_EXPLORER_HOME": str(folder / "home"),
+            "PYTHONPATH": str(REPO),
+            "TERM": "xterm-256color",
+        }
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         (folder / "profile").mkdir()
         server, url = start_server(env, folder)
@@ -238,18 +247,28 @@ def main(argv: list[str] | None = None) -> int:
     b, t = statistics.median(browser), statistics.median(terminal)
     ratio = b / t
     ok = ratio <= args.target
-    figures = {"browser_s": b, "terminal_s": t, "ratio": ratio, "target": args.target, "runs": args.runs,
-               "size": [columns, rows], "ok": ok, **memory}
+    figures = {
+        "browser_s": b,
+        "terminal_s": t,
+        "ratio": ratio,
+        "target": args.target,
+        "runs": args.runs,
+        "size": [columns, rows],
+        "ok": ok,
+        **memory,
+    }
     if args.json:
         print(json.dumps(figures))
     else:
         print(f"terminal: the TUI's first frame, {columns}x{rows} pty  median {t:.3f} s  ({args.runs} runs)")
         print(f"browser:  URL opened to the first frame drawn   median {b:.3f} s")
         print(f"ratio {ratio:.2f} (target <= {args.target}): {'OK' if ok else 'OVER'}")
-        print(f"memory per browser session: {memory['per_session_mib']:.1f} MiB: the session process "
-              f"{memory['session_rss_mib']:.1f} MiB RSS ({memory['session_pss_mib']:.1f} MiB PSS), "
-              f"the server's share {memory['server_share_mib']:.1f} MiB "
-              f"(idle {memory['server_idle_rss_mib']:.1f} MiB)")
+        print(
+            f"memory per browser session: {memory['per_session_mib']:.1f} MiB: the session process "
+            f"{memory['session_rss_mib']:.1f} MiB RSS ({memory['session_pss_mib']:.1f} MiB PSS), "
+            f"the server's share {memory['server_share_mib']:.1f} MiB "
+            f"(idle {memory['server_idle_rss_mib']:.1f} MiB)"
+        )
     return 0 if ok else 1
 
 

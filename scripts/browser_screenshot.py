@@ -51,7 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(folder / "home"), "PYTHONPATH": str(REPO)}
         demo = subprocess.Popen(
             [sys.executable, "-m", "explorer", "demo", "--browser"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=folder,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=folder,
         )
         try:
             assert demo.stdout is not None

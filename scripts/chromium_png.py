@@ -147,8 +147,10 @@ def render(
         if size is None:
             raise RenderError(f"{source.name}: give the page size (--size WIDTHxHEIGHT)")
         if size[0] < MIN_SIZE[0] or size[1] < MIN_SIZE[1]:
-            raise RenderError(f"{source.name}: {size[0]}x{size[1]} is below the smallest size Chromium "
-                              f"draws faithfully, {MIN_SIZE[0]}x{MIN_SIZE[1]}")
+            raise RenderError(
+                f"{source.name}: {size[0]}x{size[1]} is below the smallest size Chromium "
+                f"draws faithfully, {MIN_SIZE[0]}x{MIN_SIZE[1]}"
+            )
         target = Path(tmp) / "out.png"
         command = [
             executable,

@@ -105,6 +105,7 @@ def demo_runs(fleet: Fleet) -> dict[str, Run]:
 
 # --- the TUI under Pilot ----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def tui(request: pytest.FixtureRequest, tmp_path: Path) -> Tui:
     """Start the explorer app headless: `async with tui() as pilot:`, then `pilot.app`.

@@ -177,8 +177,10 @@ def _extension_lines(card: Card) -> list[str]:
         lines.append(f"  {'terms':<11} not declared")
     for entry in terms:
         spec = _s(entry.sow_spec, 60) if entry.sow_spec is not None else "missing"
-        lines.append(f"  {'terms':<11} declared at {entry.extension.pointer} (sow_spec {spec}, "
-                     f"{len(entry.proposals)} proposal{'s' if len(entry.proposals) != 1 else ''})")
+        lines.append(
+            f"  {'terms':<11} declared at {entry.extension.pointer} (sow_spec {spec}, "
+            f"{len(entry.proposals)} proposal{'s' if len(entry.proposals) != 1 else ''})"
+        )
         lines.extend(f"              ! {_s(p, 300)}" for p in entry.problems)
         for proposal in entry.proposals:
             lines.append(f"      {_s(proposal.url or '(no url)', 300)}")
@@ -192,8 +194,10 @@ def _extension_lines(card: Card) -> list[str]:
     reputation = card.reputation
     lines.append(_ext_line("reputation", reputation))
     if reputation is not None:
-        lines.append(f"              params {_s(reputation.params, 300)} (shown, never fetched; an "
-                     "interview measures consistency, not conduct)")
+        lines.append(
+            f"              params {_s(reputation.params, 300)} (shown, never fetched; an "
+            "interview measures consistency, not conduct)"
+        )
     openclasp = card.openclasp
     lines.append(_ext_line("openclasp", openclasp))
     if openclasp is not None:

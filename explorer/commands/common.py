@@ -157,8 +157,10 @@ def met_deadline(report: Any) -> bool:
 def deadline_hint(seconds: float | None = None) -> str:
     """The line said after the run's deadline cut it short: the bound it had and the option."""
     had = f", {seconds:g} s," if seconds is not None else ""
-    return (f"the run's deadline{had} cut it short before the interview was finished; a slow agent "
-            "may need a longer one: --deadline SECONDS (default six times --timeout)")
+    return (
+        f"the run's deadline{had} cut it short before the interview was finished; a slow agent "
+        "may need a longer one: --deadline SECONDS (default six times --timeout)"
+    )
 
 
 # --- argparse types and options -----------------------------------------------------------------

@@ -48,30 +48,56 @@ from explorer.commands.common import add_home_argument, add_watch_every_argument
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--serve", action="store_true",
-                        help="serve headless: print 'name<TAB>card URL<TAB>expected verdict' per agent, "
-                        "then serve until SIGINT/SIGTERM")
-    parser.add_argument("--only", nargs="+", action="extend", metavar="NAME", default=None,
-                        help="start only these agents (see --list)")
-    parser.add_argument("--port", type=int, default=None,
-                        help="port of the first agent; the others take the following ports; 0: free "
-                        "ports (default: each reference agent's own port, the same every session)")
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve headless: print 'name<TAB>card URL<TAB>expected verdict' per agent, "
+        "then serve until SIGINT/SIGTERM",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        action="extend",
+        metavar="NAME",
+        default=None,
+        help="start only these agents (see --list)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port of the first agent; the others take the following ports; 0: free "
+        "ports (default: each reference agent's own port, the same every session)",
+    )
     parser.add_argument("--list", action="store_true", help="list the reference agents and exit")
-    parser.add_argument("--crowd", type=_crowd_size, default=0, metavar="N",
-                        help="also start N extra agents (a seeded mix of the variants, one process); "
-                        "the explorer opens on the fleet view sweeping them")
+    parser.add_argument(
+        "--crowd",
+        type=_crowd_size,
+        default=0,
+        metavar="N",
+        help="also start N extra agents (a seeded mix of the variants, one process); "
+        "the explorer opens on the fleet view sweeping them",
+    )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="the crowd's seed (default 0)")
-    parser.add_argument("--crowd-only", action="store_true",
-                        help="with --crowd: start the crowd without the reference agents")
-    parser.add_argument("--browser", action="store_true",
-                        help="serve the explorer on the agents to a web browser on this machine "
-                        "(prints one URL with a token, as `serve` does)")
+    parser.add_argument(
+        "--crowd-only", action="store_true", help="with --crowd: start the crowd without the reference agents"
+    )
+    parser.add_argument(
+        "--browser",
+        action="store_true",
+        help="serve the explorer on the agents to a web browser on this machine "
+        "(prints one URL with a token, as `serve` does)",
+    )
     from explorer.commands.serve import add_serving_arguments
 
     add_serving_arguments(parser, prefix="browser-")
-    parser.add_argument("--keys-out", default=None, metavar="FILE",
-                        help="with --serve: where to write the agents' public keys as a JWKS for "
-                        "`verify --keys` (default: demo-keys.jwks in the explorer's home)")
+    parser.add_argument(
+        "--keys-out",
+        default=None,
+        metavar="FILE",
+        help="with --serve: where to write the agents' public keys as a JWKS for "
+        "`verify --keys` (default: demo-keys.jwks in the explorer's home)",
+    )
     add_watch_every_argument(parser)
     add_home_argument(parser)
 
@@ -147,7 +173,7 @@ GUARDED_NOTE = (
     "conformant only with the agent's demo credential (the VAR=value after its line, given to "
     "verify as its options say); without it, as in a sweep of the URLs alone, unreachable "
     "(auth_required). A sweep (--from) needs each credential bound to its agent in the config: "
-    "[agents.NAME] with the card URL as url and the options as settings (bearer = \"env:VAR\", ...)"
+    '[agents.NAME] with the card URL as url and the options as settings (bearer = "env:VAR", ...)'
 )
 
 
@@ -181,8 +207,12 @@ def run(args: argparse.Namespace) -> int:
 
     with _stop_on_signal() as stop:
         try:
-            fleet = Fleet([] if args.crowd_only else args.only, port=args.port or 0,
-                          stable=args.port is None, keys_in=home_dir(args.home) / FOLDER).start()
+            fleet = Fleet(
+                [] if args.crowd_only else args.only,
+                port=args.port or 0,
+                stable=args.port is None,
+                keys_in=home_dir(args.home) / FOLDER,
+            ).start()
         except FleetError as exc:
             say(str(exc), "demo")
             return 2
@@ -270,8 +300,11 @@ def _tell_keys(fleet: Any, crowd: Any, path: Path) -> None:
     try:
         write_jwks(path, public_jwks(agents))
     except OSError as exc:
-        print(f"demo: the agents' public keys were not written to {path}: {exc.strerror or exc}; "
-              "`verify` will call their signatures unverifiable", file=sys.stderr)
+        print(
+            f"demo: the agents' public keys were not written to {path}: {exc.strerror or exc}; "
+            "`verify` will call their signatures unverifiable",
+            file=sys.stderr,
+        )
         return
     example = next((a for a in agents if a.name == "forged"), agents[0] if agents else None)
     print(f"demo: the agents' public keys (JWKS) are in {path}; pass them to verify:", file=sys.stderr)
@@ -282,8 +315,10 @@ def _tell_keys(fleet: Any, crowd: Any, path: Path) -> None:
         if getattr(agent, "credentials", None) is None:
             continue
         exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in agent.env.items())
-        line = (f"{exports} interview-explorer verify {shlex.quote(agent.card_url)} "
-                f"--keys {shlex.quote(str(path))} {_usage(agent)}")
+        line = (
+            f"{exports} interview-explorer verify {shlex.quote(agent.card_url)} "
+            f"--keys {shlex.quote(str(path))} {_usage(agent)}"
+        )
         print(f"demo:   {agent.name}: {line}", file=sys.stderr)
     sys.stderr.flush()
 
@@ -294,8 +329,11 @@ def _serve(fleet: Any, stop: threading.Event, crowd: Any = None, keys_out: Path 
     if crowd is not None:
         _print_agents(crowd, verbose=False)
         count, seconds = count + len(crowd.agents), seconds + crowd.startup_seconds
-    print(f"demo: {count} agent{'' if count == 1 else 's'} listening after {seconds:.3f} s; "
-          "SIGINT or SIGTERM stops them", file=sys.stderr)
+    print(
+        f"demo: {count} agent{'' if count == 1 else 's'} listening after {seconds:.3f} s; "
+        "SIGINT or SIGTERM stops them",
+        file=sys.stderr,
+    )
     if keys_out is not None:
         _tell_keys(fleet, crowd, keys_out)
     while not stop.is_set() and not fleet.wait_ready(timeout=0.5):

@@ -31,14 +31,23 @@ class _Exit(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", nargs="?", metavar="FILE",
-                        help="an A2A message or a JSON-RPC message/send request (JSON)")
-    parser.add_argument("--contract", metavar="CONTRACT.json",
-                        help="the OpenClasp contract whose terms hash the envelope must carry")
-    parser.add_argument("--hash", dest="hash_only", metavar="CONTRACT.json",
-                        help="print the terms hash of a contract and exit")
-    parser.add_argument("--uri", default=None,
-                        help="the extension URI the envelope is keyed by (default: the OpenClasp URI)")
+    parser.add_argument(
+        "file", nargs="?", metavar="FILE", help="an A2A message or a JSON-RPC message/send request (JSON)"
+    )
+    parser.add_argument(
+        "--contract",
+        metavar="CONTRACT.json",
+        help="the OpenClasp contract whose terms hash the envelope must carry",
+    )
+    parser.add_argument(
+        "--hash",
+        dest="hash_only",
+        metavar="CONTRACT.json",
+        help="print the terms hash of a contract and exit",
+    )
+    parser.add_argument(
+        "--uri", default=None, help="the extension URI the envelope is keyed by (default: the OpenClasp URI)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 

@@ -52,7 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from explorer.store.export import ALL_FORMATS
 
     parser.add_argument(
-        "run_id", type=run_selector_argument, metavar="RUN",
+        "run_id",
+        type=run_selector_argument,
+        metavar="RUN",
         help=f"a run id from `history`, or `{LATEST}` (the newest run in the history)",
     )
     parser.add_argument(
@@ -63,7 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         + " (default: the suffix of FILE, else json)",
     )
     parser.add_argument(
-        "-o", "--output", metavar="FILE", default=None,
+        "-o",
+        "--output",
+        metavar="FILE",
+        default=None,
         help="write to FILE instead of stdout (an existing FILE is kept unless --force)",
     )
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")

@@ -237,10 +237,12 @@ def _print_table(
             print("no runs recorded yet (every `verify` is recorded unless --no-history)")
         return EXIT_OK
     if changed:
-        print_lines([
-            "* changed since that agent's previous run; CHANGE says what: its declarations (the card "
-            "without its signatures), its signing key, its answers or its verdict"
-        ])
+        print_lines(
+            [
+                "* changed since that agent's previous run; CHANGE says what: its declarations (the card "
+                "without its signatures), its signing key, its answers or its verdict"
+            ]
+        )
     if resigned:
         from explorer.core.compare import RESIGNED_WORDS
 

@@ -57,22 +57,43 @@ def add_serving_arguments(parser: argparse.ArgumentParser, *, prefix: str = "") 
     loopback ones: `demo --browser` names its port `--browser-port`)."""
     from explorer.web.binding import DEFAULT_HOST, EXPOSE_FLAG
 
-    parser.add_argument(f"--{prefix}port", dest="web_port", type=int, default=0, metavar="N",
-                        help="the port to serve on (default: any free port, shown in the URL)")
-    parser.add_argument("--max-sessions", type=_session_count, default=DEFAULT_MAX_SESSIONS, metavar="N",
-                        help="browser tabs served at once, each an explorer process "
-                        f"(default {DEFAULT_MAX_SESSIONS})")
+    parser.add_argument(
+        f"--{prefix}port",
+        dest="web_port",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the port to serve on (default: any free port, shown in the URL)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=_session_count,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help=f"browser tabs served at once, each an explorer process (default {DEFAULT_MAX_SESSIONS})",
+    )
     if prefix:
         return
-    parser.add_argument("--host", default=DEFAULT_HOST, metavar="ADDR",
-                        help=f"the IP address to listen on (default {DEFAULT_HOST}; any address that is not "
-                        f"loopback also needs {EXPOSE_FLAG})")
-    parser.add_argument(EXPOSE_FLAG, action="store_true",
-                        help="acknowledge that --host makes the explorer reachable from other machines "
-                        "(put it behind a reverse proxy with TLS and authentication)")
-    parser.add_argument("--public-origin", default=None, metavar="URL",
-                        help="the origin browsers use when a reverse proxy is in front "
-                        "(https://explorer.example.org); its Host and Origin are accepted too")
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        metavar="ADDR",
+        help=f"the IP address to listen on (default {DEFAULT_HOST}; any address that is not "
+        f"loopback also needs {EXPOSE_FLAG})",
+    )
+    parser.add_argument(
+        EXPOSE_FLAG,
+        action="store_true",
+        help="acknowledge that --host makes the explorer reachable from other machines "
+        "(put it behind a reverse proxy with TLS and authentication)",
+    )
+    parser.add_argument(
+        "--public-origin",
+        default=None,
+        metavar="URL",
+        help="the origin browsers use when a reverse proxy is in front "
+        "(https://explorer.example.org); its Host and Origin are accepted too",
+    )
 
 
 def _session_count(text: str) -> int:
@@ -157,7 +178,7 @@ def anchored_options(options: Mapping[str, Any], config: Any) -> dict[str, Any]:
     for name in SECRET_FILE_OPTIONS:
         value = out.get(name)
         if isinstance(value, str) and value.startswith("file:") and len(value) > len("file:"):
-            out[name] = "file:" + _absolute(value[len("file:"):])
+            out[name] = "file:" + _absolute(value[len("file:") :])
     target = out.get("target")
     if isinstance(target, str) and target and not _is_web(target) and Path(target).expanduser().is_file():
         agent = config.agent(target)
@@ -204,8 +225,13 @@ def _check(argv: tuple[str, ...], environment: dict[str, str], folder: str) -> s
     """Build one session's app without running it; the launcher's message if that fails."""
     try:
         done = subprocess.run(
-            [*argv, "--check"], env=environment, stdin=subprocess.DEVNULL, cwd=folder,
-            capture_output=True, text=True, timeout=CHECK_TIMEOUT,
+            [*argv, "--check"],
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=CHECK_TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"interview-explorer serve: the explorer could not be started: {exc}"
@@ -232,15 +258,25 @@ def _messages_on_stderr() -> Any:
 
 
 async def _serve(
-    sock: Any, binding: Any, max_sessions: int, argv: tuple[str, ...], environment: dict[str, str],
+    sock: Any,
+    binding: Any,
+    max_sessions: int,
+    argv: tuple[str, ...],
+    environment: dict[str, str],
     folder: str,
 ) -> None:
     from explorer.web.guard import Guard
     from explorer.web.server import ExplorerServer, serve
 
     guard = Guard.fresh(binding.addresses(sock.getsockname()[1]))
-    server = ExplorerServer(guard, max_sessions=max_sessions, argv=argv, environment=environment, cwd=folder,
-                            on_session=lambda event, _session: _tell_sessions(event, server))
+    server = ExplorerServer(
+        guard,
+        max_sessions=max_sessions,
+        argv=argv,
+        environment=environment,
+        cwd=folder,
+        on_session=lambda event, _session: _tell_sessions(event, server),
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     handled = []
@@ -260,13 +296,22 @@ def _announce(guard: Any, binding: Any, max_sessions: int) -> None:
     print(guard.url, flush=True)
     if binding.warning:
         print(f"serve: {binding.warning}", file=sys.stderr)
-    print("serve: open the address above in a browser (it holds this run's token; anyone with it can "
-          "use the explorer as you)", file=sys.stderr)
-    print(f"serve: at most {max_sessions} browser tabs at a time; Ctrl+C stops the server and every session",
-          file=sys.stderr, flush=True)
+    print(
+        "serve: open the address above in a browser (it holds this run's token; anyone with it can "
+        "use the explorer as you)",
+        file=sys.stderr,
+    )
+    print(
+        f"serve: at most {max_sessions} browser tabs at a time; Ctrl+C stops the server and every session",
+        file=sys.stderr,
+        flush=True,
+    )
     sys.stdout = sys.stderr  # nothing else reaches stdout: it holds the URL alone
 
 
 def _tell_sessions(event: str, server: Any) -> None:
-    print(f"serve: a session {event} ({len(server.live)} of {server.max_sessions} open)", file=sys.stderr,
-          flush=True)
+    print(
+        f"serve: a session {event} ({len(server.live)} of {server.max_sessions} open)",
+        file=sys.stderr,
+        flush=True,
+    )

@@ -80,7 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print exactly the JSON report on stdout")
     parser.add_argument(
-        "-q", "--quiet", action="store_true",
+        "-q",
+        "--quiet",
+        action="store_true",
         help="no progress on stderr (the steps of a run, 'recorded as run N'); warnings and errors still",
     )
     add_setting_arguments(parser, COMMAND)
@@ -149,8 +151,11 @@ def _offline(path: str, args: argparse.Namespace) -> Run:
     card = first_card_request([e for e in transcript.run.exchanges if e.purpose == "card"])
     trust = reader_trust(args, config_of(args), COMMAND, card.url if card is not None else "")
     if problem is not None:
-        say(f"warning: {shown_path} states a report its bytes do not give ({safe_text(problem, limit=500)}); "
-            "what follows is what its bytes give", COMMAND)
+        say(
+            f"warning: {shown_path} states a report its bytes do not give ({safe_text(problem, limit=500)}); "
+            "what follows is what its bytes give",
+            COMMAND,
+        )
     try:
         return read_run(transcript.run, trust, transcript)
     except TranscriptError as exc:
@@ -245,11 +250,14 @@ def run(args: argparse.Namespace) -> int:
                 if args.target:
                     raise UsageError("give either TARGET or --offline TRANSCRIPT.json, not both")
                 if args.sign_key:
-                    raise UsageError("--sign-key signs a live run; --offline re-checks one "
-                                     "(use --trust-runner)")
+                    raise UsageError(
+                        "--sign-key signs a live run; --offline re-checks one (use --trust-runner)"
+                    )
                 if args.role is not None or args.runner is not None:
-                    raise UsageError("--as and --runner say who runs a live interview; --offline re-checks "
-                                     "a recorded one, whose runner only its signature can name")
+                    raise UsageError(
+                        "--as and --runner say who runs a live interview; --offline re-checks "
+                        "a recorded one, whose runner only its signature can name"
+                    )
                 result = _offline(args.offline, args)
             else:
                 if not args.target:

@@ -281,8 +281,11 @@ class _Outputs:
         say(summary + (" (interrupted)" if interrupted else ""), COMMAND)
         if self.unrecorded:
             runs = f"{self.unrecorded} run{'s' if self.unrecorded != 1 else ''}"
-            say(f"{runs} of {self.tally.done} {'were' if self.unrecorded != 1 else 'was'} not recorded in "
-                f"the history (exit status {EXIT_UNKNOWN})", COMMAND)
+            say(
+                f"{runs} of {self.tally.done} {'were' if self.unrecorded != 1 else 'was'} not recorded in "
+                f"the history (exit status {EXIT_UNKNOWN})",
+                COMMAND,
+            )
         if self.timed_out and self.timeout is not None:
             agents = f"{self.timed_out} agent{'s' if self.timed_out != 1 else ''}"
             say(f"{agents} met the timeout: {timeout_hint(self.timeout)}", COMMAND)

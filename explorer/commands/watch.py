@@ -163,8 +163,10 @@ async def _loop(
         tally.done += 1
         print(tick_line(step), flush=True)
         if unrecorded is not None:
-            say(f"the run was not recorded in the history: {unrecorded}; the watch stops "
-                f"(exit status {EXIT_UNKNOWN})")
+            say(
+                f"the run was not recorded in the history: {unrecorded}; the watch stops "
+                f"(exit status {EXIT_UNKNOWN})"
+            )
             tally.status = EXIT_UNKNOWN
             return
 

@@ -234,8 +234,11 @@ async def _watch(
         last[:] = [tally.exit_status()]
         if current.unrecorded:
             runs = f"{current.unrecorded} run{'s' if current.unrecorded != 1 else ''}"
-            say(f"{runs} of this sweep {'were' if current.unrecorded != 1 else 'was'} not recorded in the "
-                f"history; the watch stops (exit status {EXIT_UNKNOWN})", COMMAND)
+            say(
+                f"{runs} of this sweep {'were' if current.unrecorded != 1 else 'was'} not recorded in the "
+                f"history; the watch stops (exit status {EXIT_UNKNOWN})",
+                COMMAND,
+            )
             last[:] = [EXIT_UNKNOWN]
             return
 

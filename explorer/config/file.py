@@ -219,4 +219,3 @@ def append_agent(path: Path, name: str, entry: str) -> None:
         raise ConfigError(f"the entry would not load: {exc}") from None
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-

@@ -131,8 +131,10 @@ def is_secret_reference(text: str) -> bool:
 
 
 def literal_refusal(what: str) -> str:
-    return (f"{what} takes env:VAR or file:PATH, not a literal secret (a literal would land in shell "
-            "history, process listings and config files)")
+    return (
+        f"{what} takes env:VAR or file:PATH, not a literal secret (a literal would land in shell "
+        "history, process listings and config files)"
+    )
 
 
 def read_secret(ref: str, what: str = "a credential") -> str:
@@ -178,8 +180,9 @@ def _reference(option: str) -> Callable[[str], str]:
 def _secret_ref(value: Any) -> str:
     """A config credential: an `env:VAR` or `file:PATH` reference, never the secret itself."""
     if not isinstance(value, str) or not is_secret_reference(value):
-        raise ValueError("must be env:VAR or file:PATH, not a literal value (secrets never live in the "
-                         "config file)")
+        raise ValueError(
+            "must be env:VAR or file:PATH, not a literal value (secrets never live in the config file)"
+        )
     return value
 
 
@@ -256,8 +259,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "role",
         "--as",
-        {"choices": ROLES, "help": "who runs the interview: self (a claim, the default), independent "
-         "or platform (evidence)"},
+        {
+            "choices": ROLES,
+            "help": "who runs the interview: self (a claim, the default), independent or platform (evidence)",
+        },
         config="role",
         scopes=frozenset({"global"}),
         read=_role,
@@ -273,8 +278,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "keys",
         "--keys",
-        {"action": "append", "metavar": "JWKS_FILE_OR_URL",
-         "help": "trusted public keys for the card signature, looked up by kid (repeatable)"},
+        {
+            "action": "append",
+            "metavar": "JWKS_FILE_OR_URL",
+            "help": "trusted public keys for the card signature, looked up by kid (repeatable)",
+        },
         config="keys",
         read=_strings,
         typed=tuple,
@@ -283,9 +291,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "headers",
         "--header",
-        {"action": "append", "metavar": "'Name: value'",
-         "help": "header sent only to the agent's origin (repeatable; a value env:VAR is read from "
-                 "the environment); recorded as <redacted>"},
+        {
+            "action": "append",
+            "metavar": "'Name: value'",
+            "help": "header sent only to the agent's origin (repeatable; a value env:VAR is read from "
+            "the environment); recorded as <redacted>",
+        },
         config="headers",
         scopes=frozenset({"agent"}),
         read=_header_refs,
@@ -302,15 +313,21 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "timeout",
         "--timeout",
-        {"type": seconds_type(MAX_TIMEOUT), "metavar": "SECONDS",
-         "help": "bound on every request, connect plus whole body (default 10)"},
+        {
+            "type": seconds_type(MAX_TIMEOUT),
+            "metavar": "SECONDS",
+            "help": "bound on every request, connect plus whole body (default 10)",
+        },
     ),
     Setting(
         "deadline",
         "--deadline",
-        {"type": seconds_type(MAX_DEADLINE), "metavar": "SECONDS",
-         "help": "bound on the whole run, re-runs included (default 6 times --timeout); a run it cuts "
-         "short is unreachable, with a deadline finding"},
+        {
+            "type": seconds_type(MAX_DEADLINE),
+            "metavar": "SECONDS",
+            "help": "bound on the whole run, re-runs included (default 6 times --timeout); a run it cuts "
+            "short is unreachable, with a deadline finding",
+        },
         config="deadline",
         read=_config_seconds(MAX_DEADLINE),
     ),
@@ -322,22 +339,30 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "reruns",
         "--reruns",
-        {"type": _reruns, "metavar": "N",
-         "help": "re-runs after a conflict before calling it persistent (default 1)"},
+        {
+            "type": _reruns,
+            "metavar": "N",
+            "help": "re-runs after a conflict before calling it persistent (default 1)",
+        },
     ),
     Setting(
         "public_only",
         "--public-only",
-        {"action": "store_true",
-         "help": "https on port 443 to public addresses only, DNS pinned, no redirects"},
+        {
+            "action": "store_true",
+            "help": "https on port 443 to public addresses only, DNS pinned, no redirects",
+        },
     ),
     # Credentials for the card's security schemes (explorer.net.auth decides where each goes).
     Setting(
         "bearer",
         "--bearer",
-        {"type": _reference("--bearer"), "metavar": "SECRET",
-         "help": "bearer token (env:VAR or file:PATH), sent as Authorization: Bearer to the JSON-RPC "
-         "interface when the card declares a bearer scheme"},
+        {
+            "type": _reference("--bearer"),
+            "metavar": "SECRET",
+            "help": "bearer token (env:VAR or file:PATH), sent as Authorization: Bearer to the JSON-RPC "
+            "interface when the card declares a bearer scheme",
+        },
         config="bearer",
         scopes=frozenset({"agent"}),
         read=_secret_ref,
@@ -347,8 +372,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "api_key",
         "--api-key",
-        {"type": _reference("--api-key"), "metavar": "SECRET",
-         "help": "API key (env:VAR or file:PATH), sent in the header the card's API-key scheme names"},
+        {
+            "type": _reference("--api-key"),
+            "metavar": "SECRET",
+            "help": "API key (env:VAR or file:PATH), sent in the header the card's API-key scheme names",
+        },
         config="api_key",
         scopes=frozenset({"agent"}),
         read=_secret_ref,
@@ -366,8 +394,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "oauth2_client_secret",
         "--oauth2-client-secret",
-        {"type": _reference("--oauth2-client-secret"), "metavar": "SECRET",
-         "help": "OAuth 2.0 client secret (env:VAR or file:PATH), sent only to the token URL"},
+        {
+            "type": _reference("--oauth2-client-secret"),
+            "metavar": "SECRET",
+            "help": "OAuth 2.0 client secret (env:VAR or file:PATH), sent only to the token URL",
+        },
         config="oauth2_client_secret",
         scopes=frozenset({"agent"}),
         read=_secret_ref,
@@ -377,9 +408,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "oauth2_scopes",
         "--oauth2-scope",
-        {"action": "append", "metavar": "SCOPE",
-         "help": "OAuth 2.0 scope to request (repeatable; default: the scopes the card's security "
-         "requirement lists)"},
+        {
+            "action": "append",
+            "metavar": "SCOPE",
+            "help": "OAuth 2.0 scope to request (repeatable; default: the scopes the card's security "
+            "requirement lists)",
+        },
         config="oauth2_scope",
         scopes=frozenset({"agent"}),
         read=_strings,
@@ -388,8 +422,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "oauth2_token_url",
         "--oauth2-token-url",
-        {"metavar": "URL",
-         "help": "OAuth 2.0 token endpoint (default: the tokenUrl of the card's client credentials flow)"},
+        {
+            "metavar": "URL",
+            "help": "OAuth 2.0 token endpoint (default: the tokenUrl of the card's client credentials flow)",
+        },
         config="oauth2_token_url",
         scopes=frozenset({"agent"}),
         read=_string,
@@ -398,10 +434,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "interface_origin",
         "--interface-origin",
-        {"type": _origin_option, "metavar": "ORIGIN",
-         "help": "the origin of the agent's JSON-RPC interface when the card names it on another origin "
-         "than its own: credentials go there only when pinned here or a signature under a key you trust "
-         "covers it"},
+        {
+            "type": _origin_option,
+            "metavar": "ORIGIN",
+            "help": "the origin of the agent's JSON-RPC interface when the card names it on another origin "
+            "than its own: credentials go there only when pinned here or a signature under a key you trust "
+            "covers it",
+        },
         config="interface_origin",
         scopes=frozenset({"agent"}),
         read=_origin_url,
@@ -431,8 +470,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
 def credential_problem(values: Mapping[str, Any]) -> str | None:
     """Why the credential settings of one interview do not fit together, or None."""
     if ("oauth2_client_id" in values) != ("oauth2_client_secret" in values):
-        return "--oauth2-client-id and --oauth2-client-secret go together (config: oauth2_client_id, " \
+        return (
+            "--oauth2-client-id and --oauth2-client-secret go together (config: oauth2_client_id, "
             "oauth2_client_secret)"
+        )
     if "oauth2_client_id" not in values and ("oauth2_scopes" in values or "oauth2_token_url" in values):
         return "--oauth2-scope and --oauth2-token-url need --oauth2-client-id and --oauth2-client-secret"
     return None

@@ -130,8 +130,9 @@ def read_jsonrpc(body: bytes, *, expected_id: Any) -> RpcOutcome:
     except (ValueError, TypeError, RecursionError) as exc:  # defensive: never a traceback
         return RpcOutcome("malformed", problem=f"the response body is not valid JSON: {exc}")
     if not isinstance(doc, dict):
-        return RpcOutcome("malformed", problem=f"the response is {_kind_name(doc)}, not a JSON-RPC object",
-                          body=doc)
+        return RpcOutcome(
+            "malformed", problem=f"the response is {_kind_name(doc)}, not a JSON-RPC object", body=doc
+        )
     if doc.get("jsonrpc") != "2.0":
         return RpcOutcome("malformed", problem='the response lacks "jsonrpc": "2.0"', body=doc)
     has_result, has_error = "result" in doc, "error" in doc
@@ -142,8 +143,11 @@ def read_jsonrpc(body: bytes, *, expected_id: Any) -> RpcOutcome:
         return RpcOutcome("malformed", problem="the response has no id", body=doc)
     rid = doc["id"]
     if expected_id is not ANY_ID and not _same_id(rid, expected_id) and not (has_error and rid is None):
-        return RpcOutcome("malformed", problem=f"the response id {_brief(rid)} does not match the request id "
-                          f"{_brief(expected_id)}", body=doc)
+        return RpcOutcome(
+            "malformed",
+            problem=f"the response id {_brief(rid)} does not match the request id {_brief(expected_id)}",
+            body=doc,
+        )
     if has_result:
         return RpcOutcome("result", result=doc["result"], body=doc)
     err = doc["error"]
@@ -154,8 +158,9 @@ def read_jsonrpc(body: bytes, *, expected_id: Any) -> RpcOutcome:
         return RpcOutcome("malformed", problem="the error has no integer code", body=doc)
     if not isinstance(message, str):
         return RpcOutcome("malformed", problem="the error has no string message", body=doc)
-    return RpcOutcome("error", error=err, code=code, message=message, data=err.get("data"),
-                      has_data="data" in err, body=doc)
+    return RpcOutcome(
+        "error", error=err, code=code, message=message, data=err.get("data"), has_data="data" in err, body=doc
+    )
 
 
 def check_answer(question: str, result: Any) -> list[Finding]:
@@ -174,24 +179,40 @@ def check_answer(question: str, result: Any) -> list[Finding]:
         out.append(finding(code, detail, question=question, member=member))
 
     if not isinstance(result, dict):
-        add("answer_shape_invalid", f"the answer is {_kind_name(result)}, not an object "
-            "{question, declared, projections}")
+        add(
+            "answer_shape_invalid",
+            f"the answer is {_kind_name(result)}, not an object {{question, declared, projections}}",
+        )
         return out
     for key in sorted(set(result) - ANSWER_MEMBERS):
-        add("answer_extra_member", f"the answer carries {_brief(key)}, which is not question, declared or "
-            "projections (interview extension 5.3: no member that is not a projection)", jp.join(key))
+        add(
+            "answer_extra_member",
+            f"the answer carries {_brief(key)}, which is not question, declared or "
+            "projections (interview extension 5.3: no member that is not a projection)",
+            jp.join(key),
+        )
     if "question" not in result:
         add("answer_shape_invalid", "the answer does not name its question", "/question")
     elif result["question"] != question:
-        add("answer_shape_invalid", f"the answer names the question {_brief(result['question'])}, but "
-            f"{question!r} was asked", "/question")
+        add(
+            "answer_shape_invalid",
+            f"the answer names the question {_brief(result['question'])}, but {question!r} was asked",
+            "/question",
+        )
     if "declared" in result:
         if not isinstance(result["declared"], bool):
-            add("answer_shape_invalid", f"declared is {_kind_name(result['declared'])}, not a boolean",
-                "/declared")
+            add(
+                "answer_shape_invalid",
+                f"declared is {_kind_name(result['declared'])}, not a boolean",
+                "/declared",
+            )
     elif question == "terms":
-        add("answer_shape_invalid", "the terms answer lacks declared (interview extension 4.4: declared "
-            "states whether terms are published)", "/declared")
+        add(
+            "answer_shape_invalid",
+            "the terms answer lacks declared (interview extension 4.4: declared "
+            "states whether terms are published)",
+            "/declared",
+        )
     projections = result.get("projections")
     if "projections" not in result:
         add("answer_shape_invalid", "the answer has no projections array", "/projections")
@@ -232,8 +253,11 @@ def check_projection(question: str, index: int, proj: Any) -> list[Finding]:
         add("answer_shape_invalid", f"projection {index} is {_kind_name(proj)}, not {{source, value}}", base)
         return out
     for key in sorted(set(proj) - PROJECTION_MEMBERS):
-        add("answer_extra_member", f"projection {index} carries {_brief(key)}, which is not source or value",
-            base + jp.join(key))
+        add(
+            "answer_extra_member",
+            f"projection {index} carries {_brief(key)}, which is not source or value",
+            base + jp.join(key),
+        )
     if "value" not in proj:
         add("answer_shape_invalid", f"projection {index} has no value", base + "/value")
     if "source" not in proj:
@@ -241,12 +265,19 @@ def check_projection(question: str, index: int, proj: Any) -> list[Finding]:
         return out
     source = proj["source"]
     if not isinstance(source, dict):
-        add("source_invalid", f"the source of projection {index} is {_kind_name(source)}, not an object",
-            base + "/source")
+        add(
+            "source_invalid",
+            f"the source of projection {index} is {_kind_name(source)}, not an object",
+            base + "/source",
+        )
         return out
     for key in sorted(set(source) - SOURCE_MEMBERS):
-        add("answer_extra_member", f"the source of projection {index} carries {_brief(key)}, which is not "
-            "document, member, url or digest", base + jp.join("source", key))
+        add(
+            "answer_extra_member",
+            f"the source of projection {index} carries {_brief(key)}, which is not "
+            "document, member, url or digest",
+            base + jp.join("source", key),
+        )
     for problem, member in source_problems(source):
         add("source_invalid", f"projection {index}: {problem}", base + jp.join("source", member))
     return out
@@ -316,16 +347,22 @@ def check_refusal(
         add("refusal_shape_invalid", f"the refusal is {_kind_name(obj)}, not an object")
         return out
     for key in sorted(set(obj) - REFUSAL_MEMBERS):
-        add("refusal_shape_invalid", f"the refusal carries {_brief(key)}, which is not refused, reason, "
-            "detail or declared_skills", jp.join(key))
+        add(
+            "refusal_shape_invalid",
+            f"the refusal carries {_brief(key)}, which is not refused, reason, detail or declared_skills",
+            jp.join(key),
+        )
     for key in sorted(REFUSAL_MEMBERS - set(obj)):
         add("refusal_shape_invalid", f"the refusal lacks {key}", jp.join(key))
     if "refused" in obj and obj["refused"] is not True:
         add("refusal_shape_invalid", f"refused is {_brief(obj['refused'])}, not true", "/refused")
     if "reason" in obj and obj["reason"] not in REFUSAL_REASONS:
         shown = repr(obj["reason"]) if isinstance(obj["reason"], str) else _kind_name(obj["reason"])
-        add("refusal_shape_invalid", f"reason is {shown}, outside the closed set "
-            + ", ".join(REFUSAL_REASONS), "/reason")
+        add(
+            "refusal_shape_invalid",
+            f"reason is {shown}, outside the closed set " + ", ".join(REFUSAL_REASONS),
+            "/reason",
+        )
     if "detail" in obj and not isinstance(obj["detail"], str):
         add("refusal_shape_invalid", f"detail is {_kind_name(obj['detail'])}, not a string", "/detail")
     if "declared_skills" in obj:
@@ -333,6 +370,10 @@ def check_refusal(
         if not isinstance(skills, list) or not all(isinstance(s, str) for s in skills):
             add("refusal_shape_invalid", "declared_skills is not an array of strings", "/declared_skills")
         elif skills != list(skill_ids):
-            add("refusal_skills_mismatch", f"declared_skills {_brief(skills, 300)} differ from the card's "
-                f"skill ids {_brief(list(skill_ids), 300)} (same ids, same order)", "/declared_skills")
+            add(
+                "refusal_skills_mismatch",
+                f"declared_skills {_brief(skills, 300)} differ from the card's "
+                f"skill ids {_brief(list(skill_ids), 300)} (same ids, same order)",
+                "/declared_skills",
+            )
     return out

@@ -103,8 +103,9 @@ def report_transport(
         if call not in a.status_calls:
             a.status_calls.append(call)
     else:
-        a.add(transport_code(problem), f"{show(ex.url)}: {show(problem, 300)}", question=question,
-              probe=probe)
+        a.add(
+            transport_code(problem), f"{show(ex.url)}: {show(problem, 300)}", question=question, probe=probe
+        )
 
 
 def status_findings(calls: Sequence[StatusCall]) -> list[Finding]:

@@ -299,8 +299,13 @@ def assess(
 
     def claim(status: Status, reason: str | None, detail: str) -> Assessment:
         return Assessment(
-            status, keyid=keyid, runner=runner, role=role, standing="claim",
-            reason=None if role == "self" else reason, detail=detail,
+            status,
+            keyid=keyid,
+            runner=runner,
+            role=role,
+            standing="claim",
+            reason=None if role == "self" else reason,
+            detail=detail,
         )
 
     if opened.status == "unknown_signer":
@@ -323,7 +328,12 @@ def assess(
     if role == "self":
         return claim("verified", None, "signed, but a self-run result is a claim whatever the signature")
     return Assessment(
-        "verified", keyid=keyid, runner=runner, role=role, standing="evidence", reason=None,
+        "verified",
+        keyid=keyid,
+        runner=runner,
+        role=role,
+        standing="evidence",
+        reason=None,
         detail=opened.detail,
     )
 

@@ -123,15 +123,18 @@ def token_findings(exchanges: Sequence[Exchange]) -> list[Finding]:
     """`auth_failed` when the last token request of the attempt did not yield a token;
     `auth_token_url_untrusted` when it was not made because the card's token URL is not trusted;
     `auth_origin_untrusted` when no credential went to the card's interface (`INTERFACE_PURPOSE`)."""
-    withheld = [e for e in exchanges if e.purpose == INTERFACE_PURPOSE and e.status is None
-                and (e.error or "").startswith(UNTRUSTED)]
+    withheld = [
+        e
+        for e in exchanges
+        if e.purpose == INTERFACE_PURPOSE and e.status is None and (e.error or "").startswith(UNTRUSTED)
+    ]
     if withheld:
-        why = safe_text((withheld[-1].error or "")[len(UNTRUSTED):], limit=900)
+        why = safe_text((withheld[-1].error or "")[len(UNTRUSTED) :], limit=900)
         return [finding("auth_origin_untrusted", why)]
     tries = [e for e in exchanges if e.purpose == TOKEN_PURPOSE]
     last = tries[-1] if tries else None
     if last is not None and last.status is None and (last.error or "").startswith(UNTRUSTED):
-        why = safe_text((last.error or "")[len(UNTRUSTED):], limit=900)
+        why = safe_text((last.error or "")[len(UNTRUSTED) :], limit=900)
         return [finding("auth_token_url_untrusted", why)]
     problem = token_problem(last) if last is not None else None
     return [finding("auth_failed", problem)] if problem is not None else []

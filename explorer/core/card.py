@@ -56,8 +56,14 @@ Layout = Literal["v0.3", "v1.0", "mixed"]
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 # Members that only one layout defines; finding any of them tells which layout a card speaks.
-_V03_MARKERS = ("url", "preferredTransport", "additionalInterfaces", "protocolVersion",
-                "supportsAuthenticatedExtendedCard", "security")
+_V03_MARKERS = (
+    "url",
+    "preferredTransport",
+    "additionalInterfaces",
+    "protocolVersion",
+    "supportsAuthenticatedExtendedCard",
+    "security",
+)
 _V10_MARKERS = ("supportedInterfaces", "securityRequirements")
 
 

@@ -63,11 +63,24 @@ def card_section(exs: Sequence[Exchange], card_ex: Exchange | None, via: str | N
     return {
         "url": card_ex.url if card_ex is not None else None,
         "discovered_via": via or _discovered_via(exs, card_ex),
-        "layout": None, "sha256": None, "declarations_sha256": None, "name": None, "jsonrpc_url": None,
+        "layout": None,
+        "sha256": None,
+        "declarations_sha256": None,
+        "name": None,
+        "jsonrpc_url": None,
         "protocol_version": None,
-        "compared_layout": None, "compared_sha256": None, "compared_served_to": None,
-        "signature": {"status": "unverifiable", "form": None, "alg": None, "kid": None, "key_source": None,
-                      "signatures": [], "unsigned_members": []},
+        "compared_layout": None,
+        "compared_sha256": None,
+        "compared_served_to": None,
+        "signature": {
+            "status": "unverifiable",
+            "form": None,
+            "alg": None,
+            "kid": None,
+            "key_source": None,
+            "signatures": [],
+            "unsigned_members": [],
+        },
         "signers": [],
         "interview": {"declared": False, "required": None},
         "terms": {"declared": False, "proposals": []},
@@ -79,8 +92,7 @@ def card_section(exs: Sequence[Exchange], card_ex: Exchange | None, via: str | N
 def read_card(a: Attempt, exs: Sequence[Exchange], card_ex: Exchange | None) -> dict[str, Any] | None:
     """The card document, or None after reporting why there is no usable card."""
     if card_ex is None:
-        tried = [f"{show(e.url)} ({e.problem() or 'no card'})" for e in exs
-                 if e.purpose == "card-discovery"]
+        tried = [f"{show(e.url)} ({e.problem() or 'no card'})" for e in exs if e.purpose == "card-discovery"]
         a.add("card_unreachable", "no card was fetched" + (": tried " + ", ".join(tried) if tried else ""))
         return None
     tried = [f"{show(e.url)} ({e.problem()})" for e in exs if e.purpose == "card-discovery"]
@@ -129,8 +141,11 @@ def compared_card(
     interview calls speak (`FAMILY_CARD`, fetched when that is not the version the card was
     fetched with), and the signed card beside it when the two differ (docs/CONTRACT.md, "Which
     card the answers are compared with"). The report's card says which (`compared_*`)."""
-    a.card.update(compared_layout=a.card.get("layout"), compared_sha256=a.card_sha,
-                  compared_served_to=_version_sent(card_ex))
+    a.card.update(
+        compared_layout=a.card.get("layout"),
+        compared_sha256=a.card_sha,
+        compared_served_to=_version_sent(card_ex),
+    )
     family_ex, _ = last_of(exs, FAMILY_CARD)
     if family_ex is None:
         return doc, None
@@ -145,16 +160,19 @@ def compared_card(
     if problem is None and not isinstance(family, dict):
         problem = f"a JSON {describe_type(family)}, not an object"
     if problem is not None:
-        a.card["problems"].append(f"the card served to A2A-Version {version} could not be read "
-                                  f"({show(problem, 300)}); the answers are compared with the card fetched "
-                                  "for its signatures")
+        a.card["problems"].append(
+            f"the card served to A2A-Version {version} could not be read "
+            f"({show(problem, 300)}); the answers are compared with the card fetched "
+            "for its signatures"
+        )
         return doc, None
     sha, declared = card_digests(family)
     a.card["compared_served_to"] = version
     if sha is None or sha == a.card_sha:
         return doc, None  # the same card whoever asks
-    a.card.update(compared_layout=parse_card(family).layout, compared_sha256=sha,
-                  declarations_sha256=declared)
+    a.card.update(
+        compared_layout=parse_card(family).layout, compared_sha256=sha, declarations_sha256=declared
+    )
     return family, CardPair(doc, version, _version_sent(card_ex) or "1.0")
 
 
@@ -174,11 +192,18 @@ def check_signature(
     if status == "unsigned":
         a.add("card_unsigned", UNSIGNED)  # `unsigned_compared` adds the projections, once there are any
     elif status == "invalid":
-        a.add("card_signature_invalid", "a card signature fails with a known key under every payload form"
-              + why + _scrubbed_note(exs), member="/signatures")
+        a.add(
+            "card_signature_invalid",
+            "a card signature fails with a known key under every payload form" + why + _scrubbed_note(exs),
+            member="/signatures",
+        )
     elif status == "unverifiable":
-        a.add("card_signature_unverifiable", "the card signature cannot be checked (no key for its kid, or "
-              "an algorithm outside the allow-list)" + why, member="/signatures")
+        a.add(
+            "card_signature_unverifiable",
+            "the card signature cannot be checked (no key for its kid, or "
+            "an algorithm outside the allow-list)" + why,
+            member="/signatures",
+        )
     return sig
 
 
@@ -194,10 +219,14 @@ def unsigned_compared(a: Attempt) -> None:
     )
     if not compared:
         return
-    said = (f"the {compared} card projections were compared with unsigned bytes" if compared > 1
-            else "the one card projection was compared with unsigned bytes")
-    a.findings[:] = [replace(f, detail=f"{UNSIGNED}; {said}") if f.code == "card_unsigned" else f
-                     for f in a.findings]
+    said = (
+        f"the {compared} card projections were compared with unsigned bytes"
+        if compared > 1
+        else "the one card projection was compared with unsigned bytes"
+    )
+    a.findings[:] = [
+        replace(f, detail=f"{UNSIGNED}; {said}") if f.code == "card_unsigned" else f for f in a.findings
+    ]
 
 
 def _scrubbed_note(exs: Sequence[Exchange]) -> str:
@@ -205,8 +234,10 @@ def _scrubbed_note(exs: Sequence[Exchange]) -> str:
     card_ex, _ = last_of(exs, "card")
     if card_ex is None or REDACTED.encode() not in card_ex.response_body:
         return ""
-    return (f"; the card as recorded holds {REDACTED} where a secret of this run was replaced (an agent "
-            "that echoes one, or a header value that also occurs in the card): the bytes signed did not")
+    return (
+        f"; the card as recorded holds {REDACTED} where a secret of this run was replaced (an agent "
+        "that echoes one, or a header value that also occurs in the card): the bytes signed did not"
+    )
 
 
 def _signature_detail(sig: Mapping[str, Any]) -> str:
@@ -233,8 +264,11 @@ def check_terms(
             if not entry.problems and not ref.problems and ref.url and ref.digest:
                 committed.append((ref.url, ref.digest, ref.sow, ref.offering))
     if card.interview is not None and not entries:
-        a.add("terms_not_declared", "the interview is declared but the terms extension is not; the terms "
-              "answer must then say declared: false (interview extension 3.3 and 4.4)")
+        a.add(
+            "terms_not_declared",
+            "the interview is declared but the terms extension is not; the terms "
+            "answer must then say declared: false (interview extension 3.3 and 4.4)",
+        )
     proposals: dict[tuple[str, str], ProposalCheck] = {}
     for url, digest, sow, offering in committed:
         if (url, digest) in proposals:
@@ -244,8 +278,9 @@ def check_terms(
             continue  # nothing is asked, so the proposals were never needed
         fetch_problem = "not fetched" if ex is None else ex.problem()
         body = ex.response_body if ex is not None and fetch_problem is None else None
-        check = check_proposal(body, url=url, committed_digest=digest, fetch_error=fetch_problem, sow=sow,
-                               offering=offering)
+        check = check_proposal(
+            body, url=url, committed_digest=digest, fetch_error=fetch_problem, sow=sow, offering=offering
+        )
         proposals[(url, digest)] = check
         a.findings.extend(check.findings)
     a.card["terms"] = {"declared": bool(entries), "proposals": [c.to_json() for c in proposals.values()]}
@@ -270,17 +305,23 @@ def check_reputation(a: Attempt, doc: Mapping[str, Any], card: Card) -> None:
     entry = _raw_entry(doc, ext)
     a.card["reputation"] = entry
     a.extension_results["reputation"] = entry
-    a.extensions.append(finding(
-        "reputation_declared",
-        "the card points at a reputation record (shown verbatim; nothing is fetched). An interview "
-        "measures consistency with declarations, not conduct: what counterparties concluded about the "
-        "agent is the reputation record's business (interview extension 9.1)",
-        member=ext.pointer,
-    ))
+    a.extensions.append(
+        finding(
+            "reputation_declared",
+            "the card points at a reputation record (shown verbatim; nothing is fetched). An interview "
+            "measures consistency with declarations, not conduct: what counterparties concluded about the "
+            "agent is the reputation record's business (interview extension 9.1)",
+            member=ext.pointer,
+        )
+    )
 
 
 def check_openclasp(
-    a: Attempt, exs: Sequence[Exchange], doc: dict[str, Any], card: Card, card_ex: Exchange | None,
+    a: Attempt,
+    exs: Sequence[Exchange],
+    doc: dict[str, Any],
+    card: Card,
+    card_ex: Exchange | None,
     sig_status: Any,
 ) -> None:
     """The OpenClasp extension: the platform's attestation of its public card, and that card's
@@ -290,8 +331,14 @@ def check_openclasp(
         return
     params = ext.params if isinstance(ext.params, Mapping) else {}
     result: dict[str, Any] = {
-        "uri": ext.uri, "agent_id": params.get("agentId"), "card_url": params.get("openClaspCardUrl"),
-        "public_card_url": None, "key_url": None, "attestation": None, "consistent": None, "problems": [],
+        "uri": ext.uri,
+        "agent_id": params.get("agentId"),
+        "card_url": params.get("openClaspCardUrl"),
+        "public_card_url": None,
+        "key_url": None,
+        "attestation": None,
+        "consistent": None,
+        "problems": [],
         "verified": False,
     }
     a.extension_results["openclasp"] = result
@@ -300,8 +347,10 @@ def check_openclasp(
         a.extensions.append(finding(code, detail, member=ext.pointer))
 
     if sig_status == "unsigned":
-        add("openclasp_unsigned_card", "the A2A card carries no signatures; its trust comes from the "
-            "platform attestation")
+        add(
+            "openclasp_unsigned_card",
+            "the A2A card carries no signatures; its trust comes from the platform attestation",
+        )
     public_ex, _ = last_of(exs, "openclasp:public_card")
     if public_ex is None or public_ex.problem() is not None:
         why = "not fetched" if public_ex is None else public_ex.problem()
@@ -310,8 +359,10 @@ def check_openclasp(
     result["public_card_url"] = public_ex.url
     public_card = parse_body(public_ex.response_body)
     if not isinstance(public_card, dict):
-        add("openclasp_card_unreachable", f"the OpenClasp public card at {show(public_ex.url)} is not a "
-            "JSON object")
+        add(
+            "openclasp_card_unreachable",
+            f"the OpenClasp public card at {show(public_ex.url)} is not a JSON object",
+        )
         return
     key_ex, _ = last_of(exs, "openclasp:key")
     key_doc: Any = None
@@ -321,19 +372,25 @@ def check_openclasp(
         add("openclasp_attestation_missing", "the OpenClasp public card carries no platformAttestation")
     elif key_ex is None or key_ex.problem() is not None:
         why = "not fetched" if key_ex is None else key_ex.problem()
-        add("openclasp_key_unreachable", f"the platform's verification key could not be read: "
-            f"{show(why, 300)}")
+        add(
+            "openclasp_key_unreachable",
+            f"the platform's verification key could not be read: {show(why, 300)}",
+        )
     else:
         key_doc = parse_body(key_ex.response_body)
         att = verify_attestation(public_card, key_doc)
         result["attestation"] = att.to_json()
         if att.status == "verified":
             result["verified"] = True
-            add("openclasp_verified", f"the OpenClasp public card is attested by the platform: "
-                f"{show(att.detail, 300)}")
+            add(
+                "openclasp_verified",
+                f"the OpenClasp public card is attested by the platform: {show(att.detail, 300)}",
+            )
         elif att.status == "bad_key":
-            add("openclasp_key_unreachable", f"the platform's verification key is unusable: "
-                f"{show(att.detail, 300)}")
+            add(
+                "openclasp_key_unreachable",
+                f"the platform's verification key is unusable: {show(att.detail, 300)}",
+            )
         elif att.status == "missing":
             add("openclasp_attestation_missing", show(att.detail, 300))
         else:
@@ -344,4 +401,3 @@ def check_openclasp(
     result["consistent"] = not problems
     for problem in problems:
         add("openclasp_inconsistent", show(problem, 300))
-

@@ -298,7 +298,9 @@ class Comparison:
             counts = [
                 f"{len(items)} {label}"
                 for label, items in (
-                    ("changed", q.changed), ("added", q.added), ("removed", q.removed),
+                    ("changed", q.changed),
+                    ("added", q.added),
+                    ("removed", q.removed),
                     (KIND_WORDS[RESIGNED], q.resigned),
                 )
                 if items

@@ -114,8 +114,7 @@ def holds_signatures(member: Any) -> bool:
     Read off the string: no escape can spell the token `signatures`, which holds neither `~` nor
     `/`, so the first token is `signatures` exactly when the pointer is `/signatures` or starts
     with `/signatures/` (this runs on every card projection of an answer)."""
-    return isinstance(member, str) and (
-        member == "" or member == _MEMBER or member.startswith(_MEMBER + "/"))
+    return isinstance(member, str) and (member == "" or member == _MEMBER or member.startswith(_MEMBER + "/"))
 
 
 def projects_signatures(answer: Any) -> bool:
@@ -125,8 +124,11 @@ def projects_signatures(answer: Any) -> bool:
         return False
     for proj in projections:
         source = proj.get("source") if isinstance(proj, Mapping) else None
-        if isinstance(source, Mapping) and source.get("document") == "card" and holds_signatures(
-                source.get("member")):
+        if (
+            isinstance(source, Mapping)
+            and source.get("document") == "card"
+            and holds_signatures(source.get("member"))
+        ):
             return True
     return False
 
@@ -272,8 +274,11 @@ class Equivalence:
             if isinstance(member, str) and self.proven(member, value):
                 settled = list(projections) if settled is None else settled
                 # The whole card keeps its declarations, so that a change of them still shows.
-                stood_in = {**value, SIGNATURES: STAND_IN} if member == "" and isinstance(value, Mapping) \
+                stood_in = (
+                    {**value, SIGNATURES: STAND_IN}
+                    if member == "" and isinstance(value, Mapping)
                     else STAND_IN
+                )
                 settled[index] = {**proj, "value": stood_in}
         return answer if settled is None else {**answer, "projections": settled}
 
@@ -287,16 +292,23 @@ class Equivalence:
         if isinstance(theirs, list) and isinstance(mine, list):
             for index, (answered, held) in enumerate(zip(theirs, mine, strict=False)):
                 a, b = _parts(answered), _parts(held)
-                names = sorted(safe_text(name, limit=40) or "the entry" for name in a.keys() | b.keys()
-                               if a.get(name, _ABSENT) != b.get(name, _ABSENT))
+                names = sorted(
+                    safe_text(name, limit=40) or "the entry"
+                    for name in a.keys() | b.keys()
+                    if a.get(name, _ABSENT) != b.get(name, _ABSENT)
+                )
                 if names:
                     changed.append(f"signatures[{index}] {', '.join(names)}")
             if len(theirs) != len(mine):
                 changed.append(f"{len(theirs)} signature(s) answered where the card holds {len(mine)}")
         what = "; ".join(changed) or "the signature bytes"
-        proofs = ", ".join(f"{p.alg} over the {p.form} payload under the key with thumbprint {p.thumbprint}"
-                           for p in sorted(self.proofs or ()))
-        return (f"differs from the card's only in its signatures: {what}. Every answered signature "
-                f"verifies over the card's own declarations ({proofs}), as the card's do: the same "
-                "declarations, signed again (ECDSA signs differently every time, so replicas and "
-                "restarts that sign at start-up serve different bytes)")
+        proofs = ", ".join(
+            f"{p.alg} over the {p.form} payload under the key with thumbprint {p.thumbprint}"
+            for p in sorted(self.proofs or ())
+        )
+        return (
+            f"differs from the card's only in its signatures: {what}. Every answered signature "
+            f"verifies over the card's own declarations ({proofs}), as the card's do: the same "
+            "declarations, signed again (ECDSA signs differently every time, so replicas and "
+            "restarts that sign at start-up serve different bytes)"
+        )

@@ -326,8 +326,18 @@ def _plain_card_match(ctx: _Context, index: int, proj: Any, signed_for: Any) -> 
     signed = signed_for(member)
     if signed is False and ctx.card_signed:
         return None  # member_unsigned is reported by the full path
-    return ProjectionResult(index, ctx.question, "card", member, None, None, "match", value=value,
-                            source_value=node, signed=signed)
+    return ProjectionResult(
+        index,
+        ctx.question,
+        "card",
+        member,
+        None,
+        None,
+        "match",
+        value=value,
+        source_value=node,
+        signed=signed,
+    )
 
 
 def _diff_projection(
@@ -343,12 +353,19 @@ def _diff_projection(
     noted: dict[str, Any] = {}  # facts found on the way that every later result carries
 
     def result(status: ProjectionStatus, **compared: Any) -> tuple[ProjectionResult, list[Finding]]:
-        return ProjectionResult(index, ctx.question, document, member, url, digest, status, value=value,
-                                **compared, **noted), findings
+        return ProjectionResult(
+            index, ctx.question, document, member, url, digest, status, value=value, **compared, **noted
+        ), findings
 
     def add(code: str, detail: str) -> None:
-        findings.append(finding(code, f"projection {index}: {detail}", question=ctx.question,
-                                member=member if isinstance(member, str) else None))
+        findings.append(
+            finding(
+                code,
+                f"projection {index}: {detail}",
+                question=ctx.question,
+                member=member if isinstance(member, str) else None,
+            )
+        )
 
     problems = source_problems(source if isinstance(source, dict) else dict(source))
     if problems or "value" not in proj:
@@ -360,8 +377,10 @@ def _diff_projection(
     assert isinstance(member, str)
 
     if ctx.question == "terms" and document != "proposal":
-        add("source_invalid", "a terms answer projects only committed proposals (interview extension 4.4), "
-            f"not the {document}")
+        add(
+            "source_invalid",
+            f"a terms answer projects only committed proposals (interview extension 4.4), not the {document}",
+        )
 
     signed: bool | None
     differs = ""  # what the signed card holds where the compared card's value was taken, if not that
@@ -377,8 +396,11 @@ def _diff_projection(
         assert isinstance(url, str) and isinstance(digest, str)
         key = (url, digest)
         if key not in ctx.committed:
-            add("proposal_not_committed", f"{url} with {digest} appears in no terms extension entry of "
-                "the card: the agent is answering from terms its card never committed to")
+            add(
+                "proposal_not_committed",
+                f"{url} with {digest} appears in no terms extension entry of "
+                "the card: the agent is answering from terms its card never committed to",
+            )
             return result("unverifiable")
         check = ctx.proposals.get(key)
         if check is None or check.status != "verified":
@@ -390,53 +412,80 @@ def _diff_projection(
     if not resolution.found:
         where = f"the {document}"
         if document == "card" and ctx.pair is not None:
-            where = (f"the card served to A2A-Version {ctx.pair.served_to} nor in the card fetched for its "
-                     f"signatures (A2A-Version {ctx.pair.signed_to})")
+            where = (
+                f"the card served to A2A-Version {ctx.pair.served_to} nor in the card fetched for its "
+                f"signatures (A2A-Version {ctx.pair.signed_to})"
+            )
         add("pointer_unresolved", f"{safe_text(repr(member), limit=120)} names nothing in {where}")
         return result("unresolved", signed=signed)
     source_value = resolution.value
     if differs and ctx.card_signed:
-        add("member_unsigned", f"{safe_text(repr(member), limit=120)} is compared with the card served to "
+        add(
+            "member_unsigned",
+            f"{safe_text(repr(member), limit=120)} is compared with the card served to "
             f"A2A-Version {ctx.pair.served_to if ctx.pair else '?'}, and the card fetched for its "
-            f"signatures holds {differs} there: the answer is compared with unsigned bytes")
+            f"signatures holds {differs} there: the answer is compared with unsigned bytes",
+        )
     elif signed is False and ctx.card_signed:
         empties = dropped_empties(member, ctx.unsigned_members, doc)
         noted["unsigned_empty"] = empties
         if empties:
-            add("member_unsigned_empty", f"{safe_text(repr(member), limit=120)} is covered by the card's "
+            add(
+                "member_unsigned_empty",
+                f"{safe_text(repr(member), limit=120)} is covered by the card's "
                 "matched signature form except empty members its canonical form drops ("
-                f"{safe_text(', '.join(empties), limit=300)}): every value in it is signed")
+                f"{safe_text(', '.join(empties), limit=300)}): every value in it is signed",
+            )
         else:
-            add("member_unsigned", f"{safe_text(repr(member), limit=120)} is not covered by the card's "
-                "matched signature form: the answer is compared with unsigned bytes")
+            add(
+                "member_unsigned",
+                f"{safe_text(repr(member), limit=120)} is not covered by the card's "
+                "matched signature form: the answer is compared with unsigned bytes",
+            )
     if _same_strings(value, source_value):
         # Equal strings (or arrays of strings) have equal canonical bytes, and hold no number.
         return result("match", source_value=source_value, signed=signed)
     lossy = bool(lossy_integers(value) or lossy_integers(source_value))
     if lossy:
-        add("lossy_number", "an integer outside +-(2^53-1) is compared; JCS rounds it to a double, "
-            "so the exact values are compared too")
+        add(
+            "lossy_number",
+            "an integer outside +-(2^53-1) is compared; JCS rounds it to a double, "
+            "so the exact values are compared too",
+        )
     try:
         value_text = canonical_text(value)
     except CanonicalError as exc:
         add("projection_mismatch", f"the answered value has no canonical form ({exc})")
         return result("mismatch", source_value=source_value, signed=signed, lossy=lossy)
     source_text = canonical_text(source_value)
-    compared = {"source_value": source_value, "value_canonical": value_text, "source_canonical": source_text,
-                "signed": signed, "lossy": lossy}
+    compared = {
+        "source_value": source_value,
+        "value_canonical": value_text,
+        "source_canonical": source_text,
+        "signed": signed,
+        "lossy": lossy,
+    }
     if value_text == source_text:
         if lossy and not _exactly_equal(value, source_value):
-            add("projection_mismatch", "the canonical bytes agree only because JCS rounds big integers to "
-                f"doubles; the exact numbers differ: {_excerpt(value_text, 0, 0)}")
+            add(
+                "projection_mismatch",
+                "the canonical bytes agree only because JCS rounds big integers to "
+                f"doubles; the exact numbers differ: {_excerpt(value_text, 0, 0)}",
+            )
             return result("mismatch", **compared)
         return result("match", **compared)
     if document == "card" and ctx.equivalence is not None and ctx.equivalence.value_equivalent(member, value):
-        add("signature_equivalent", f"{safe_text(repr(member), limit=120)} "
-            f"{ctx.equivalence.difference(member, value)}")
+        add(
+            "signature_equivalent",
+            f"{safe_text(repr(member), limit=120)} {ctx.equivalence.difference(member, value)}",
+        )
         return result("match", **compared)
     span, source_span = first_differing_span(value_text, source_text)
-    add("projection_mismatch", f"answered {_excerpt(value_text, *span)} but the {document} holds "
-        f"{_excerpt(source_text, *source_span)} (first difference at character {span[0]})")
+    add(
+        "projection_mismatch",
+        f"answered {_excerpt(value_text, *span)} but the {document} holds "
+        f"{_excerpt(source_text, *source_span)} (first difference at character {span[0]})",
+    )
     return result("mismatch", diff=span, source_diff=source_span, **compared)
 
 
@@ -445,7 +494,8 @@ def _canonically_equal(a: Any, b: Any) -> bool:
         return True
     try:
         return canonical_text(a) == canonical_text(b) and (
-            not (lossy_integers(a) or lossy_integers(b)) or _exactly_equal(a, b))
+            not (lossy_integers(a) or lossy_integers(b)) or _exactly_equal(a, b)
+        )
     except CanonicalError:
         return False
 
@@ -476,8 +526,7 @@ def _same_strings(a: Any, b: Any) -> bool:
     """True when both are the same string, or equal arrays of strings: a match without JCS."""
     if type(a) is str:
         return type(b) is str and a == b
-    return (type(a) is list and type(b) is list and a == b
-            and all(type(item) is str for item in a))
+    return type(a) is list and type(b) is list and a == b and all(type(item) is str for item in a)
 
 
 def _terms_rules(answer: Mapping[str, Any], declared: bool) -> list[Finding]:
@@ -495,14 +544,25 @@ def _terms_rules(answer: Mapping[str, Any], declared: bool) -> list[Finding]:
                 what.append("declared true")
             if count:
                 what.append(f"{count} projection(s)")
-            return [finding("terms_fabricated", "the card carries no terms extension entry, yet the terms "
-                            f"answer has {' and '.join(what)} (interview extension 4.4: declared false, "
-                            "no projections)",
-                            question="terms")]
+            return [
+                finding(
+                    "terms_fabricated",
+                    "the card carries no terms extension entry, yet the terms "
+                    f"answer has {' and '.join(what)} (interview extension 4.4: declared false, "
+                    "no projections)",
+                    question="terms",
+                )
+            ]
         return []
     if said is False:
-        return [finding("terms_declared_wrong", "the terms answer says declared false, but the card "
-                        "commits to standing proposals in its terms extension", question="terms")]
+        return [
+            finding(
+                "terms_declared_wrong",
+                "the terms answer says declared false, but the card "
+                "commits to standing proposals in its terms extension",
+                question="terms",
+            )
+        ]
     return []
 
 
@@ -516,8 +576,11 @@ def _boundary_rule(results: list[ProjectionResult], skill_ids: Sequence[str]) ->
 
     The interview extension, section 4 rule 5.
     """
-    stated = {r.value for r in results
-              if r.document == "card" and _skill_id_index(r.member) and isinstance(r.value, str)}
+    stated = {
+        r.value
+        for r in results
+        if r.document == "card" and _skill_id_index(r.member) and isinstance(r.value, str)
+    }
     declared = set(skill_ids)
     if stated == declared:
         return []
@@ -528,5 +591,10 @@ def _boundary_rule(results: list[ProjectionResult], skill_ids: Sequence[str]) ->
         parts.append("missing " + _listed(missing))
     if extra:
         parts.append("not declared " + _listed(extra))
-    return [finding("refusals_boundary_mismatch", "the skill ids in the refusals answer differ from the "
-                    "card's: " + "; ".join(parts), question="refusals")]
+    return [
+        finding(
+            "refusals_boundary_mismatch",
+            "the skill ids in the refusals answer differ from the card's: " + "; ".join(parts),
+            question="refusals",
+        )
+    ]

@@ -98,8 +98,14 @@ def check_envelope(message: Any, contract: Any | None = None, *, uri: str = OPEN
                 problems.append(f"termsHash {sent} does not match the contract's hash {computed}")
             _check_contract(contract, envelope, problems, warnings)
     return EnvelopeResult(
-        ok=not problems, uri=uri, envelope=envelope, location=location, problems=tuple(problems),
-        warnings=tuple(warnings), computed_hash=computed, hash_match=match,
+        ok=not problems,
+        uri=uri,
+        envelope=envelope,
+        location=location,
+        problems=tuple(problems),
+        warnings=tuple(warnings),
+        computed_hash=computed,
+        hash_match=match,
     )
 
 
@@ -162,8 +168,10 @@ def _check_contract(
         return
     sent = envelope.get("interactionId")
     if isinstance(sent, str) and "interactionId" in contract and contract.get("interactionId") != sent:
-        problems.append(f"the contract's interactionId {show(contract.get('interactionId'))} differs from "
-                        f"the envelope's {show(sent)}")
+        problems.append(
+            f"the contract's interactionId {show(contract.get('interactionId'))} differs from "
+            f"the envelope's {show(sent)}"
+        )
     parties = contract.get("parties")
     if isinstance(parties, list):
         for name in ("initiatorAgentId", "responderAgentId"):

@@ -100,8 +100,13 @@ def evaluate(
         findings.append(card_change)
     if cut:
         findings.append(_deadline_finding(cut))  # what was seen is still shown and diffed
-    verdict = decide_verdict([a.findings for a in attempts], offered=last.offered, reachable=last.reachable,
-                             cut=bool(cut), card_read=last.card_sha is not None)
+    verdict = decide_verdict(
+        [a.findings for a in attempts],
+        offered=last.offered,
+        reachable=last.reachable,
+        cut=bool(cut),
+        card_read=last.card_sha is not None,
+    )
     role = ran_by.get("role") if ran_by.get("role") in ROLES else "self"
     name = ran_by.get("name")
     report: dict[str, Any] = {
@@ -140,12 +145,16 @@ def _card_change(read: Sequence[Attempt]) -> Finding | None:
     shared = proven.pop() if len(proven) == 1 else None  # one card's declarations, proven by one set of keys
     declared, proofs = shared if shared is not None else (None, None)
     if declared is None or not proofs:
-        return finding("card_changed", f"the card's canonical bytes changed between attempts (sha256 "
-                       f"{changes})")
+        return finding(
+            "card_changed", f"the card's canonical bytes changed between attempts (sha256 {changes})"
+        )
     keys = ", ".join(f"{p.alg} key {p.thumbprint}" for p in sorted(proofs))
-    return finding("card_resigned", f"the card was signed again between attempts (sha256 {changes}); its "
-                   f"declarations (sha256 {declared[:12]}) are unchanged and every signature proves them "
-                   f"under the same key ({keys}): not a change")
+    return finding(
+        "card_resigned",
+        f"the card was signed again between attempts (sha256 {changes}); its "
+        f"declarations (sha256 {declared[:12]}) are unchanged and every signature proves them "
+        f"under the same key ({keys}): not a change",
+    )
 
 
 def _deadline_finding(cut: Sequence[Exchange]) -> Finding:
@@ -153,13 +162,17 @@ def _deadline_finding(cut: Sequence[Exchange]) -> Finding:
     being sent."""
     unsent = [ex for ex in cut if "not sent" in (ex.error or "")]
     bound = re.search(r"\(([^()]*)\)", cut[0].error or "")
-    names = list(dict.fromkeys(ex.purpose + (f" (attempt {ex.attempt})" if ex.attempt > 1 else "")
-                               for ex in cut))
+    names = list(
+        dict.fromkeys(ex.purpose + (f" (attempt {ex.attempt})" if ex.attempt > 1 else "") for ex in cut)
+    )
     shown = ", ".join(show(n, 80) for n in names[:8])
     shown += f" and {len(names) - 8} more" if len(names) > 8 else ""
-    return finding("deadline", f"the run's deadline{f' ({bound.group(1)})' if bound else ''} cut it short: "
-                   f"{len(cut) - len(unsent)} request(s) cut, {len(unsent)} not sent ({shown}); an interview "
-                   "that could not be finished says nothing about the agent's conformance")
+    return finding(
+        "deadline",
+        f"the run's deadline{f' ({bound.group(1)})' if bound else ''} cut it short: "
+        f"{len(cut) - len(unsent)} request(s) cut, {len(unsent)} not sent ({shown}); an interview "
+        "that could not be finished says nothing about the agent's conformance",
+    )
 
 
 def _first_attempt(a: Attempt) -> dict[str, Any]:
@@ -174,8 +187,19 @@ def _first_attempt(a: Attempt) -> dict[str, Any]:
         question = a.questions.get(f.question) if f.question else None
         for proj in (question or {}).get("projections") or []:
             if proj.get("member") == f.member and proj.get("status") != "match":
-                entry.update({k: proj.get(k) for k in ("document", "status", "value_canonical",
-                                                          "source_canonical", "diff", "source_diff")})
+                entry.update(
+                    {
+                        k: proj.get(k)
+                        for k in (
+                            "document",
+                            "status",
+                            "value_canonical",
+                            "source_canonical",
+                            "diff",
+                            "source_diff",
+                        )
+                    }
+                )
                 break
         conflicts.append(entry)
     return {
@@ -186,8 +210,9 @@ def _first_attempt(a: Attempt) -> dict[str, Any]:
 
 
 def _empty_questions() -> dict[str, Any]:
-    return {q: {"status": "not_asked", "answer": None, "declared": None, "projections": []}
-            for q in QUESTIONS}
+    return {
+        q: {"status": "not_asked", "answer": None, "declared": None, "projections": []} for q in QUESTIONS
+    }
 
 
 def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, via: str | None) -> Attempt:
@@ -201,7 +226,10 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     a.card_sha, declared = card_digests(doc)
     card = parse_card(doc)
     a.card.update(
-        sha256=a.card_sha, declarations_sha256=declared, layout=card.layout, name=card.name,
+        sha256=a.card_sha,
+        declarations_sha256=declared,
+        layout=card.layout,
+        name=card.name,
         jsonrpc_url=card.jsonrpc.url if card.jsonrpc else None,
         protocol_version=card.jsonrpc.family if card.jsonrpc else None,
         problems=list(card.problems),
@@ -214,24 +242,42 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     check_reputation(a, doc, card)
     check_openclasp(a, exs, doc, card, card_ex, sig.get("status"))
     if interview is None:
-        a.add("interview_not_declared", "the card does not declare the interview extension, so nothing is "
-              "asked; absence says nothing about the agent (interview extension 9.2)")
+        a.add(
+            "interview_not_declared",
+            "the card does not declare the interview extension, so nothing is "
+            "asked; absence says nothing about the agent (interview extension 9.2)",
+        )
         return a
     if interview.required is True:
-        a.add("interview_required_true", "the interview entry says required: true; it must never be "
-              "required (interview extension 3.1)", member=interview.pointer + "/required")
+        a.add(
+            "interview_required_true",
+            "the interview entry says required: true; it must never be required (interview extension 3.1)",
+            member=interview.pointer + "/required",
+        )
     a.findings.extend(scheme_findings(doc))
     a.findings.extend(token_findings(exs))
     if card.jsonrpc is None:
-        a.add("no_jsonrpc_interface", "the card declares the interview but offers no JSON-RPC interface to "
-              "ask it over (the interview extension defines no other binding)")
+        a.add(
+            "no_jsonrpc_interface",
+            "the card declares the interview but offers no JSON-RPC interface to "
+            "ask it over (the interview extension defines no other binding)",
+        )
         a.reachable = False
         return a
     status = sig.get("status")
     signed = True if status == "verified" else None if status == "unverifiable" else False
     compared, pair = compared_card(a, exs, doc, card_ex)
-    context = DiffContext(compared, tuple(sig.get("unsigned_members") or ()), signed, proposals, committed,
-                          terms_declared, card.skill_ids, pair, a.equivalence)
+    context = DiffContext(
+        compared,
+        tuple(sig.get("unsigned_members") or ()),
+        signed,
+        proposals,
+        committed,
+        terms_declared,
+        card.skill_ids,
+        pair,
+        a.equivalence,
+    )
     judge_questions(a, exs, context)
     judge_probes(a, exs, doc, context)
     a.findings.extend(status_findings(a.status_calls))  # one finding per status, listing its calls
@@ -250,4 +296,3 @@ def _final_calls(exs: Sequence[Exchange]) -> list[Exchange]:
         if ex.purpose.startswith(("ask:", "probe:")):
             last[ex.purpose] = ex
     return list(last.values())
-

@@ -102,7 +102,10 @@ UNACTIVATED_PROBES: frozenset[str] = frozenset({"unactivated_call", "unactivated
 # unactivated calls -32601, and a selector equal to a declared skill id an answer (section 4 rule 3
 # refuses only a selector that matches no id).
 EXPECTED_OUTCOME: dict[str, str] = {
-    name: "method_not_found" if name in UNACTIVATED_PROBES else "answered" if name == "valid_selector"
+    name: "method_not_found"
+    if name in UNACTIVATED_PROBES
+    else "answered"
+    if name == "valid_selector"
     else "refused"
     for name in PROBES
 }

@@ -101,8 +101,13 @@ class AttestationResult:
     key_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "status": self.status, "detail": self.detail,
-                "digest": self.digest, "key_id": self.key_id}
+        return {
+            "ok": self.ok,
+            "status": self.status,
+            "detail": self.detail,
+            "digest": self.digest,
+            "key_id": self.key_id,
+        }
 
 
 def _pick_key(key_doc: Any, key_id: Any) -> tuple[str | None, str | None, str]:
@@ -168,7 +173,8 @@ def verify_attestation(public_card: Any, key_doc: Any) -> AttestationResult:
         return AttestationResult(False, "invalid", problem, computed)
     if att["digest"] != computed:
         return AttestationResult(
-            False, "invalid",
+            False,
+            "invalid",
             f"the card changed after it was attested: digest {show(att['digest'])}, computed {computed}",
             computed,
         )
@@ -282,26 +288,30 @@ def consistency_problems(
     if not isinstance(agent_id, str) or not agent_id:
         problems.append("the public card has no agentId string")
     elif params.get("agentId") != agent_id:
-        problems.append(f"params.agentId is {show(params.get('agentId'))}, the public card's agentId is "
-                        f"{show(agent_id)}")
+        problems.append(
+            f"params.agentId is {show(params.get('agentId'))}, the public card's agentId is {show(agent_id)}"
+        )
     card_url = params.get("openClaspCardUrl")
     own_url = public_card.get("cardUrl")
     if not isinstance(card_url, str):
         problems.append("params.openClaspCardUrl is missing or not a string")
     elif isinstance(own_url, str):
         if card_url != own_url:
-            problems.append(f"params.openClaspCardUrl is {show(card_url)}, the public card's cardUrl is "
-                            f"{show(own_url)}")
+            problems.append(
+                f"params.openClaspCardUrl is {show(card_url)}, the public card's cardUrl is {show(own_url)}"
+            )
     elif not _card_path_matches(card_url, agent_id, "card.json"):
-        problems.append(f"params.openClaspCardUrl {show(card_url)} is not /agents/{{agentId}}/card.json "
-                        "for the public card's agentId")
+        problems.append(
+            f"params.openClaspCardUrl {show(card_url)} is not /agents/{{agentId}}/card.json "
+            "for the public card's agentId"
+        )
     own_a2a = public_card.get("a2aAgentCardUrl")
     # The same card is commonly also served at the origin's well-known path; only a card read
     # from another origin than the one the platform names is a real disagreement.
-    if (a2a_card_url is not None and isinstance(own_a2a, str)
-            and not same_origin(own_a2a, a2a_card_url)):
-        problems.append(f"the A2A card was read from {show(a2a_card_url)}, the public card names "
-                        f"{show(own_a2a)}")
+    if a2a_card_url is not None and isinstance(own_a2a, str) and not same_origin(own_a2a, a2a_card_url):
+        problems.append(
+            f"the A2A card was read from {show(a2a_card_url)}, the public card names {show(own_a2a)}"
+        )
     problems += _transport_problems(a2a_card, public_card)
     ext_uri = public_card.get("extensionUri")
     if isinstance(ext_uri, str) and ext_uri not in _extension_uris(a2a_card):

@@ -65,8 +65,11 @@ def judge_probes(a: Attempt, exs: Sequence[Exchange], doc: Mapping[str, Any], ct
             continue
         request = sent_request(ex)
         sent = parse_body(ex.request_body)
-        keys = ("method", "params", "activated") if isinstance(sent, dict) and "params" in sent else (
-            "method", "activated")  # a probe sent without params says so by leaving the member out
+        keys = (
+            ("method", "params", "activated")
+            if isinstance(sent, dict) and "params" in sent
+            else ("method", "activated")
+        )  # a probe sent without params says so by leaving the member out
         entry: dict[str, Any] = {
             "name": name,
             "request": {k: request[k] for k in keys},
@@ -94,21 +97,35 @@ def judge_probes(a: Attempt, exs: Sequence[Exchange], doc: Mapping[str, Any], ct
         if name in UNACTIVATED_PROBES:
             if outcome != "method_not_found":
                 how = "with no params" if name == "unactivated_call_no_params" else "with params {}"
-                a.add("unactivated_call_answered", f"an interview call without the activation header ({how}) "
-                      f"must get JSON-RPC error -32601 (method not found); it got {got}", probe=name)
+                a.add(
+                    "unactivated_call_answered",
+                    f"an interview call without the activation header ({how}) "
+                    f"must get JSON-RPC error -32601 (method not found); it got {got}",
+                    probe=name,
+                )
             continue
         if outcome != "refused":
-            a.add(_CLOSURE_CODES[name], f"expected the standard refusal (reason out_of_scope); got {got}",
-                  probe=name)
+            a.add(
+                _CLOSURE_CODES[name],
+                f"expected the standard refusal (reason out_of_scope); got {got}",
+                probe=name,
+            )
             continue
         if out.kind == "error":
-            a.add("refusal_as_error", "the refusal arrived inside a JSON-RPC error (error.data); it is "
-                  "read as the refusal", probe=name)
+            a.add(
+                "refusal_as_error",
+                "the refusal arrived inside a JSON-RPC error (error.data); it is read as the refusal",
+                probe=name,
+            )
         a.findings.extend(check_refusal(refusal, skill_ids, probe=name))
         reason = refusal.get("reason") if isinstance(refusal, dict) else None
         if reason == "not_declared":
-            a.add(_CLOSURE_CODES[name], "refused with reason not_declared; the closure's reason is "
-                  "out_of_scope (interview extension 4.3 and 6.1)", probe=name)
+            a.add(
+                _CLOSURE_CODES[name],
+                "refused with reason not_declared; the closure's reason is "
+                "out_of_scope (interview extension 4.3 and 6.1)",
+                probe=name,
+            )
     a.findings[start:] = [_naming_its_probe(f) for f in a.findings[start:]]
 
 
@@ -125,25 +142,34 @@ def _valid_selector(
     """A selector equal to a declared skill id must be answered (only a selector matching no id
     is refused, section 4 rule 3), and the answer is diffed like any other (section 7)."""
     name = "valid_selector"
-    selector = (entry["request"].get("params") or {}).get("skill") if isinstance(
-        entry["request"].get("params"), dict) else None
+    selector = (
+        (entry["request"].get("params") or {}).get("skill")
+        if isinstance(entry["request"].get("params"), dict)
+        else None
+    )
     shown = show(repr(selector), 120)
     if entry["outcome"] == "refused":
-        a.add("selector_refused", f"interview/usage with the selector {shown}, a declared skill id, got "
-              f"{got}; only a selector that matches no declared id is refused (interview extension 4.3)",
-              probe=name)
+        a.add(
+            "selector_refused",
+            f"interview/usage with the selector {shown}, a declared skill id, got "
+            f"{got}; only a selector that matches no declared id is refused (interview extension 4.3)",
+            probe=name,
+        )
         return
     if not reads_as_answer(ex):
         report_transport(a, ex, probe=name)  # an HTTP error status: no answer to diff
         return
     if out.kind == "malformed":
-        a.add("answer_malformed", f"the JSON-RPC response is malformed: {show(out.problem, 300)}",
-              probe=name)
+        a.add("answer_malformed", f"the JSON-RPC response is malformed: {show(out.problem, 300)}", probe=name)
         return
     if out.kind == "error":
         within = "" if ex.usable else f" (in HTTP {ex.status})"
-        a.add("method_error", f"interview/usage with the selector {shown} answered a JSON-RPC error "
-              f"{out.code}: {show(out.message, 200)}{within}", probe=name)
+        a.add(
+            "method_error",
+            f"interview/usage with the selector {shown} answered a JSON-RPC error "
+            f"{out.code}: {show(out.message, 200)}{within}",
+            probe=name,
+        )
         return
     found = check_answer("usage", out.result)
     projections, diffed = ctx.diff("usage", out.result)

@@ -85,9 +85,16 @@ class DiffContext:
     def diff(self, question: str, result: Any) -> tuple[list[ProjectionResult], list[Finding]]:
         """Every projection of one answer against the declared bytes (section 7)."""
         return diff_question(
-            question, result, card_doc=self.card_doc, unsigned_members=self.unsigned_members,
-            card_signed=self.card_signed, proposals=self.proposals, committed=self.committed,
-            terms_declared=self.terms_declared, skill_ids=self.skill_ids, pair=self.pair,
+            question,
+            result,
+            card_doc=self.card_doc,
+            unsigned_members=self.unsigned_members,
+            card_signed=self.card_signed,
+            proposals=self.proposals,
+            committed=self.committed,
+            terms_declared=self.terms_declared,
+            skill_ids=self.skill_ids,
+            pair=self.pair,
             equivalence=self.equivalence,
         )
 
@@ -96,8 +103,12 @@ def sent_request(ex: Exchange) -> dict[str, Any]:
     """What was sent: method, params, and whether the interview was activated."""
     body = parse_body(ex.request_body)
     body = body if isinstance(body, dict) else {}
-    return {"method": body.get("method"), "params": body.get("params"),
-            "activated": _header_lists(ex.request_headers, INTERVIEW_URI), "id": body.get("id", ANY_ID)}
+    return {
+        "method": body.get("method"),
+        "params": body.get("params"),
+        "activated": _header_lists(ex.request_headers, INTERVIEW_URI),
+        "id": body.get("id", ANY_ID),
+    }
 
 
 def read_reply(ex: Exchange) -> RpcOutcome:
@@ -111,8 +122,15 @@ def reads_as_answer(ex: Exchange) -> bool:
     read as that error (some stacks send -32601 inside HTTP 400)."""
     if ex.usable:
         return True
-    return (ex.error is None and not ex.truncated and ex.status is not None and 400 <= ex.status < 500
-            and not refused_for_auth(ex) and not down_answer(ex) and read_reply(ex).kind == "error")
+    return (
+        ex.error is None
+        and not ex.truncated
+        and ex.status is not None
+        and 400 <= ex.status < 500
+        and not refused_for_auth(ex)
+        and not down_answer(ex)
+        and read_reply(ex).kind == "error"
+    )
 
 
 def _in_status(ex: Exchange) -> str:
@@ -137,8 +155,11 @@ def judge_questions(a: Attempt, exs: Sequence[Exchange], ctx: DiffContext) -> No
         # (an absurd Retry-After is never waited for) is an http_status problem of the call.
         for ex in tries1[:-1] + tries2[:-1]:
             if ex.status == 429:
-                a.add("rate_limited", f"the agent answered HTTP 429 to {show(ex.url)}; the call was retried "
-                      "after waiting", question=q)
+                a.add(
+                    "rate_limited",
+                    f"the agent answered HTTP 429 to {show(ex.url)}; the call was retried after waiting",
+                    question=q,
+                )
         finals = [e for e in (first, second) if e is not None]
         asked += len(finals)
         for ex in finals:
@@ -179,28 +200,38 @@ def judge_questions(a: Attempt, exs: Sequence[Exchange], ctx: DiffContext) -> No
     if asked == 0 or delivered == 0 or (refused and answered == 0):
         a.reachable = False  # the questions could not be put (authentication is not conformance)
     if responded and not echoed:
-        a.findings.append(finding("activation_not_echoed", "no interview response listed the interview URI "
-                                  "in A2A-Extensions (an echo is evidence of activation; its absence is not "
-                                  "a violation)"))
+        a.findings.append(
+            finding(
+                "activation_not_echoed",
+                "no interview response listed the interview URI "
+                "in A2A-Extensions (an echo is evidence of activation; its absence is not "
+                "a violation)",
+            )
+        )
 
 
 def _answer(a: Attempt, q: str, out: RpcOutcome, ctx: DiffContext, in_status: str = "") -> None:
     entry = a.questions[q]
     if out.kind == "malformed":
         entry.update(status="error", answer=out.body)
-        a.add("answer_malformed", f"the JSON-RPC response is malformed: {show(out.problem, 300)}",
-              question=q)
+        a.add("answer_malformed", f"the JSON-RPC response is malformed: {show(out.problem, 300)}", question=q)
         return
     if out.kind == "error":
         entry["answer"] = out.error
         if is_refusal(out.data):
-            a.add("refusal_as_error", "a refusal arrived inside a JSON-RPC error (error.data); it is read as "
-                  "the refusal", question=q)
+            a.add(
+                "refusal_as_error",
+                "a refusal arrived inside a JSON-RPC error (error.data); it is read as the refusal",
+                question=q,
+            )
             _refused(a, q, out.data, ctx.skill_ids)
             return
         entry["status"] = "error"
-        a.add("method_error", f"interview/{q} answered a JSON-RPC error {out.code}: "
-              f"{show(out.message, 200)}{in_status}", question=q)
+        a.add(
+            "method_error",
+            f"interview/{q} answered a JSON-RPC error {out.code}: {show(out.message, 200)}{in_status}",
+            question=q,
+        )
         return
     result = out.result
     entry["answer"] = result
@@ -220,8 +251,12 @@ def _answer(a: Attempt, q: str, out: RpcOutcome, ctx: DiffContext, in_status: st
 def _refused(a: Attempt, q: str, refusal: Any, skill_ids: tuple[str, ...]) -> None:
     a.questions[q]["status"] = "refused"
     a.findings.extend(check_refusal(refusal, skill_ids, question=q))
-    a.add("answer_shape_invalid", f"interview/{q} was refused, but it is one of the five questions and must "
-          "be answered (interview extension, section 4); refusals are for what lies outside them", question=q)
+    a.add(
+        "answer_shape_invalid",
+        f"interview/{q} was refused, but it is one of the five questions and must "
+        "be answered (interview extension, section 4); refusals are for what lies outside them",
+        question=q,
+    )
 
 
 def _fingerprint(out: RpcOutcome, ex: Exchange, canonical: bytes | None) -> tuple[str, Any]:
@@ -251,7 +286,11 @@ def _resigned_only(one: RpcOutcome, two: RpcOutcome, equivalence: Equivalence | 
 
 
 def _determinism(
-    a: Attempt, q: str, first: tuple[RpcOutcome, bytes | None], two: RpcOutcome, exs: list[Exchange],
+    a: Attempt,
+    q: str,
+    first: tuple[RpcOutcome, bytes | None],
+    two: RpcOutcome,
+    exs: list[Exchange],
     equivalence: Equivalence | None = None,
 ) -> None:
     """Both asks compared by their canonical bytes, the first ask's computed once by the caller;
@@ -261,7 +300,11 @@ def _determinism(
         return  # already answer_malformed; raw bytes echo each ask's own id, so they always differ
     two_bytes = None if two.kind == "malformed" else _canonical_bytes(two.payload)
     if _fingerprint(one, exs[0], one_bytes) != _fingerprint(two, exs[1], two_bytes) and not _resigned_only(
-            one, two, equivalence):
-        a.add("nondeterministic_answer", f"two asks of interview/{q} gave different canonical bytes; answers "
-              "are lookups and must be identical on every ask (interview extension 4.1)", question=q)
-
+        one, two, equivalence
+    ):
+        a.add(
+            "nondeterministic_answer",
+            f"two asks of interview/{q} gave different canonical bytes; answers "
+            "are lookups and must be identical on every ask (interview extension 4.1)",
+            question=q,
+        )

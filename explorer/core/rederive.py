@@ -54,8 +54,15 @@ READER_FINDINGS = ("evidence_unverified",)
 # not declarations: explorer.core.declarations), so an older report's digest of the same answers
 # differs; the answers themselves are the exchanges' bytes, from which it is derived.
 FIXED_FACTS = (
-    "/target", "/verdict", "/attempts", "/card/url", "/card/name", "/card/sha256",
-    "/card/layout", "/card/jsonrpc_url", "/card/signature/status",
+    "/target",
+    "/verdict",
+    "/attempts",
+    "/card/url",
+    "/card/name",
+    "/card/sha256",
+    "/card/layout",
+    "/card/jsonrpc_url",
+    "/card/signature/status",
 )
 _CARD_REQUESTS = ("card-discovery", "card", "openclasp:resolve")
 _BARE_HOST = re.compile(r"^[A-Za-z0-9.-]+\.[A-Za-z]{2,}(:\d+)?(/.*)?$")
@@ -164,8 +171,10 @@ def target_problem(target: str | None, exchanges: Sequence[Exchange]) -> str | N
         return None
     if target_leads_to(target, first):
         return None
-    return (f"it states the target {safe_text(target, limit=200)!r}, but its first card request went "
-            f"to {safe_text(first.url, limit=200)!r}")
+    return (
+        f"it states the target {safe_text(target, limit=200)!r}, but its first card request went "
+        f"to {safe_text(first.url, limit=200)!r}"
+    )
 
 
 def derived_target(target: str | None, exchanges: Sequence[Exchange]) -> str:
@@ -288,18 +297,29 @@ def _diff(x: Any, y: Any, pointer: str) -> Difference | None:
         u, v, at = stack.pop()
         if u is _MISSING or v is _MISSING:
             if u is not v:
-                return Difference(at, None if u is _MISSING else u, None if v is _MISSING else v,
-                                  u is not _MISSING, v is not _MISSING)
+                return Difference(
+                    at,
+                    None if u is _MISSING else u,
+                    None if v is _MISSING else v,
+                    u is not _MISSING,
+                    v is not _MISSING,
+                )
             continue
         if isinstance(u, Mapping) and isinstance(v, Mapping):
             keys = list(u) + [k for k in v if k not in u]
-            stack.extend((u.get(k, _MISSING), v.get(k, _MISSING), f"{at}/{escape(str(k))}")
-                         for k in reversed(keys))
+            stack.extend(
+                (u.get(k, _MISSING), v.get(k, _MISSING), f"{at}/{escape(str(k))}") for k in reversed(keys)
+            )
         elif isinstance(u, list) and isinstance(v, list):
             if len(u) != len(v):
                 shorter = min(len(u), len(v))
-                stack.append((u[shorter] if shorter < len(u) else _MISSING,
-                              v[shorter] if shorter < len(v) else _MISSING, f"{at}/{shorter}"))
+                stack.append(
+                    (
+                        u[shorter] if shorter < len(u) else _MISSING,
+                        v[shorter] if shorter < len(v) else _MISSING,
+                        f"{at}/{shorter}",
+                    )
+                )
             stack.extend((u[i], v[i], f"{at}/{i}") for i in range(min(len(u), len(v)) - 1, -1, -1))
         elif not _same_leaf(u, v):
             return Difference(at, u, v)

@@ -22,7 +22,15 @@ from explorer.core.view import Finding, Question, ReportView
 from explorer.core.view import canonical_or_json as canonical_or_json
 
 REQUIRED_MEMBERS: tuple[str, ...] = (
-    "verdict", "ran_by", "standing", "card", "questions", "probes", "findings", "extensions", "attempts",
+    "verdict",
+    "ran_by",
+    "standing",
+    "card",
+    "questions",
+    "probes",
+    "findings",
+    "extensions",
+    "attempts",
 )
 REQUIRED_CARD_MEMBERS: tuple[str, ...] = ("url", "layout", "sha256", "signature")
 REQUIRED_SIGNATURE_MEMBERS: tuple[str, ...] = ("status", "form", "alg", "kid")
@@ -37,6 +45,7 @@ SEVERITIES = ("error", "warning", "info")
 
 def _s(value: Any, limit: int = 200) -> str:
     return safe_text(value, limit=limit)
+
 
 def _question_line(q: Question) -> str:
     if q.status == "answered":

@@ -36,8 +36,14 @@ class TranscriptError(ValueError):
     """A transcript that cannot be read as one; str() is one sentence naming the member."""
 
 
-_JSON_TYPES = ((bool, "a boolean"), (int, "a number"), (float, "a number"), (str, "a string"),
-               (list, "an array"), (dict, "an object"))
+_JSON_TYPES = (
+    (bool, "a boolean"),
+    (int, "a number"),
+    (float, "a number"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "an object"),
+)
 
 
 def _kind(value: Any) -> str:
@@ -251,8 +257,9 @@ class Run:
             raise _bad("/report", "an object", report)
         if not isinstance(keys, Mapping):
             raise _bad("/keys", "an object (a JWKS)", keys)
-        if "keys" in keys and not (isinstance(keys["keys"], list)
-                                   and all(isinstance(k, Mapping) for k in keys["keys"])):
+        if "keys" in keys and not (
+            isinstance(keys["keys"], list) and all(isinstance(k, Mapping) for k in keys["keys"])
+        ):
             raise _bad("/keys/keys", "an array of keys (objects)", keys["keys"])
         exchanges = data.get("exchanges", [])
         if not isinstance(exchanges, list):

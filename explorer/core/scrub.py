@@ -63,8 +63,8 @@ _SPECIAL = (b"\\", b"%", b"+")
 _SHORT_ESCAPES = {ord("b"): b"\b", ord("f"): b"\f", ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t"}
 # Around a short secret standing alone, in canonical form: a JSON string's quotes, a form or
 # query value's `=` and `&`, or the edges of a header value.
-_BEFORE = frozenset(b"\"=")
-_AFTER = frozenset(b"\"&#;")
+_BEFORE = frozenset(b'"=')
+_AFTER = frozenset(b'"&#;')
 # Escape units one recorded body may hold before it is searched no further: past this, searching
 # would cost more than the run (a hostile agent's 8 MiB of `\\"`), so the body is not kept.
 MAX_UNITS = 250_000
@@ -217,7 +217,15 @@ _SECRET_NAMES = frozenset(
 )
 # Any header whose name contains one of these is treated as a credential too.
 _SECRET_NAME_PARTS = (
-    "auth", "token", "secret", "password", "passwd", "api-key", "apikey", "session", "cookie",
+    "auth",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "api-key",
+    "apikey",
+    "session",
+    "cookie",
 )
 
 

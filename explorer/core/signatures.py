@@ -58,8 +58,17 @@ __all__ = [
 ]
 
 ALLOWED_ALGS: tuple[str, ...] = (
-    "ES256", "ES384", "ES512", "EdDSA", "Ed25519",
-    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+    "Ed25519",
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
 )
 MAX_PROTECTED_CHARS = 8 * 1024
 MAX_SIGNATURE_CHARS = 4 * 1024
@@ -230,8 +239,11 @@ def _header(protected: Any) -> dict[str, Any]:
         raise _Bad("invalid", f"protected is {describe_type(protected)}, not a base64url string")
     if len(protected) > MAX_PROTECTED_CHARS:
         # Refusing to read it is a limit of ours, not proof of tampering: no key was tried.
-        raise _Bad("unverifiable", f"the protected header is {len(protected)} characters, over the "
-                                   f"{MAX_PROTECTED_CHARS} accepted, so it was not checked")
+        raise _Bad(
+            "unverifiable",
+            f"the protected header is {len(protected)} characters, over the "
+            f"{MAX_PROTECTED_CHARS} accepted, so it was not checked",
+        )
     try:
         raw = _b64decode(protected)
     except ValueError as exc:
@@ -345,9 +357,16 @@ def _try_keys(
             try:
                 if _verify(protected, signature, payload, key):
                     origin = "a key you supplied" if source == "user" else "the key from the card's own jku"
-                    return SignatureCheck(index, alg, kid, "verified", form,
-                                          f"verified with {origin} over the {form} payload", source,
-                                          key.thumbprint())
+                    return SignatureCheck(
+                        index,
+                        alg,
+                        kid,
+                        "verified",
+                        form,
+                        f"verified with {origin} over the {form} payload",
+                        source,
+                        key.thumbprint(),
+                    )
             except JoseError as exc:
                 if exc.error != "bad_signature":
                     reasons.append(f"{exc.error}: {exc.description or exc}")
@@ -380,8 +399,9 @@ def verify_card(
     if sigs is None or sigs == []:
         return SignatureReport("unsigned", None, None, None, None, (), (), "the card carries no signatures")
     if not isinstance(sigs, list):
-        return SignatureReport("invalid", None, None, None, None, (), (),
-                               f"signatures is {describe_type(sigs)}, not an array")
+        return SignatureReport(
+            "invalid", None, None, None, None, (), (), f"signatures is {describe_type(sigs)}, not an array"
+        )
     store = _KeyStore()
     if keys is not None:
         store.add_set(keys, "user")
@@ -495,6 +515,8 @@ def sign_card(
     protected, _, signature = token.split(".")
     signed = copy.deepcopy(dict(card_doc))
     existing = signed.get("signatures")
-    signed["signatures"] = [*(existing if isinstance(existing, list) else []),
-                            {"protected": protected, "signature": signature}]
+    signed["signatures"] = [
+        *(existing if isinstance(existing, list) else []),
+        {"protected": protected, "signature": signature},
+    ]
     return signed

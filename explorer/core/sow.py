@@ -162,8 +162,12 @@ def sign_proposal(
     """
     unsigned = copy.deepcopy(_unsigned(doc))
     sig = private_key.sign(signing_bytes(unsigned))
-    entry = {"role": "provider", "key": public_nkey(private_key), "signed_at": signed_at,
-             "sig": encode_b64url(sig)}
+    entry = {
+        "role": "provider",
+        "key": public_nkey(private_key),
+        "signed_at": signed_at,
+        "sig": encode_b64url(sig),
+    }
     return {**unsigned, "signatures": [entry]}
 
 
@@ -279,7 +283,12 @@ def check_proposal(
     signer = _check_signatures(c, doc)
     standing = _check_standing(c, doc)
     return _result(
-        c, extra, document=doc, computed_digest=computed, signer=signer, standing=standing,
+        c,
+        extra,
+        document=doc,
+        computed_digest=computed,
+        signer=signer,
+        standing=standing,
         clauses=tuple(clauses(doc)),
     )
 
@@ -295,8 +304,11 @@ def _check_digest(c: _Checker, committed: Any, computed: str, lossy: list[str]) 
         c.fail("invalid", "terms_entry_invalid", f"committed digest {committed!r} is malformed")
     elif committed != computed:
         c.step("digest", False, f"computed {computed}, committed {committed}")
-        c.fail("digest_mismatch", "proposal_digest_mismatch",
-               f"the fetched document hashes to {computed}, the card committed to {committed}")
+        c.fail(
+            "digest_mismatch",
+            "proposal_digest_mismatch",
+            f"the fetched document hashes to {computed}, the card committed to {committed}",
+        )
     else:
         c.step("digest", True, f"{computed} matches the committed digest")
     if lossy:
@@ -312,8 +324,12 @@ def _check_signatures(c: _Checker, doc: dict[str, Any]) -> str | None:
         return None
     if not isinstance(sigs, list):
         c.step("signature", False, f"signatures is a JSON {describe_type(sigs)}, not a list")
-        c.fail("signature_invalid", "proposal_signature_invalid",
-               f"signatures must be a list, got a JSON {describe_type(sigs)}", member="/signatures")
+        c.fail(
+            "signature_invalid",
+            "proposal_signature_invalid",
+            f"signatures must be a list, got a JSON {describe_type(sigs)}",
+            member="/signatures",
+        )
         return None
     providers = [i for i, s in enumerate(sigs) if isinstance(s, dict) and s.get("role") == "provider"]
     if not providers:

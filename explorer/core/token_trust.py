@@ -47,11 +47,11 @@ from explorer.core.urls import origin
 Standing = Literal["signed", "unvouched", "failed"]
 
 PIN_HINT = (
-    "pin the token URL with --oauth2-token-url URL (config: oauth2_token_url = \"URL\"), or trust the "
+    'pin the token URL with --oauth2-token-url URL (config: oauth2_token_url = "URL"), or trust the '
     "key that signs the card with --keys"
 )
 INTERFACE_PIN_HINT = (
-    "pin the interface's origin with --interface-origin ORIGIN (config: interface_origin = \"ORIGIN\" in "
+    'pin the interface\'s origin with --interface-origin ORIGIN (config: interface_origin = "ORIGIN" in '
     "the agent's entry), or trust the key that signs the card with --keys"
 )
 
@@ -84,8 +84,9 @@ def vouch_for(
         except (FormError, ValueError):
             continue
         if member_is_signed(pointer, unsigned):
-            return Vouch("signed", f"signature {check.index} verifies under a key you trust and covers "
-                                   f"{pointer}")
+            return Vouch(
+                "signed", f"signature {check.index} verifies under a key you trust and covers {pointer}"
+            )
     if report.status == "unsigned":
         why = "the card is unsigned"
     elif any(c.status == "verified" and c.key_source == "user" for c in report.checks):

@@ -52,9 +52,16 @@ def explain_unimplemented(a: Attempt, calls: Sequence[Exchange]) -> None:
     probes = len({ex.purpose for ex in calls if ex.purpose.startswith("probe:")})
     statuses = "/".join(str(s) for s in sorted({ex.status for ex in calls if ex.status is not None}))
     sent = f"{len(asks)} question{'s' if len(asks) != 1 else ''}" + (
-        f" and {probes} probe{'s' if probes != 1 else ''}" if probes else "")
-    marked = (f"the {explained} findings marked with this cause follow" if explained != 1
-              else "the finding marked with this cause follows")
-    a.add(CAUSE, f"the card declares the interview extension, but every interview call ({sent}) was answered "
-          f"JSON-RPC error -32601, method not found (in HTTP {statuses}): the agent does not implement the "
-          f"interview; {marked} from it")
+        f" and {probes} probe{'s' if probes != 1 else ''}" if probes else ""
+    )
+    marked = (
+        f"the {explained} findings marked with this cause follow"
+        if explained != 1
+        else "the finding marked with this cause follows"
+    )
+    a.add(
+        CAUSE,
+        f"the card declares the interview extension, but every interview call ({sent}) was answered "
+        f"JSON-RPC error -32601, method not found (in HTTP {statuses}): the agent does not implement the "
+        f"interview; {marked} from it",
+    )

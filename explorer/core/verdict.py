@@ -32,7 +32,11 @@ def standing(role: str | None) -> Standing:
 
 
 def decide_verdict(
-    attempt_findings: Sequence[Sequence[Finding]], *, offered: bool, reachable: bool, cut: bool = False,
+    attempt_findings: Sequence[Sequence[Finding]],
+    *,
+    offered: bool,
+    reachable: bool,
+    cut: bool = False,
     card_read: bool = True,
 ) -> Verdict:
     """The CONTRACT verdict from the findings of each attempt, first to last.
@@ -68,7 +72,15 @@ def churn_finding(first: Sequence[Finding], last: Sequence[Finding]) -> Finding 
             listed = places.setdefault(f.code, [])
             if where and where not in listed:
                 listed.append(where)
-    named = [f"{code} ({', '.join(places[code][:5])}{', ...' if len(places[code]) > 5 else ''})"
-             if places[code] else code for code in sorted(places)]
-    return finding("churn", "conflicts of the first attempt did not survive the re-run: " + "; ".join(named)
-                   + " (the report's first_attempt holds both values of each)")
+    named = [
+        f"{code} ({', '.join(places[code][:5])}{', ...' if len(places[code]) > 5 else ''})"
+        if places[code]
+        else code
+        for code in sorted(places)
+    ]
+    return finding(
+        "churn",
+        "conflicts of the first attempt did not survive the re-run: "
+        + "; ".join(named)
+        + " (the report's first_attempt holds both values of each)",
+    )

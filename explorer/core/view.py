@@ -157,8 +157,11 @@ class Signature:
 
     def words(self) -> str:
         """`verified (form served, alg ES256, kid k1)`, naming a key from the card's own jku as such."""
-        parts = [f"{name} {_s(value, 80)}" for name, value in
-                 (("form", self.form), ("alg", self.alg), ("kid", self.kid)) if value]
+        parts = [
+            f"{name} {_s(value, 80)}"
+            for name, value in (("form", self.form), ("alg", self.alg), ("kid", self.kid))
+            if value
+        ]
         if self.key_source == "jku":
             parts.append("key from the card's own jku")
         return _s(self.status, 40) + (f" ({', '.join(parts)})" if parts else "")
@@ -171,21 +174,29 @@ class Signature:
         recorded = _str(self.with_recorded_keys.get("status"))
         kid = f" (kid {_s(self.kid, 80)})" if self.kid else ""
         if recorded == "verified" and self.status == "invalid":
-            return (f"the key set recorded with this run verifies it, but the key you trust{kid} does "
-                    "not: the card was signed by another key under the same kid")
+            return (
+                f"the key set recorded with this run verifies it, but the key you trust{kid} does "
+                "not: the card was signed by another key under the same kid"
+            )
         if self.status != "unverifiable" or not (self.kid or self.alg):
             return None  # no card, or a card without signatures: nothing to check
-        how = (f"--keys JWKS_FILE_OR_URL with the signer's public key{kid}, or keys in the config, "
-               "or --allow-jku to trust the key set the card names")
+        how = (
+            f"--keys JWKS_FILE_OR_URL with the signer's public key{kid}, or keys in the config, "
+            "or --allow-jku to trust the key set the card names"
+        )
         if recorded == "invalid":
-            return (f"the keys recorded with this run found the signature invalid, but keys a recorded "
-                    f"run carries are not trusted here; to check it: {how}")
+            return (
+                f"the keys recorded with this run found the signature invalid, but keys a recorded "
+                f"run carries are not trusted here; to check it: {how}"
+            )
         if recorded != "verified":
             return f"to check it: {how}"
         jku = self.with_recorded_keys.get("key_source") == "jku"
         where = "a key set from its card's own jku" if jku else "the keys it carries"
-        return (f"verified by {where} when recorded, but keys a recorded run carries are not trusted "
-                f"here; to check it: {how}")
+        return (
+            f"verified by {where} when recorded, but keys a recorded run carries are not trusted "
+            f"here; to check it: {how}"
+        )
 
 
 @dataclass(frozen=True, slots=True)  # slots: an answer may carry 10,000 of them, typed at once
@@ -472,8 +483,11 @@ class ReportView:
         counts = [q.counts() for q in self.questions.values()]
         conflicts = any(c[state] for c in counts for state in PROBLEM_PROJECTIONS)
         if conflicts:
-            return VERDICT_WORDS["nonconformant"] if (self.attempts or 1) > 1 else (
-                "a conflict with the declared documents (asked once)")
+            return (
+                VERDICT_WORDS["nonconformant"]
+                if (self.attempts or 1) > 1
+                else ("a conflict with the declared documents (asked once)")
+            )
         codes = list(dict.fromkeys(_s(f.code, 60) for f in self.findings if f.severity == "error"))
         if codes:
             return f"error finding{'s' if len(codes) > 1 else ''}: {', '.join(codes[:4])}"
@@ -484,7 +498,7 @@ class ReportView:
         return self.card.name or self.target or "(unnamed agent)"
 
     def standing_words(self, *, how_to_declare: bool = True) -> str:
-        """"claim: alice declared no independent role (--as independent declares one)" and the like,
+        """ "claim: alice declared no independent role (--as independent declares one)" and the like,
         with the runner's name when known, and for a signed or checked result who signed it with
         which key, or why it is only a claim. `how_to_declare=False` leaves out the options that
         would change it (a role to declare, a key to sign with), where room is short."""

@@ -147,8 +147,9 @@ class Agent:
             return Reply(200, error_body(request.request_id, exc.code, exc.message), headers)
         if isinstance(result, _Refusal):
             if self.variant.closure == "as_error":
-                body_bytes = error_body(request.request_id, SERVER_ERROR, "out_of_scope",
-                                        result.refusal, with_data=True)
+                body_bytes = error_body(
+                    request.request_id, SERVER_ERROR, "out_of_scope", result.refusal, with_data=True
+                )
                 return Reply(200, body_bytes, headers)
             result = dumps(result.refusal)
         return Reply(200, result_body(request.request_id, result), headers)

@@ -98,8 +98,9 @@ def build_app(agent: Agent, guard: Guard | None = None) -> Starlette:
         if guard is not None:
             denied = guard.admit(_headers(request))
             if denied is not None:
-                return Response(denied.body, status_code=denied.status, headers=denied.headers,
-                                media_type=JSON)
+                return Response(
+                    denied.body, status_code=denied.status, headers=denied.headers, media_type=JSON
+                )
         return to_response(await rpc_reply(agent, request))
 
     async def token(request: Request) -> Response:

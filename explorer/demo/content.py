@@ -71,11 +71,15 @@ SECURITY_V03 = {
 def guarded_security(kind: str, token_url: str) -> dict[str, Any]:
     """The v1.0 security declaration of a guarded agent that takes a bearer token or OAuth 2.0."""
     if kind == "bearer":
-        return {"schemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
-                "requirements": [{"schemes": {"bearer": {"list": []}}}]}
+        return {
+            "schemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}},
+            "requirements": [{"schemes": {"bearer": {"list": []}}}],
+        }
     flow = {"tokenUrl": token_url, "scopes": {"interview:read": "put the interview questions"}}
-    return {"schemes": {"oauth2": {"oauth2SecurityScheme": {"flows": {"clientCredentials": flow}}}},
-            "requirements": [{"schemes": {"oauth2": {"list": ["interview:read"]}}}]}
+    return {
+        "schemes": {"oauth2": {"oauth2SecurityScheme": {"flows": {"clientCredentials": flow}}}},
+        "requirements": [{"schemes": {"oauth2": {"list": ["interview:read"]}}}],
+    }
 
 
 def _proposal(
@@ -94,7 +98,9 @@ def _proposal(
         },
         "parties": {
             "provider": {
-                "agent": "", "handle": "books@stonework.demo", "owner": "Stonework Analytics (demo)",
+                "agent": "",
+                "handle": "books@stonework.demo",
+                "owner": "Stonework Analytics (demo)",
             },
             "client": None,
             "grade": "evidence",
@@ -306,13 +312,15 @@ def huge_skills(count: int = HUGE_SKILLS) -> list[dict[str, Any]]:
         region = _REGIONS[(n // (len(_ACTIONS) * len(_OBJECTS))) % len(_REGIONS)]
         detail = _DETAILS[n % len(_DETAILS)]
         other = _DETAILS[(n + 3) % len(_DETAILS)]
-        out.append({
-            "id": f"{verb}-{noun}-{n + 1:04d}",
-            "name": f"{verb.title()} {things} ({region}, desk {n + 1})",
-            "description": f"{doing} {things} for the {region} desk {link} {reference}. {detail} {other}",
-            "tags": [noun, verb, region.lower().replace(" ", "-")],
-            "examples": [f"{verb.title()} last month's {things} for {region} {link} {reference}."],
-            "inputModes": list(_INPUT_MODES[n % len(_INPUT_MODES)]),
-            "outputModes": list(_OUTPUT_MODES[(n // 3) % len(_OUTPUT_MODES)]),
-        })
+        out.append(
+            {
+                "id": f"{verb}-{noun}-{n + 1:04d}",
+                "name": f"{verb.title()} {things} ({region}, desk {n + 1})",
+                "description": f"{doing} {things} for the {region} desk {link} {reference}. {detail} {other}",
+                "tags": [noun, verb, region.lower().replace(" ", "-")],
+                "examples": [f"{verb.title()} last month's {things} for {region} {link} {reference}."],
+                "inputModes": list(_INPUT_MODES[n % len(_INPUT_MODES)]),
+                "outputModes": list(_OUTPUT_MODES[(n // 3) % len(_OUTPUT_MODES)]),
+            }
+        )
     return out

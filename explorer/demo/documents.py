@@ -140,8 +140,9 @@ class Documents:
     site: openclasp_site.Site | None = None  # the OpenClasp platform documents, when published there
 
 
-def _terms(variant: Variant, urls: Urls, provider: Provider, skill_ids: list[str]) -> tuple[
-        list[dict[str, Any]], tuple[Committed, ...], dict[str, bytes]]:
+def _terms(
+    variant: Variant, urls: Urls, provider: Provider, skill_ids: list[str]
+) -> tuple[list[dict[str, Any]], tuple[Committed, ...], dict[str, bytes]]:
     """The terms entry's proposal list, what the agent projects, and the files it serves.
 
     The last proposal carries the variant's `proposal_fault`, if any.
@@ -172,14 +173,25 @@ def _uncommitted(urls: Urls, provider: Provider) -> tuple[tuple[Committed, ...],
 def _extensions(variant: Variant, urls: Urls, terms_entries: list[dict[str, Any]] | None) -> list[Any]:
     extensions: list[dict[str, Any]] = []
     if variant.interview:
-        extensions.append({"uri": INTERVIEW_URI, "description": content.INTERVIEW_DESCRIPTION,
-                           "required": variant.interview_required})
+        extensions.append(
+            {
+                "uri": INTERVIEW_URI,
+                "description": content.INTERVIEW_DESCRIPTION,
+                "required": variant.interview_required,
+            }
+        )
     if terms_entries is not None:
-        extensions.append({"uri": TERMS_URI, "required": False,
-                           "params": {"sow_spec": content.SOW_SPEC, "proposals": terms_entries}})
+        extensions.append(
+            {
+                "uri": TERMS_URI,
+                "required": False,
+                "params": {"sow_spec": content.SOW_SPEC, "proposals": terms_entries},
+            }
+        )
     if variant.reputation:
-        extensions.append({"uri": REPUTATION_URI, "required": False,
-                           "params": {"url": urls.base + REPUTATION_PATH}})
+        extensions.append(
+            {"uri": REPUTATION_URI, "required": False, "params": {"url": urls.base + REPUTATION_PATH}}
+        )
     if variant.openclasp:
         extensions.append(openclasp_site.extension_entry(urls.base, variant.name))
     return extensions
@@ -187,7 +199,12 @@ def _extensions(variant: Variant, urls: Urls, terms_entries: list[dict[str, Any]
 
 # Words a plain title-casing gets wrong ("Oauth2", "Sdk", "Openclasp", "Apikey").
 _WORDS = {
-    "oauth2": "OAuth2", "sdk": "SDK", "openclasp": "OpenClasp", "apikey": "API Key", "jku": "JKU", "by": "by",
+    "oauth2": "OAuth2",
+    "sdk": "SDK",
+    "openclasp": "OpenClasp",
+    "apikey": "API Key",
+    "jku": "JKU",
+    "by": "by",
 }
 
 
@@ -202,8 +219,11 @@ def _identity(variant: Variant, urls: Urls) -> dict[str, Any]:
         return {
             "name": content.hostile_name(),
             "description": f"{content.MARKUP} {content.ANSI} {content.CONTROL} {content.BIDI}",
-            "provider": {"organization": f"{content.MARKUP} {content.BIDI}", "url": urls.base,
-                         "employees": content.BIG_INT},
+            "provider": {
+                "organization": f"{content.MARKUP} {content.BIDI}",
+                "url": urls.base,
+                "employees": content.BIG_INT,
+            },
         }
     title = display_title(variant.name)
     return {
@@ -213,31 +233,55 @@ def _identity(variant: Variant, urls: Urls) -> dict[str, Any]:
     }
 
 
-def card(variant: Variant, urls: Urls, generation: int, extensions: list[Any],
-         skills: list[dict[str, Any]]) -> dict[str, Any]:
+def card(
+    variant: Variant, urls: Urls, generation: int, extensions: list[Any], skills: list[dict[str, Any]]
+) -> dict[str, Any]:
     """The unsigned card of one state, in the variant's layout, declaring `skills`."""
     ident = _identity(variant, urls)
     caps = {"streaming": False, "pushNotifications": False, "extensions": extensions}
-    modes = {"defaultInputModes": list(content.DEFAULT_INPUT_MODES),
-             "defaultOutputModes": list(content.DEFAULT_OUTPUT_MODES)}
+    modes = {
+        "defaultInputModes": list(content.DEFAULT_INPUT_MODES),
+        "defaultOutputModes": list(content.DEFAULT_OUTPUT_MODES),
+    }
     if variant.layout == "v0.3":
         sec = copy.deepcopy(content.SECURITY_V03)
-        return {"protocolVersion": "0.3.0", "name": ident["name"], "description": ident["description"],
-                "url": urls.jsonrpc, "preferredTransport": "JSONRPC", "provider": ident["provider"],
-                "version": content.card_version(generation), "capabilities": caps,
-                "securitySchemes": sec["schemes"], "security": sec["requirements"], **modes, "skills": skills}
+        return {
+            "protocolVersion": "0.3.0",
+            "name": ident["name"],
+            "description": ident["description"],
+            "url": urls.jsonrpc,
+            "preferredTransport": "JSONRPC",
+            "provider": ident["provider"],
+            "version": content.card_version(generation),
+            "capabilities": caps,
+            "securitySchemes": sec["schemes"],
+            "security": sec["requirements"],
+            **modes,
+            "skills": skills,
+        }
     sec = copy.deepcopy(content.SECURITY_V1)
     if variant.guard in ("bearer", "oauth2"):
         sec = content.guarded_security(variant.guard, urls.base + TOKEN_PATH)
-    out = {"name": ident["name"], "description": ident["description"],
-           "supportedInterfaces": [
-               {"url": urls.jsonrpc, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-           ],
-           "provider": ident["provider"], "version": content.card_version(generation)}
+    out = {
+        "name": ident["name"],
+        "description": ident["description"],
+        "supportedInterfaces": [
+            {"url": urls.jsonrpc, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        ],
+        "provider": ident["provider"],
+        "version": content.card_version(generation),
+    }
     if variant.openclasp:
         out["documentationUrl"] = openclasp_site.urls(urls.base, variant.name).public_card
-    out.update({"capabilities": caps, "securitySchemes": sec["schemes"],
-                "securityRequirements": sec["requirements"], **modes, "skills": skills})
+    out.update(
+        {
+            "capabilities": caps,
+            "securitySchemes": sec["schemes"],
+            "securityRequirements": sec["requirements"],
+            **modes,
+            "skills": skills,
+        }
+    )
     return out
 
 
@@ -281,8 +325,9 @@ def build(variant: Variant, urls: Urls, key: CardKey, provider: Provider, genera
     if variant.reputation:
         files[REPUTATION_PATH] = dumps({"subject": doc["name"], "note": "demo pointer; nothing is measured"})
     if variant.openclasp:
-        site = openclasp_site.build(variant, urls.base, urls.jsonrpc, doc, provider.platform,
-                                    provider.stranger)
+        site = openclasp_site.build(
+            variant, urls.base, urls.jsonrpc, doc, provider.platform, provider.stranger
+        )
         files.update(site.files)
         card_paths = (CARD_PATH, site.a2a_card_path)
     return Documents(doc, card_bytes, committed, uncommitted, files, card_paths, site)

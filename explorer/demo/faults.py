@@ -55,8 +55,9 @@ def _misquote(question: str, answer: dict[str, Any]) -> None:
         source["member"] = source["member"].rsplit("/", 1)[0] + "/summary"
 
 
-def apply(faults: frozenset[str], question: str, answer: dict[str, Any],
-          uncommitted: Sequence[Committed] = ()) -> dict[str, Any]:
+def apply(
+    faults: frozenset[str], question: str, answer: dict[str, Any], uncommitted: Sequence[Committed] = ()
+) -> dict[str, Any]:
     """The answer with the named faults applied (a deep copy; the honest answer is untouched)."""
     if not faults:
         return answer

@@ -119,9 +119,16 @@ def _deferred(variant: Variant) -> bool:
 class Fleet:
     """All chosen reference agents, served from one background thread."""
 
-    def __init__(self, names: Iterable[str] | None = None, *, port: int = 0, stable: bool = False,
-                 rate_limit: RateLimit | None = None, token_lifetime: int = 120,
-                 keys_in: Path | None = None) -> None:
+    def __init__(
+        self,
+        names: Iterable[str] | None = None,
+        *,
+        port: int = 0,
+        stable: bool = False,
+        rate_limit: RateLimit | None = None,
+        token_lifetime: int = 120,
+        keys_in: Path | None = None,
+    ) -> None:
         chosen = list(VARIANTS) if names is None else list(dict.fromkeys(names))
         unknown = [n for n in chosen if n not in VARIANTS]
         if unknown:
@@ -244,12 +251,15 @@ class Fleet:
             if not fallback:
                 raise
             sock = listening_socket(HOST, 0)
-            self.moved[name] = (f"its usual port {wanted} is taken ({exc.strerror or exc}); "
-                                f"it listens on {sock.getsockname()[1]} this time")
+            self.moved[name] = (
+                f"its usual port {wanted} is taken ({exc.strerror or exc}); "
+                f"it listens on {sock.getsockname()[1]} this time"
+            )
             return sock
 
-    def _prepare(self, variant: Variant, sock: socket.socket,
-                 provider: documents.Provider) -> tuple[RunningAgent, Builder]:
+    def _prepare(
+        self, variant: Variant, sock: socket.socket, provider: documents.Provider
+    ) -> tuple[RunningAgent, Builder]:
         port = sock.getsockname()[1]
         urls = documents.Urls(f"http://{HOST}:{port}")
         key = documents.CardKey.generate(variant.name, self.keys_in)
@@ -258,8 +268,17 @@ class Fleet:
             card_url = openclasp_site.urls(urls.base, variant.name).a2a_card
         signed = variant.signed and not variant.openclasp
         guard = Guard(variant.guard, lifetime=self.token_lifetime) if variant.guard else None
-        running = RunningAgent(variant.name, variant, urls.base, card_url, urls.jsonrpc,
-                               urls.jwks if signed else None, key.jwks, _Slot(), guard)
+        running = RunningAgent(
+            variant.name,
+            variant,
+            urls.base,
+            card_url,
+            urls.jsonrpc,
+            urls.jwks if signed else None,
+            key.jwks,
+            _Slot(),
+            guard,
+        )
         limiter = RateLimiter(self.rate_limit)
 
         def build() -> tuple[Agent, Any]:
@@ -317,11 +336,19 @@ class Fleet:
                     tasks.append(self._serve(running, sock, agent, app))
         await asyncio.gather(*tasks, *self._watchers, return_exceptions=True)
 
-    def _serve(self, running: RunningAgent, sock: socket.socket, agent: Agent,
-               app: Any) -> asyncio.Task[None]:
+    def _serve(
+        self, running: RunningAgent, sock: socket.socket, agent: Agent, app: Any
+    ) -> asyncio.Task[None]:
         config = uvicorn.Config(
-            app, lifespan="off", log_config=None, log_level="warning", access_log=False,
-            proxy_headers=False, ws="none", timeout_graceful_shutdown=1, timeout_keep_alive=5,
+            app,
+            lifespan="off",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            proxy_headers=False,
+            ws="none",
+            timeout_graceful_shutdown=1,
+            timeout_keep_alive=5,
         )
         server = uvicorn.Server(config)
         self._servers.append(server)

@@ -455,7 +455,14 @@ class HostileServer:
         if request.method == "GET" and request.path == "/jwks.json":
             return _Response(200, dumps(self.jwks))
         if request.method == "GET" and request.path in ("/", "/cases"):
-            index = [{"name": n, "layer": HOSTILE_CASES[n].layer, "description": HOSTILE_CASES[n].description,
-                      "url": self.case_url(n)} for n in self.names]
+            index = [
+                {
+                    "name": n,
+                    "layer": HOSTILE_CASES[n].layer,
+                    "description": HOSTILE_CASES[n].description,
+                    "url": self.case_url(n),
+                }
+                for n in self.names
+            ]
             return _Response(200, dumps(index))
         return _Response(404, b'{"error":"not_found"}')

@@ -388,8 +388,15 @@ def _wrong_prefix(proposal: dict[str, Any]) -> None:
 # --- the case table --------------------------------------------------------------------------------
 
 
-def _case(name: str, layer: Layer, description: str, verdict: Verdict, codes: Iterable[str] = (),
-          forbidden: Iterable[str] = (), **switches: Any) -> HostileCase:
+def _case(
+    name: str,
+    layer: Layer,
+    description: str,
+    verdict: Verdict,
+    codes: Iterable[str] = (),
+    forbidden: Iterable[str] = (),
+    **switches: Any,
+) -> HostileCase:
     return HostileCase(name, layer, description, verdict, frozenset(codes), frozenset(forbidden), **switches)
 
 
@@ -402,12 +409,19 @@ def _hostile_member(raw: bytes) -> BodyEdit:
     return lambda b: _insert_member(b, b'"hostile":' + raw)
 
 
-def _bad_answer(name: str, description: str, edit: AnswerEdit, code: str = "answer_malformed",
-                question: str = "identity", **switches: Any) -> HostileCase:
+def _bad_answer(
+    name: str,
+    description: str,
+    edit: AnswerEdit,
+    code: str = "answer_malformed",
+    question: str = "identity",
+    **switches: Any,
+) -> HostileCase:
     # The same bad bytes on both asks (only the echoed request id differs): not nondeterminism.
     forbidden = ("nondeterministic_answer",)
-    return _case(name, "answer", description, "nonconformant", (code,), forbidden, **switches,
-                 answer=(question, edit))
+    return _case(
+        name, "answer", description, "nonconformant", (code,), forbidden, **switches, answer=(question, edit)
+    )
 
 
 _MALFORMED_VALUES: tuple[tuple[str, str, bytes], ...] = (
@@ -421,14 +435,22 @@ _MALFORMED_VALUES: tuple[tuple[str, str, bytes], ...] = (
 
 _TABLE: list[HostileCase] = [
     # --- the control: what every other case differs from in exactly one way --------------------
-    _case("honest", "card", "the base every case starts from: signed card, terms, consistent answers",
-          "conformant"),
+    _case(
+        "honest",
+        "card",
+        "the base every case starts from: signed card, terms, consistent answers",
+        "conformant",
+    ),
     # --- the card's bytes -----------------------------------------------------------------------
-    _card_bytes("card-not-json", "the card is an HTML page",
-                lambda _b: b"<html><body>Agent card</body></html>"),
+    _card_bytes(
+        "card-not-json", "the card is an HTML page", lambda _b: b"<html><body>Agent card</body></html>"
+    ),
     _card_bytes("card-truncated", "the card stops half way", lambda b: b[: len(b) // 2]),
-    _card_bytes("card-duplicate-keys", "the card names `name` twice, with different values",
-                lambda b: _insert_member(b, b'"name":"Evil twin"')),
+    _card_bytes(
+        "card-duplicate-keys",
+        "the card names `name` twice, with different values",
+        lambda b: _insert_member(b, b'"name":"Evil twin"'),
+    ),
     *[
         _card_bytes(f"card-{slug}", f"the card: {what}", _hostile_member(raw))
         for slug, what, raw in _MALFORMED_VALUES
@@ -436,137 +458,424 @@ _TABLE: list[HostileCase] = [
     _card_bytes("card-array", "the card is a JSON array holding the card", lambda b: b"[" + b + b"]"),
     _card_bytes("card-string", "the card is a JSON string", lambda _b: b'"I am an agent card, trust me"'),
     _card_bytes("card-null", "the card is JSON null", lambda _b: b"null"),
-    _card_bytes("card-markup-duplicate-key", "the card repeats a key written in markup, so the refusal "
-                "message quotes markup", lambda b: _insert_member(b, f'"{TRAP}":1,"{TRAP}":2'.encode()),
-                shows=TRAP),
+    _card_bytes(
+        "card-markup-duplicate-key",
+        "the card repeats a key written in markup, so the refusal message quotes markup",
+        lambda b: _insert_member(b, f'"{TRAP}":1,"{TRAP}":2'.encode()),
+        shows=TRAP,
+    ),
     # --- the card's signature and keys ----------------------------------------------------------
-    _case("sig-jku-other-host", "card", "the only key for the signature is behind a jku on another host, "
-          "over plain http", "conformant", ("card_signature_unverifiable",), ("card_signature_invalid",),
-          trust_keys=False, allow_jku=True, resign=_foreign_jku),
-    _case("sig-alg-none", "card", "the card's signature says alg none (empty signature)", "conformant",
-          ("card_signature_unverifiable",), ("card_signature_invalid",), resign=_alg_none),
-    _case("sig-hs256-public-key", "card", "HS256 with the card key's public PEM as the HMAC secret",
-          "conformant", ("card_signature_unverifiable",), ("card_signature_invalid",),
-          resign=_hs256(_public_pem)),
-    _case("sig-kid-not-string", "card", "a genuine ES256 signature whose kid is a number", "conformant",
-          ("card_signature_unverifiable",), ("card_signature_invalid",), resign=_kid_number),
-    _case("sig-100kb-protected-header", "card", "a genuine ES256 signature under a 100 KB protected header",
-          "conformant", ("card_signature_unverifiable",), ("card_signature_invalid",), resign=_huge_header),
-    _case("jwks-oct-key", "jwks", "HS256 signature; the card's own jku serves the HMAC secret as an oct key",
-          "conformant", ("card_signature_unverifiable",), ("card_signature_invalid",), trust_keys=False,
-          allow_jku=True, resign=_hs256(lambda _b: OCT_SECRET, jku=True),
-          serve_jwks=dumps({"keys": [{"kty": "oct", "kid": f"{KEY_NAME}-card-1", "alg": "HS256",
-                                      "k": _b64url(OCT_SECRET)}]})),
-    _case("jwks-not-json", "jwks", "the card's own jku serves a body that is not JSON", "conformant",
-          ("card_signature_unverifiable",), ("card_signature_invalid",), trust_keys=False, allow_jku=True,
-          serve_jwks=b"keys? what keys"),
+    _case(
+        "sig-jku-other-host",
+        "card",
+        "the only key for the signature is behind a jku on another host, over plain http",
+        "conformant",
+        ("card_signature_unverifiable",),
+        ("card_signature_invalid",),
+        trust_keys=False,
+        allow_jku=True,
+        resign=_foreign_jku,
+    ),
+    _case(
+        "sig-alg-none",
+        "card",
+        "the card's signature says alg none (empty signature)",
+        "conformant",
+        ("card_signature_unverifiable",),
+        ("card_signature_invalid",),
+        resign=_alg_none,
+    ),
+    _case(
+        "sig-hs256-public-key",
+        "card",
+        "HS256 with the card key's public PEM as the HMAC secret",
+        "conformant",
+        ("card_signature_unverifiable",),
+        ("card_signature_invalid",),
+        resign=_hs256(_public_pem),
+    ),
+    _case(
+        "sig-kid-not-string",
+        "card",
+        "a genuine ES256 signature whose kid is a number",
+        "conformant",
+        ("card_signature_unverifiable",),
+        ("card_signature_invalid",),
+        resign=_kid_number,
+    ),
+    _case(
+        "sig-100kb-protected-header",
+        "card",
+        "a genuine ES256 signature under a 100 KB protected header",
+        "conformant",
+        ("card_signature_unverifiable",),
+        ("card_signature_invalid",),
+        resign=_huge_header,
+    ),
+    _case(
+        "jwks-oct-key",
+        "jwks",
+        "HS256 signature; the card's own jku serves the HMAC secret as an oct key",
+        "conformant",
+        ("card_signature_unverifiable",),
+        ("card_signature_invalid",),
+        trust_keys=False,
+        allow_jku=True,
+        resign=_hs256(lambda _b: OCT_SECRET, jku=True),
+        serve_jwks=dumps(
+            {"keys": [{"kty": "oct", "kid": f"{KEY_NAME}-card-1", "alg": "HS256", "k": _b64url(OCT_SECRET)}]}
+        ),
+    ),
+    _case(
+        "jwks-not-json",
+        "jwks",
+        "the card's own jku serves a body that is not JSON",
+        "conformant",
+        ("card_signature_unverifiable",),
+        ("card_signature_invalid",),
+        trust_keys=False,
+        allow_jku=True,
+        serve_jwks=b"keys? what keys",
+    ),
     # --- committed proposals --------------------------------------------------------------------
-    _case("terms-digest-uppercase", "proposal", "the terms entry (and the answers) write the digest in "
-          "uppercase hex", "nonconformant", ("terms_entry_invalid",), edit_digest=_uppercase_digest),
-    _case("terms-digest-sha512", "proposal", "the terms entry commits with a sha512: digest", "nonconformant",
-          ("terms_entry_invalid",), edit_digest=_sha512_digest),
-    _case("nkey-bad-crc", "proposal", "the provider signature's nkey has a broken CRC-16 checksum",
-          "nonconformant", ("proposal_signature_invalid",), edit_proposal=_bad_crc),
-    _case("nkey-wrong-prefix", "proposal", "the provider signature's nkey is a node key (N...), not a "
-          "user key",
-          "nonconformant", ("proposal_signature_invalid",), edit_proposal=_wrong_prefix),
+    _case(
+        "terms-digest-uppercase",
+        "proposal",
+        "the terms entry (and the answers) write the digest in uppercase hex",
+        "nonconformant",
+        ("terms_entry_invalid",),
+        edit_digest=_uppercase_digest,
+    ),
+    _case(
+        "terms-digest-sha512",
+        "proposal",
+        "the terms entry commits with a sha512: digest",
+        "nonconformant",
+        ("terms_entry_invalid",),
+        edit_digest=_sha512_digest,
+    ),
+    _case(
+        "nkey-bad-crc",
+        "proposal",
+        "the provider signature's nkey has a broken CRC-16 checksum",
+        "nonconformant",
+        ("proposal_signature_invalid",),
+        edit_proposal=_bad_crc,
+    ),
+    _case(
+        "nkey-wrong-prefix",
+        "proposal",
+        "the provider signature's nkey is a node key (N...), not a user key",
+        "nonconformant",
+        ("proposal_signature_invalid",),
+        edit_proposal=_wrong_prefix,
+    ),
     # --- the bytes of one answer ----------------------------------------------------------------
-    _bad_answer("answer-not-json", "interview/identity answers an HTML error page",
-                _whole_body(lambda _b: b"<html>502 Bad Gateway</html>")),
-    _bad_answer("answer-truncated", "interview/identity's body stops half way",
-                _whole_body(lambda b: b[: len(b) // 2])),
-    _bad_answer("answer-duplicate-keys", "interview/identity's response carries result twice",
-                _whole_body(lambda b: _insert_member(b, b'"result":{"question":"identity"}'))),
+    _bad_answer(
+        "answer-not-json",
+        "interview/identity answers an HTML error page",
+        _whole_body(lambda _b: b"<html>502 Bad Gateway</html>"),
+    ),
+    _bad_answer(
+        "answer-truncated",
+        "interview/identity's body stops half way",
+        _whole_body(lambda b: b[: len(b) // 2]),
+    ),
+    _bad_answer(
+        "answer-duplicate-keys",
+        "interview/identity's response carries result twice",
+        _whole_body(lambda b: _insert_member(b, b'"result":{"question":"identity"}')),
+    ),
     *[
         _bad_answer(f"answer-{slug}", f"interview/identity: {what}", _value(raw))
         for slug, what, raw in _MALFORMED_VALUES
     ],
-    _bad_answer("answer-array", "interview/identity answers an array", _raw_result(b"[]"),
-                "answer_shape_invalid"),
-    _bad_answer("answer-string", "interview/identity answers a friendly string",
-                _raw_result(b'"I am Stonework Books, happy to help!"'), "answer_shape_invalid"),
-    _bad_answer("answer-null", "interview/identity answers null", _raw_result(b"null"),
-                "answer_shape_invalid"),
+    _bad_answer(
+        "answer-array", "interview/identity answers an array", _raw_result(b"[]"), "answer_shape_invalid"
+    ),
+    _bad_answer(
+        "answer-string",
+        "interview/identity answers a friendly string",
+        _raw_result(b'"I am Stonework Books, happy to help!"'),
+        "answer_shape_invalid",
+    ),
+    _bad_answer(
+        "answer-null", "interview/identity answers null", _raw_result(b"null"), "answer_shape_invalid"
+    ),
     # --- pointers -------------------------------------------------------------------------------
-    _bad_answer("pointer-slash", "a capabilities projection cites the member `/` (the key \"\")",
-                _pointer("/"), "pointer_unresolved", "capabilities"),
-    _bad_answer("pointer-tilde-2", "a capabilities projection cites `~2`, which is not a pointer",
-                _pointer("~2"), "source_invalid", "capabilities"),
-    _bad_answer("pointer-leading-zero", "a capabilities projection cites `/skills/01`",
-                _pointer("/skills/01"), "pointer_unresolved", "capabilities"),
-    _bad_answer("pointer-dash", "a capabilities projection cites `/skills/-` (past the end)",
-                _pointer("/skills/-"), "pointer_unresolved", "capabilities"),
-    _bad_answer("pointer-markup", "a capabilities projection cites a member written in markup",
-                _pointer(f"/{TRAP}x[/]"), "pointer_unresolved", "capabilities", shows=TRAP),
+    _bad_answer(
+        "pointer-slash",
+        'a capabilities projection cites the member `/` (the key "")',
+        _pointer("/"),
+        "pointer_unresolved",
+        "capabilities",
+    ),
+    _bad_answer(
+        "pointer-tilde-2",
+        "a capabilities projection cites `~2`, which is not a pointer",
+        _pointer("~2"),
+        "source_invalid",
+        "capabilities",
+    ),
+    _bad_answer(
+        "pointer-leading-zero",
+        "a capabilities projection cites `/skills/01`",
+        _pointer("/skills/01"),
+        "pointer_unresolved",
+        "capabilities",
+    ),
+    _bad_answer(
+        "pointer-dash",
+        "a capabilities projection cites `/skills/-` (past the end)",
+        _pointer("/skills/-"),
+        "pointer_unresolved",
+        "capabilities",
+    ),
+    _bad_answer(
+        "pointer-markup",
+        "a capabilities projection cites a member written in markup",
+        _pointer(f"/{TRAP}x[/]"),
+        "pointer_unresolved",
+        "capabilities",
+        shows=TRAP,
+    ),
     # --- values equal or different only under canonicalization ----------------------------------
-    _case("equal-key-order", "answer", "identity's /provider value lists its keys in reverse, pretty-printed",
-          "conformant", (), ("projection_mismatch",), answer=("identity", _reordered_provider)),
-    _case("equal-number-forms", "answer", "terms values write every integer as a double (2 as 2.0)",
-          "conformant", (), ("projection_mismatch",), answer=("terms", _number_forms)),
-    _case("equal-escaped-unicode", "answer", "identity answers with every non-ASCII character \\u-escaped",
-          "conformant", (), ("projection_mismatch",), edit_card=_set_name(UNICODE_NAME),
-          answer=("identity", _escaped), shows=UNICODE_NAME),
-    _case("differs-unicode-normalization", "answer", "the card's name is NFC, identity answers it in NFD",
-          "nonconformant", ("projection_mismatch",), edit_card=_set_name(NFC_NAME),
-          answer=("identity", _nfd_name), shows=NFC_NAME),
-    _case("big-int-equal", "answer", "the card holds 2^53+1; identity projects it exactly", "conformant",
-          ("lossy_number",), ("projection_mismatch",), edit_card=_big_employees),
-    _case("big-int-differs", "answer", "the card holds 2^53+1; identity answers 2^53, equal only as doubles",
-          "nonconformant", ("lossy_number", "projection_mismatch"), edit_card=_big_employees,
-          answer=("identity", _one_less)),
+    _case(
+        "equal-key-order",
+        "answer",
+        "identity's /provider value lists its keys in reverse, pretty-printed",
+        "conformant",
+        (),
+        ("projection_mismatch",),
+        answer=("identity", _reordered_provider),
+    ),
+    _case(
+        "equal-number-forms",
+        "answer",
+        "terms values write every integer as a double (2 as 2.0)",
+        "conformant",
+        (),
+        ("projection_mismatch",),
+        answer=("terms", _number_forms),
+    ),
+    _case(
+        "equal-escaped-unicode",
+        "answer",
+        "identity answers with every non-ASCII character \\u-escaped",
+        "conformant",
+        (),
+        ("projection_mismatch",),
+        edit_card=_set_name(UNICODE_NAME),
+        answer=("identity", _escaped),
+        shows=UNICODE_NAME,
+    ),
+    _case(
+        "differs-unicode-normalization",
+        "answer",
+        "the card's name is NFC, identity answers it in NFD",
+        "nonconformant",
+        ("projection_mismatch",),
+        edit_card=_set_name(NFC_NAME),
+        answer=("identity", _nfd_name),
+        shows=NFC_NAME,
+    ),
+    _case(
+        "big-int-equal",
+        "answer",
+        "the card holds 2^53+1; identity projects it exactly",
+        "conformant",
+        ("lossy_number",),
+        ("projection_mismatch",),
+        edit_card=_big_employees,
+    ),
+    _case(
+        "big-int-differs",
+        "answer",
+        "the card holds 2^53+1; identity answers 2^53, equal only as doubles",
+        "nonconformant",
+        ("lossy_number", "projection_mismatch"),
+        edit_card=_big_employees,
+        answer=("identity", _one_less),
+    ),
     # --- markup in what the screens draw --------------------------------------------------------
-    _case("markup-everywhere", "card", "name, description, provider and skills full of markup and ANSI "
-          "escapes; answers consistent", "conformant", (), ("projection_mismatch",),
-          edit_card=_markup_everywhere, shows=TRAP),
-    _bad_answer("answer-markup-error", "interview/identity answers a JSON-RPC error whose message is markup",
-                _markup_error, "method_error", shows=TRAP),
-    _case("probe-leaky-markup", "probe", "the undefined method gets a chatty answer written in markup",
-          "nonconformant", ("closure_method_not_refused",), probe=_leaky_markup),
+    _case(
+        "markup-everywhere",
+        "card",
+        "name, description, provider and skills full of markup and ANSI escapes; answers consistent",
+        "conformant",
+        (),
+        ("projection_mismatch",),
+        edit_card=_markup_everywhere,
+        shows=TRAP,
+    ),
+    _bad_answer(
+        "answer-markup-error",
+        "interview/identity answers a JSON-RPC error whose message is markup",
+        _markup_error,
+        "method_error",
+        shows=TRAP,
+    ),
+    _case(
+        "probe-leaky-markup",
+        "probe",
+        "the undefined method gets a chatty answer written in markup",
+        "nonconformant",
+        ("closure_method_not_refused",),
+        probe=_leaky_markup,
+    ),
     # --- the transport --------------------------------------------------------------------------
-    _case("card-silent", "transport", "accepts the card request and never answers", "unreachable",
-          ("timeout", "card_unreachable"), slow=True, wire=Wire("card", "silent")),
-    _case("rpc-silent", "transport", "serves its card; accepts every interview call and never answers",
-          "unreachable", ("timeout",), slow=True, wire=Wire("rpc", "silent")),
-    _case("card-trickle", "transport", "sends the card one byte a second", "unreachable",
-          ("timeout", "card_unreachable"), slow=True, wire=Wire("card", "trickle")),
-    _case("card-endless-chunked", "transport", "streams a chunked card body that never ends", "unreachable",
-          ("body_too_large", "card_malformed"), wire=Wire("card", "endless")),
-    _case("card-50mb", "transport", "announces and streams a 50 MB card", "unreachable",
-          ("body_too_large", "card_malformed"), wire=Wire("card", "huge")),
-    _case("card-reset-mid-body", "transport", "resets the connection half way through the card",
-          "unreachable", ("card_unreachable",), wire=Wire("card", "reset")),
-    _case("rpc-reset-mid-body", "transport", "resets every interview call half way through its body",
-          "unreachable", ("transport_error",), wire=Wire("rpc", "reset")),
-    _case("card-garbage-status-line", "transport", "answers the card request with a status line that is not "
-          "HTTP", "unreachable", ("card_unreachable",), wire=Wire("card", "garbage")),
-    _case("card-short-body", "transport", "promises 100 more card bytes than it sends, then closes",
-          "unreachable", ("card_unreachable",), wire=Wire("card", "short")),
-    _case("rpc-http-500", "transport", "every interview call gets HTTP 500 with Retry-After: soon, probably "
-          "(down, not dishonest)", "unreachable", ("http_status",),
-          wire=Wire("rpc", "status", 500, (("Retry-After", "soon, probably"),))),
-    _case("card-http-503-retry-after-9999", "transport", "the card gets HTTP 503 with Retry-After in the "
-          "year 9999", "unreachable", ("card_unreachable",),
-          wire=Wire("card", "status", 503, (("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT"),))),
-    _case("rpc-http-429-absurd-retry-after", "transport", "every interview call gets HTTP 429 with a "
-          "1000-digit Retry-After (down, not dishonest)", "unreachable", ("http_status",), ("rate_limited",),
-          wire=Wire("rpc", "status", 429, (("Retry-After", "9" * 1000),))),
-    _case("rpc-http-429-negative-retry-after", "transport", "every interview call gets HTTP 429 with "
-          "Retry-After: -1 (down, not dishonest)", "unreachable", ("http_status",), ("rate_limited",),
-          wire=Wire("rpc", "status", 429, (("Retry-After", "-1"),))),
-    _case("rpc-http-429-briefly", "transport", "each distinct call is first refused with 429 and "
-          "Retry-After: 1, then answered", "conformant", ("rate_limited",), slow=True,
-          wire=Wire("rpc", "rate_once", 429, (("Retry-After", "1"),))),
-    _case("card-redirect-other-host", "transport", "the card redirects to the same port under another host "
-          "name", "unreachable", ("redirect_refused", "card_unreachable"),
-          wire=Wire("card", "redirect", 302, location="other-host")),
-    _case("card-redirect-loop", "transport", "the card redirects to itself, forever", "unreachable",
-          ("redirect_refused", "card_unreachable"), wire=Wire("card", "redirect", 302, location="self")),
-    _case("card-redirect-private-public-only", "transport", "the card redirects to a private address; "
-          "verified with --public-only, so nothing on loopback is contacted at all", "unreachable",
-          ("address_blocked", "card_unreachable"), public_only=True,
-          wire=Wire("card", "redirect", 302, location="private")),
-    _case("rpc-redirect-other-host", "transport", "every interview call redirects (307) to another host name",
-          "unreachable", ("redirect_refused",), wire=Wire("rpc", "redirect", 307, location="other-host")),
+    _case(
+        "card-silent",
+        "transport",
+        "accepts the card request and never answers",
+        "unreachable",
+        ("timeout", "card_unreachable"),
+        slow=True,
+        wire=Wire("card", "silent"),
+    ),
+    _case(
+        "rpc-silent",
+        "transport",
+        "serves its card; accepts every interview call and never answers",
+        "unreachable",
+        ("timeout",),
+        slow=True,
+        wire=Wire("rpc", "silent"),
+    ),
+    _case(
+        "card-trickle",
+        "transport",
+        "sends the card one byte a second",
+        "unreachable",
+        ("timeout", "card_unreachable"),
+        slow=True,
+        wire=Wire("card", "trickle"),
+    ),
+    _case(
+        "card-endless-chunked",
+        "transport",
+        "streams a chunked card body that never ends",
+        "unreachable",
+        ("body_too_large", "card_malformed"),
+        wire=Wire("card", "endless"),
+    ),
+    _case(
+        "card-50mb",
+        "transport",
+        "announces and streams a 50 MB card",
+        "unreachable",
+        ("body_too_large", "card_malformed"),
+        wire=Wire("card", "huge"),
+    ),
+    _case(
+        "card-reset-mid-body",
+        "transport",
+        "resets the connection half way through the card",
+        "unreachable",
+        ("card_unreachable",),
+        wire=Wire("card", "reset"),
+    ),
+    _case(
+        "rpc-reset-mid-body",
+        "transport",
+        "resets every interview call half way through its body",
+        "unreachable",
+        ("transport_error",),
+        wire=Wire("rpc", "reset"),
+    ),
+    _case(
+        "card-garbage-status-line",
+        "transport",
+        "answers the card request with a status line that is not HTTP",
+        "unreachable",
+        ("card_unreachable",),
+        wire=Wire("card", "garbage"),
+    ),
+    _case(
+        "card-short-body",
+        "transport",
+        "promises 100 more card bytes than it sends, then closes",
+        "unreachable",
+        ("card_unreachable",),
+        wire=Wire("card", "short"),
+    ),
+    _case(
+        "rpc-http-500",
+        "transport",
+        "every interview call gets HTTP 500 with Retry-After: soon, probably (down, not dishonest)",
+        "unreachable",
+        ("http_status",),
+        wire=Wire("rpc", "status", 500, (("Retry-After", "soon, probably"),)),
+    ),
+    _case(
+        "card-http-503-retry-after-9999",
+        "transport",
+        "the card gets HTTP 503 with Retry-After in the year 9999",
+        "unreachable",
+        ("card_unreachable",),
+        wire=Wire("card", "status", 503, (("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT"),)),
+    ),
+    _case(
+        "rpc-http-429-absurd-retry-after",
+        "transport",
+        "every interview call gets HTTP 429 with a 1000-digit Retry-After (down, not dishonest)",
+        "unreachable",
+        ("http_status",),
+        ("rate_limited",),
+        wire=Wire("rpc", "status", 429, (("Retry-After", "9" * 1000),)),
+    ),
+    _case(
+        "rpc-http-429-negative-retry-after",
+        "transport",
+        "every interview call gets HTTP 429 with Retry-After: -1 (down, not dishonest)",
+        "unreachable",
+        ("http_status",),
+        ("rate_limited",),
+        wire=Wire("rpc", "status", 429, (("Retry-After", "-1"),)),
+    ),
+    _case(
+        "rpc-http-429-briefly",
+        "transport",
+        "each distinct call is first refused with 429 and Retry-After: 1, then answered",
+        "conformant",
+        ("rate_limited",),
+        slow=True,
+        wire=Wire("rpc", "rate_once", 429, (("Retry-After", "1"),)),
+    ),
+    _case(
+        "card-redirect-other-host",
+        "transport",
+        "the card redirects to the same port under another host name",
+        "unreachable",
+        ("redirect_refused", "card_unreachable"),
+        wire=Wire("card", "redirect", 302, location="other-host"),
+    ),
+    _case(
+        "card-redirect-loop",
+        "transport",
+        "the card redirects to itself, forever",
+        "unreachable",
+        ("redirect_refused", "card_unreachable"),
+        wire=Wire("card", "redirect", 302, location="self"),
+    ),
+    _case(
+        "card-redirect-private-public-only",
+        "transport",
+        "the card redirects to a private address; "
+        "verified with --public-only, so nothing on loopback is contacted at all",
+        "unreachable",
+        ("address_blocked", "card_unreachable"),
+        public_only=True,
+        wire=Wire("card", "redirect", 302, location="private"),
+    ),
+    _case(
+        "rpc-redirect-other-host",
+        "transport",
+        "every interview call redirects (307) to another host name",
+        "unreachable",
+        ("redirect_refused",),
+        wire=Wire("rpc", "redirect", 307, location="other-host"),
+    ),
 ]
 
 HOSTILE_CASES: dict[str, HostileCase] = {case.name: case for case in _TABLE}
@@ -612,8 +921,9 @@ def build_site(case: HostileCase, base: str, key: documents.CardKey, provider: d
     return Site(case, urls, docs, agent, card_body, jwks_body)
 
 
-def _edited_proposal(card: dict[str, Any], last: Committed, edit: ProposalEdit,
-                     urls: documents.Urls) -> tuple[Committed, str]:
+def _edited_proposal(
+    card: dict[str, Any], last: Committed, edit: ProposalEdit, urls: documents.Urls
+) -> tuple[Committed, str]:
     """The last committed proposal with `edit` applied; the card now commits to the edited bytes."""
     doc = copy.deepcopy(dict(last.document))
     edit(doc)

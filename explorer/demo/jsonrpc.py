@@ -109,8 +109,9 @@ def result_body(request_id: Any, result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":' + dumps(request_id) + b',"result":' + result + b"}"
 
 
-def error_body(request_id: Any, code: int, message: str, data: Any = None, *,
-               with_data: bool = False) -> bytes:
+def error_body(
+    request_id: Any, code: int, message: str, data: Any = None, *, with_data: bool = False
+) -> bytes:
     """An error response; `data` is included only when `with_data` is set."""
     error: dict[str, Any] = {"code": code, "message": message}
     if with_data:

@@ -60,15 +60,18 @@ def urls(base: str, name: str) -> OpenClaspUrls:
 
 def extension_entry(base: str, name: str) -> dict[str, Any]:
     u = urls(base, name)
-    return {"uri": OPENCLASP_URI, "required": False,
-            "params": {"agentId": u.agent_id, "openClaspCardUrl": u.public_card}}
+    return {
+        "uri": OPENCLASP_URI,
+        "required": False,
+        "params": {"agentId": u.agent_id, "openClaspCardUrl": u.public_card},
+    }
 
 
 @dataclass(frozen=True)
 class Site:
-    files: dict[str, bytes]          # GET path -> JSON body
+    files: dict[str, bytes]  # GET path -> JSON body
     a2a_card_path: str
-    resolutions: dict[str, bytes]    # exact reference -> resolve response body
+    resolutions: dict[str, bytes]  # exact reference -> resolve response body
     profile_path: str
     profile_html: bytes
 
@@ -87,14 +90,24 @@ def public_card(u: OpenClaspUrls, jsonrpc_url: str, a2a_card: Mapping[str, Any])
         "limitations": ["A demo agent on loopback: it answers interviews and performs no work."],
         "assurance": "pseudonymous",
         "agentMode": "persistent_runtime",
-        "transports": [{"protocol": "A2A/1.0", "protocolBinding": "JSONRPC", "endpoint": jsonrpc_url,
-                        "managedBy": "agent"}],
+        "transports": [
+            {
+                "protocol": "A2A/1.0",
+                "protocolBinding": "JSONRPC",
+                "endpoint": jsonrpc_url,
+                "managedBy": "agent",
+            }
+        ],
         "profileUrl": u.profile,
         "cardUrl": u.public_card,
         "a2aAgentCardUrl": u.a2a_card,
         "extensionUri": OPENCLASP_URI,
-        "verification": {"status": "verified", "method": "oauth_account", "verifiedAt": PUBLISHED_AT,
-                         "verificationKeyUrl": u.key},
+        "verification": {
+            "status": "verified",
+            "method": "oauth_account",
+            "verifiedAt": PUBLISHED_AT,
+            "verificationKeyUrl": u.key,
+        },
         "publishedAt": PUBLISHED_AT,
         "updatedAt": PUBLISHED_AT,
     }
@@ -103,16 +116,22 @@ def public_card(u: OpenClaspUrls, jsonrpc_url: str, a2a_card: Mapping[str, Any])
 def _profile(u: OpenClaspUrls, name: str) -> bytes:
     shown = html.escape(name)
     return (
-        "<!doctype html><html><head><meta charset=\"utf-8\">"
+        '<!doctype html><html><head><meta charset="utf-8">'
         f"<title>{shown} on OpenClasp (demo)</title>"
-        f"<link rel=\"alternate\" type=\"application/json\" href=\"{html.escape(u.public_card)}\">"
-        f"<link rel=\"alternate\" type=\"application/json\" href=\"{html.escape(u.a2a_card)}\">"
+        f'<link rel="alternate" type="application/json" href="{html.escape(u.public_card)}">'
+        f'<link rel="alternate" type="application/json" href="{html.escape(u.a2a_card)}">'
         f"</head><body><h1>{shown}</h1><p>Agent id {html.escape(u.agent_id)}.</p></body></html>"
     ).encode()
 
 
-def build(variant: Variant, base: str, jsonrpc_url: str, a2a_card: Mapping[str, Any],
-          platform: Ed25519PrivateKey, stranger: Ed25519PrivateKey) -> Site:
+def build(
+    variant: Variant,
+    base: str,
+    jsonrpc_url: str,
+    a2a_card: Mapping[str, Any],
+    platform: Ed25519PrivateKey,
+    stranger: Ed25519PrivateKey,
+) -> Site:
     """Everything the platform serves for one published agent."""
     u = urls(base, variant.name)
     key_id = f"openclasp-demo-{variant.name}"
@@ -124,16 +143,27 @@ def build(variant: Variant, base: str, jsonrpc_url: str, a2a_card: Mapping[str, 
         KEY_PATH: dumps(public_key_document(platform, key_id)),
     }
     references = {
-        u.agent_id: "agent_id", u.slug: "slug", u.profile: "profile_url",
-        u.public_card: "card_url", u.a2a_card: "a2a_card_url",
+        u.agent_id: "agent_id",
+        u.slug: "slug",
+        u.profile: "profile_url",
+        u.public_card: "card_url",
+        u.a2a_card: "a2a_card_url",
     }
     resolutions = {
-        reference: dumps({
-            "reference": reference, "matchedBy": matched_by, "verified": True,
-            "agentId": u.agent_id, "slug": u.slug, "profileUrl": u.profile,
-            "cardUrl": u.public_card, "a2aCardUrl": u.a2a_card,
-            "card": card, "resolvedAt": PUBLISHED_AT,
-        })
+        reference: dumps(
+            {
+                "reference": reference,
+                "matchedBy": matched_by,
+                "verified": True,
+                "agentId": u.agent_id,
+                "slug": u.slug,
+                "profileUrl": u.profile,
+                "cardUrl": u.public_card,
+                "a2aCardUrl": u.a2a_card,
+                "card": card,
+                "resolvedAt": PUBLISHED_AT,
+            }
+        )
         for reference, matched_by in references.items()
     }
     return Site(files, a2a_path, resolutions, u.profile.removeprefix(base), _profile(u, card["name"]))

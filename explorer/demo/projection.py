@@ -55,8 +55,9 @@ class Committed:
     document: Mapping[str, Any]
 
 
-def project(document: str, doc: Any, member: str, *, url: str | None = None,
-            digest: str | None = None) -> dict[str, Any]:
+def project(
+    document: str, doc: Any, member: str, *, url: str | None = None, digest: str | None = None
+) -> dict[str, Any]:
     """One projection: the value at `member` in `doc`, with its source. The member must exist."""
     found = pointer.resolve(doc, member)
     if not found.found:
@@ -168,8 +169,9 @@ def refusals(card: Mapping[str, Any]) -> dict[str, Any]:
     return _card_answer("refusals", card, members)
 
 
-def answer(question: str, card: Mapping[str, Any], committed: Sequence[Committed] | None,
-           skill: int | None = None) -> dict[str, Any]:
+def answer(
+    question: str, card: Mapping[str, Any], committed: Sequence[Committed] | None, skill: int | None = None
+) -> dict[str, Any]:
     """The honest answer to one question; `skill` is an index already matched by `skill_index`."""
     if question == "identity":
         return identity(card)

@@ -87,8 +87,13 @@ def _without_httpx_cli() -> None:
     import explorer.net  # noqa: F401
 
 
-def build(variant: Variant, urls: documents.Urls, key: documents.CardKey, provider: documents.Provider,
-          limiter: RateLimiter) -> tuple[Agent, Starlette]:
+def build(
+    variant: Variant,
+    urls: documents.Urls,
+    key: documents.CardKey,
+    provider: documents.Provider,
+    limiter: RateLimiter,
+) -> tuple[Agent, Starlette]:
     """The agent and its Starlette app, built on a2a-sdk."""
     _without_httpx_cli()
     from a2a.server.request_handlers import DefaultRequestHandler
@@ -111,7 +116,9 @@ def build(variant: Variant, urls: documents.Urls, key: documents.CardKey, provid
     card = signer(card)
     served = agent_card_to_dict(card)
     docs = dataclasses.replace(
-        plain, card=served, card_bytes=dumps(served),
+        plain,
+        card=served,
+        card_bytes=dumps(served),
         files={**plain.files, documents.JWKS_PATH: dumps(key.jwks)},
     )
     agent = Agent(variant, [docs], limiter)

@@ -38,14 +38,27 @@ def card_for(base: str, shape: str) -> dict[str, Any]:
     """The card of one shape, for the agent at `base` (e.g. `http://127.0.0.1:PORT/answers`)."""
     extensions: list[dict[str, Any]] = [{"uri": INTERVIEW_URI, "required": False}]
     if shape == "proposals":
-        committed = [{"url": f"{base}/terms/{n}.sow.json", "digest": "sha256:" + f"{n:064x}",
-                      "sow": f"sow_{n}", "offering": "slow"} for n in range(PROPOSALS)]
-        extensions.append({"uri": TERMS_URI, "required": False,
-                           "params": {"sow_spec": "0.18.0-draft", "proposals": committed}})
+        committed = [
+            {
+                "url": f"{base}/terms/{n}.sow.json",
+                "digest": "sha256:" + f"{n:064x}",
+                "sow": f"sow_{n}",
+                "offering": "slow",
+            }
+            for n in range(PROPOSALS)
+        ]
+        extensions.append(
+            {
+                "uri": TERMS_URI,
+                "required": False,
+                "params": {"sow_spec": "0.18.0-draft", "proposals": committed},
+            }
+        )
     card: dict[str, Any] = {
         "name": f"Slow Agent ({shape})",
         "supportedInterfaces": [
-            {"url": f"{base}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            {"url": f"{base}/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
         "capabilities": {"extensions": extensions},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
@@ -54,7 +67,8 @@ def card_for(base: str, shape: str) -> dict[str, Any]:
     if shape == "schemes":
         card["securitySchemes"] = {
             f"oidc{n}": {"openIdConnectSecurityScheme": {"openIdConnectUrl": f"{base}/oidc/{n}"}}
-            for n in range(SCHEMES)}
+            for n in range(SCHEMES)
+        }
     if shape == "jku":
         key = generate_key("ES256", kid="slow-1")
         for n in range(JKU):

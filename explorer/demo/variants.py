@@ -102,96 +102,285 @@ class Variant:
             raise ValueError(f"variant {self.name}: the a2a-sdk answers an unknown method in HTTP 200")
 
 
-def _v(name: str, description: str, verdict: Verdict, codes: tuple[str, ...] = (),
-       **switches: Any) -> Variant:
+def _v(
+    name: str, description: str, verdict: Verdict, codes: tuple[str, ...] = (), **switches: Any
+) -> Variant:
     return Variant(name, description, verdict, frozenset(codes), **switches)
 
 
 # What a verifier reports of an agent that declares the interview and implements none of it: the
 # root cause, and the findings it explains (each marked with it).
-_UNIMPLEMENTED = ("interview_not_implemented", "method_error", "closure_method_not_refused",
-                  "closure_selector_not_refused")
+_UNIMPLEMENTED = (
+    "interview_not_implemented",
+    "method_error",
+    "closure_method_not_refused",
+    "closure_selector_not_refused",
+)
 
 _TABLE: tuple[Variant, ...] = (
     _v("steady", "v1.0 card, ES256, terms with two proposals, everything consistent", "conformant"),
     _v("legacy", "v0.3 card layout, otherwise consistent", "conformant", layout="v0.3"),
-    _v("sdk-built", "built on the official a2a-sdk server and signer; interview methods in front of "
-       "its JSON-RPC route", "conformant", sdk=True, signature_form="sdk-normalized"),
-    _v("unsigned", "consistent answers, card without signatures", "conformant", ("card_unsigned",),
-       signed=False, signature_form=None),
-    _v("no-terms", "no terms extension; terms answered declared: false with no projections",
-       "conformant", ("terms_not_declared",), terms=False),
-    _v("drifting", "one usage projection and one terms projection differ from their members",
-       "nonconformant", ("projection_mismatch",), faults=frozenset({"drift"})),
-    _v("misquoting", "a projection points at a member that does not exist", "nonconformant",
-       ("pointer_unresolved",), faults=frozenset({"misquote"})),
-    _v("fabricating", "terms cite a proposal the card never committed to", "nonconformant",
-       ("proposal_not_committed",), faults=frozenset({"fabricate"})),
-    _v("chatty", "answers carry an extra free-text member", "nonconformant", ("answer_extra_member",),
-       faults=frozenset({"extra_member"})),
-    _v("leaky", "an undefined method gets a helpful answer; an unmatched selector gets the full usage",
-       "nonconformant", ("closure_method_not_refused", "closure_selector_not_refused"), closure="leaky"),
-    _v("forged", "card signature does not verify", "nonconformant", ("card_signature_invalid",),
-       forge_signature=True, signature_form=None),
-    _v("tampered-terms", "a proposal's served bytes differ from the committed digest (re-signed, "
-       "card not updated)", "nonconformant", ("proposal_digest_mismatch",), proposal_fault="tampered"),
-    _v("imposing", "the interview entry has required: true", "nonconformant", ("interview_required_true",),
-       interview_required=True),
-    _v("churning", "card and answers change once between the first attempt and the re-run", "churn",
-       ("churn",), churn=True),
-    _v("flaky", "answers differ between two identical asks (projection order changes every ask)",
-       "nonconformant", ("nondeterministic_answer",), faults=frozenset({"alternate_order"})),
-    _v("silent", "card without the interview extension", "not_offered", ("interview_not_declared",),
-       interview=False),
-    _v("hostile", "markup, ANSI escapes, control and bidi characters, a 1 MB description, deep "
-       "nesting, integers beyond 2^53; answers consistent", "conformant", ("lossy_number",), hostile=True),
-    Variant("openclasp", "OpenClasp-published card (signatures: []) with the trust extension, public "
-            "card and attestation; interview consistent", "conformant", frozenset({"card_unsigned"}),
-            frozenset({"openclasp_verified"}), signature_form=None, signed=False, openclasp="valid"),
-    Variant("openclasp-forged", "as openclasp, but the platform attestation does not verify",
-            "conformant", frozenset({"card_unsigned"}), frozenset({"openclasp_attestation_invalid"}),
-            signature_form=None, signed=False, openclasp="forged"),
-    Variant("reputation", "carries a reputation extension pointer; otherwise steady", "conformant",
-            frozenset(), frozenset({"reputation_declared"}), reputation=True),
-    _v("wrong-key", "a committed proposal is signed by a key other than its provider's", "nonconformant",
-       ("proposal_signature_invalid",), proposal_fault="wrong_key"),
-    _v("unsigned-terms", "a committed proposal carries no provider signature", "nonconformant",
-       ("proposal_unsigned",), proposal_fault="unsigned"),
-    _v("offered", "a committed proposal is offered to a named party, so it is not standing",
-       "conformant", ("proposal_not_standing",), proposal_fault="not_standing"),
-    _v("eager", "answers interview calls even without the activation header", "nonconformant",
-       ("unactivated_call_answered",), needs_activation=False),
-    _v("paramless", "checks the activation header only on calls that carry params; an unactivated "
-       "call without params is answered", "nonconformant", ("unactivated_call_answered",),
-       gates_paramless=False),
-    _v("quiet", "consistent, but does not echo the activated URI", "conformant", ("activation_not_echoed",),
-       echo=False),
-    _v("refusing-by-error", "delivers the standard refusal inside a JSON-RPC error", "conformant",
-       ("refusal_as_error",), closure="as_error"),
-    _v("narrow", "the refusals answer leaves one declared skill out of the boundary", "nonconformant",
-       ("refusals_boundary_mismatch",), faults=frozenset({"narrow_boundary"})),
-    _v("huge", "5,000 skills with descriptions and modes (a 2.9 MB signed card), two proposals; "
-       "answers consistent", "conformant", huge=True),
-    _v("guarded-bearer", "answers interview calls only with its bearer token (HTTP bearer scheme); "
-       "honest once admitted", "conformant", guard="bearer"),
-    _v("guarded-apikey", "v0.3 card; answers only with its API key in X-Api-Key; honest once admitted",
-       "conformant", layout="v0.3", guard="apikey"),
-    _v("guarded-oauth2", "answers only with an OAuth 2.0 access token from its own token endpoint "
-       "(client credentials, scope interview:read, short-lived tokens); honest once admitted",
-       "conformant", guard="oauth2"),
-    _v("down", "serves its card, but answers every interview call HTTP 503 (down for maintenance, "
-       "Retry-After an hour): the questions cannot be put", "unreachable", ("http_status",), outage="down"),
-    _v("throttled", "serves its card, but answers every interview call HTTP 429 with Retry-After: 1, "
-       "the retry too", "unreachable", ("http_status", "rate_limited"), outage="throttled"),
-    _v("selector-refusing", "refuses every skill selector, even one equal to a declared skill id "
-       "(only a selector matching no id may be refused)", "nonconformant", ("selector_refused",),
-       selectors="refused"),
-    _v("unimplemented", "declares the interview but implements none of it: every interview call gets "
-       "JSON-RPC -32601 (method not found) inside HTTP 400", "nonconformant", _UNIMPLEMENTED,
-       unimplemented=400),
-    _v("sdk-unimplemented", "built on the official a2a-sdk, whose card declares the interview while its "
-       "server implements none of it: the SDK answers every interview call -32601 in HTTP 200",
-       "nonconformant", _UNIMPLEMENTED, sdk=True, signature_form="sdk-normalized", unimplemented=200),
+    _v(
+        "sdk-built",
+        "built on the official a2a-sdk server and signer; interview methods in front of its JSON-RPC route",
+        "conformant",
+        sdk=True,
+        signature_form="sdk-normalized",
+    ),
+    _v(
+        "unsigned",
+        "consistent answers, card without signatures",
+        "conformant",
+        ("card_unsigned",),
+        signed=False,
+        signature_form=None,
+    ),
+    _v(
+        "no-terms",
+        "no terms extension; terms answered declared: false with no projections",
+        "conformant",
+        ("terms_not_declared",),
+        terms=False,
+    ),
+    _v(
+        "drifting",
+        "one usage projection and one terms projection differ from their members",
+        "nonconformant",
+        ("projection_mismatch",),
+        faults=frozenset({"drift"}),
+    ),
+    _v(
+        "misquoting",
+        "a projection points at a member that does not exist",
+        "nonconformant",
+        ("pointer_unresolved",),
+        faults=frozenset({"misquote"}),
+    ),
+    _v(
+        "fabricating",
+        "terms cite a proposal the card never committed to",
+        "nonconformant",
+        ("proposal_not_committed",),
+        faults=frozenset({"fabricate"}),
+    ),
+    _v(
+        "chatty",
+        "answers carry an extra free-text member",
+        "nonconformant",
+        ("answer_extra_member",),
+        faults=frozenset({"extra_member"}),
+    ),
+    _v(
+        "leaky",
+        "an undefined method gets a helpful answer; an unmatched selector gets the full usage",
+        "nonconformant",
+        ("closure_method_not_refused", "closure_selector_not_refused"),
+        closure="leaky",
+    ),
+    _v(
+        "forged",
+        "card signature does not verify",
+        "nonconformant",
+        ("card_signature_invalid",),
+        forge_signature=True,
+        signature_form=None,
+    ),
+    _v(
+        "tampered-terms",
+        "a proposal's served bytes differ from the committed digest (re-signed, card not updated)",
+        "nonconformant",
+        ("proposal_digest_mismatch",),
+        proposal_fault="tampered",
+    ),
+    _v(
+        "imposing",
+        "the interview entry has required: true",
+        "nonconformant",
+        ("interview_required_true",),
+        interview_required=True,
+    ),
+    _v(
+        "churning",
+        "card and answers change once between the first attempt and the re-run",
+        "churn",
+        ("churn",),
+        churn=True,
+    ),
+    _v(
+        "flaky",
+        "answers differ between two identical asks (projection order changes every ask)",
+        "nonconformant",
+        ("nondeterministic_answer",),
+        faults=frozenset({"alternate_order"}),
+    ),
+    _v(
+        "silent",
+        "card without the interview extension",
+        "not_offered",
+        ("interview_not_declared",),
+        interview=False,
+    ),
+    _v(
+        "hostile",
+        "markup, ANSI escapes, control and bidi characters, a 1 MB description, deep "
+        "nesting, integers beyond 2^53; answers consistent",
+        "conformant",
+        ("lossy_number",),
+        hostile=True,
+    ),
+    Variant(
+        "openclasp",
+        "OpenClasp-published card (signatures: []) with the trust extension, public "
+        "card and attestation; interview consistent",
+        "conformant",
+        frozenset({"card_unsigned"}),
+        frozenset({"openclasp_verified"}),
+        signature_form=None,
+        signed=False,
+        openclasp="valid",
+    ),
+    Variant(
+        "openclasp-forged",
+        "as openclasp, but the platform attestation does not verify",
+        "conformant",
+        frozenset({"card_unsigned"}),
+        frozenset({"openclasp_attestation_invalid"}),
+        signature_form=None,
+        signed=False,
+        openclasp="forged",
+    ),
+    Variant(
+        "reputation",
+        "carries a reputation extension pointer; otherwise steady",
+        "conformant",
+        frozenset(),
+        frozenset({"reputation_declared"}),
+        reputation=True,
+    ),
+    _v(
+        "wrong-key",
+        "a committed proposal is signed by a key other than its provider's",
+        "nonconformant",
+        ("proposal_signature_invalid",),
+        proposal_fault="wrong_key",
+    ),
+    _v(
+        "unsigned-terms",
+        "a committed proposal carries no provider signature",
+        "nonconformant",
+        ("proposal_unsigned",),
+        proposal_fault="unsigned",
+    ),
+    _v(
+        "offered",
+        "a committed proposal is offered to a named party, so it is not standing",
+        "conformant",
+        ("proposal_not_standing",),
+        proposal_fault="not_standing",
+    ),
+    _v(
+        "eager",
+        "answers interview calls even without the activation header",
+        "nonconformant",
+        ("unactivated_call_answered",),
+        needs_activation=False,
+    ),
+    _v(
+        "paramless",
+        "checks the activation header only on calls that carry params; an unactivated "
+        "call without params is answered",
+        "nonconformant",
+        ("unactivated_call_answered",),
+        gates_paramless=False,
+    ),
+    _v(
+        "quiet",
+        "consistent, but does not echo the activated URI",
+        "conformant",
+        ("activation_not_echoed",),
+        echo=False,
+    ),
+    _v(
+        "refusing-by-error",
+        "delivers the standard refusal inside a JSON-RPC error",
+        "conformant",
+        ("refusal_as_error",),
+        closure="as_error",
+    ),
+    _v(
+        "narrow",
+        "the refusals answer leaves one declared skill out of the boundary",
+        "nonconformant",
+        ("refusals_boundary_mismatch",),
+        faults=frozenset({"narrow_boundary"}),
+    ),
+    _v(
+        "huge",
+        "5,000 skills with descriptions and modes (a 2.9 MB signed card), two proposals; answers consistent",
+        "conformant",
+        huge=True,
+    ),
+    _v(
+        "guarded-bearer",
+        "answers interview calls only with its bearer token (HTTP bearer scheme); honest once admitted",
+        "conformant",
+        guard="bearer",
+    ),
+    _v(
+        "guarded-apikey",
+        "v0.3 card; answers only with its API key in X-Api-Key; honest once admitted",
+        "conformant",
+        layout="v0.3",
+        guard="apikey",
+    ),
+    _v(
+        "guarded-oauth2",
+        "answers only with an OAuth 2.0 access token from its own token endpoint "
+        "(client credentials, scope interview:read, short-lived tokens); honest once admitted",
+        "conformant",
+        guard="oauth2",
+    ),
+    _v(
+        "down",
+        "serves its card, but answers every interview call HTTP 503 (down for maintenance, "
+        "Retry-After an hour): the questions cannot be put",
+        "unreachable",
+        ("http_status",),
+        outage="down",
+    ),
+    _v(
+        "throttled",
+        "serves its card, but answers every interview call HTTP 429 with Retry-After: 1, the retry too",
+        "unreachable",
+        ("http_status", "rate_limited"),
+        outage="throttled",
+    ),
+    _v(
+        "selector-refusing",
+        "refuses every skill selector, even one equal to a declared skill id "
+        "(only a selector matching no id may be refused)",
+        "nonconformant",
+        ("selector_refused",),
+        selectors="refused",
+    ),
+    _v(
+        "unimplemented",
+        "declares the interview but implements none of it: every interview call gets "
+        "JSON-RPC -32601 (method not found) inside HTTP 400",
+        "nonconformant",
+        _UNIMPLEMENTED,
+        unimplemented=400,
+    ),
+    _v(
+        "sdk-unimplemented",
+        "built on the official a2a-sdk, whose card declares the interview while its "
+        "server implements none of it: the SDK answers every interview call -32601 in HTTP 200",
+        "nonconformant",
+        _UNIMPLEMENTED,
+        sdk=True,
+        signature_form="sdk-normalized",
+        unimplemented=200,
+    ),
 )
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in _TABLE}

@@ -94,17 +94,22 @@ def _unbound_integers(
     outside = next((p for p in found if not p.startswith("/report/")), None)
     if outside is not None or run is None:
         where = printable(outside or found[0])
-        return _altered(assessment, f"it holds an integer beyond +-(2^53-1) at {where}, which the "
-                        "signature's RFC 8785 bytes cannot tell from its neighbours")
+        return _altered(
+            assessment,
+            f"it holds an integer beyond +-(2^53-1) at {where}, which the "
+            "signature's RFC 8785 bytes cannot tell from its neighbours",
+        )
     try:
         difference = stated_report_difference(run.report, rederive(run, run.keys, allow_jku=True))
     except ValueError as exc:
         return _altered(assessment, f"its report cannot be derived from its exchanges ({exc})")
     if difference is None:
         return assessment
-    return _altered(assessment, "its report holds integers beyond +-(2^53-1), which the signature's "
-                    "RFC 8785 bytes cannot tell apart, and is not what its exchanges give: "
-                    + difference.sentence())
+    return _altered(
+        assessment,
+        "its report holds integers beyond +-(2^53-1), which the signature's "
+        "RFC 8785 bytes cannot tell apart, and is not what its exchanges give: " + difference.sentence(),
+    )
 
 
 def _altered(assessment: att.Assessment, detail: str) -> att.Assessment:

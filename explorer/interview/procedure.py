@@ -258,7 +258,9 @@ class _Attempt:
         self, doc: Mapping[str, Any], card: Card, card_ex: Exchange, endpoint: tuple[str, str] | None
     ) -> None:
         await asyncio.gather(
-            self._jwks(doc), self._proposals(card), self._openclasp(card),
+            self._jwks(doc),
+            self._proposals(card),
+            self._openclasp(card),
             self._family_card(card, card_ex, endpoint),
         )
 
@@ -309,8 +311,11 @@ class _Attempt:
             self.tell("auth", "every call of the first round was refused (HTTP 401/403); stopping")
             return "unreachable"
         if all_down(first):
-            self.tell("ask", "every call of the first round was answered HTTP 5xx or 429; the agent is down, "
-                      "not dishonest; stopping")
+            self.tell(
+                "ask",
+                "every call of the first round was answered HTTP 5xx or 429; the agent is down, "
+                "not dishonest; stopping",
+            )
             return "unreachable"
         if auth is not None and not auth.valid_now() and not await auth.ensure():
             return "unreachable"
@@ -505,8 +510,12 @@ async def run_interview(
         raise ValueError(f"role must be one of {', '.join(ROLES)}, not {options.role!r}")
     tell = _Teller(progress)
     started = stamp()
-    limits = Limits(timeout=options.timeout, max_bytes=options.max_bytes, public_only=options.public_only,
-                    deadline=Deadline.start(run_deadline(options)))
+    limits = Limits(
+        timeout=options.timeout,
+        max_bytes=options.max_bytes,
+        public_only=options.public_only,
+        deadline=Deadline.start(run_deadline(options)),
+    )
     keys = await _trusted_keys(options.keys, limits, tell)
     ran_by = {"name": options.runner or default_runner(), "role": options.role}
     # Before the card is known, secrets may go only where the user pointed, and not to an

@@ -135,8 +135,10 @@ def target_problem(
         )
     else:
         hints += [f"did you mean the configured agent {name}?" for name in _close(text, agents)]
-        hints += [f"did you mean the reference agent {name} (see `interview-explorer demo --list`)?"
-                  for name in _close(text, demo)]
+        hints += [
+            f"did you mean the reference agent {name} (see `interview-explorer demo --list`)?"
+            for name in _close(text, demo)
+        ]
     if not hints and not openclasp_base and _OPENCLASP_PATH.search(text) is None and "." not in text:
         hints.append("for an OpenClasp slug or id, give --openclasp BASE_URL")
     message = f"{shown!r} is not a URL, a card file or a configured agent; {WHAT_A_TARGET_IS}"

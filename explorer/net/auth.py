@@ -431,7 +431,12 @@ async def fetch_token(fetcher: Fetcher, request: TokenRequest, attempt: int = 1)
 
 
 def record_refusal(
-    fetcher: Fetcher, url: str, problem: str, attempt: int, *, untrusted: bool = False,
+    fetcher: Fetcher,
+    url: str,
+    problem: str,
+    attempt: int,
+    *,
+    untrusted: bool = False,
     purpose: str = TOKEN_PURPOSE,
 ) -> None:
     """Record a request that was not made, so the report (and an offline re-check) says why: a
@@ -489,8 +494,9 @@ class AuthSession:
             refused = judge.interface_refusal(interface, endpoint, self.secrets.interface_origin)
             if refused is not None:
                 problem = f"{refused}; nothing was sent; {INTERFACE_PIN_HINT}"
-                record_refusal(self.fetcher, endpoint, problem, self.attempt, untrusted=True,
-                               purpose=INTERFACE_PURPOSE)
+                record_refusal(
+                    self.fetcher, endpoint, problem, self.attempt, untrusted=True, purpose=INTERFACE_PURPOSE
+                )
                 self.say(f"no credential sent: {problem}")
                 return False
         if self.secrets.oauth2 and not self.secrets.token_url:
@@ -530,8 +536,13 @@ class AuthSession:
                 schemes[name] = replace(scheme, token_url=_join(url, found))
 
         wanted = [(name, security.schemes[name]) for name in way or ()]
-        await asyncio.gather(*(one(name, scheme, scheme.discovery_url) for name, scheme in wanted
-                               if scheme.kind == "openIdConnect" and scheme.discovery_url))
+        await asyncio.gather(
+            *(
+                one(name, scheme, scheme.discovery_url)
+                for name, scheme in wanted
+                if scheme.kind == "openIdConnect" and scheme.discovery_url
+            )
+        )
         return replace(security, schemes=schemes)
 
     async def ensure(self, *, renew: bool = False) -> bool:

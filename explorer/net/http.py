@@ -324,8 +324,13 @@ class Fetcher:
         """The record of a request the run's deadline kept from being sent."""
         _sent, recorded = self._headers_for(ask)
         return Exchange(
-            purpose=ask.purpose, attempt=ask.attempt, method=ask.method, url=ask.url,
-            request_headers=recorded, request_body=ask.body, error=deadline.unsent(),
+            purpose=ask.purpose,
+            attempt=ask.attempt,
+            method=ask.method,
+            url=ask.url,
+            request_headers=recorded,
+            request_body=ask.body,
+            error=deadline.unsent(),
             started_at=stamp(),
         )
 
@@ -480,8 +485,13 @@ class Fetcher:
         if self._plain is None:
             self._plain = PlainPool(max_connections=MAX_CONNECTIONS, max_idle=MAX_IDLE)
         await self._plain.send(
-            ask.method, target, headers, ask.body, hop,
-            max_bytes=self.limits.max_bytes, headers_only=_REDIRECTS,  # a redirect's body is never needed
+            ask.method,
+            target,
+            headers,
+            ask.body,
+            hop,
+            max_bytes=self.limits.max_bytes,
+            headers_only=_REDIRECTS,  # a redirect's body is never needed
         )
         if hop.truncated:
             hop.error = "body_too_large"

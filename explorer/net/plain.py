@@ -103,7 +103,7 @@ def plain_target(url: str) -> Target | None:
     """The target of a URL this module sends as is, or None for one httpx should send."""
     if not url.startswith("http://") or any(os.environ.get(name) for name in _PROXY_VARIABLES):
         return None
-    rest = url[len("http://"):].split("#", 1)[0]
+    rest = url[len("http://") :].split("#", 1)[0]
     slash = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
     authority, path = rest[:slash], rest[slash:]
     if "@" in authority or not _SAFE_TARGET.match(path) or _DOT_SEGMENT.search(path.split("?", 1)[0]):

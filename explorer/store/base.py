@@ -97,8 +97,9 @@ class RunSummary(NamedTuple):
         """What this run's successor's change kinds are decided against (`change_kinds`)."""
         from explorer.core.compare import RunMarks
 
-        return RunMarks(self.verdict, self.card_sha256, self.declarations_sha256, self.signers,
-                        self.answers_sha256)
+        return RunMarks(
+            self.verdict, self.card_sha256, self.declarations_sha256, self.signers, self.answers_sha256
+        )
 
 
 class FleetSummary(NamedTuple):
@@ -197,7 +198,12 @@ class StoredRun:
         """The digest `history copy` compares on both sides: what the run is, not where."""
         e = self.encoded
         return run_fingerprint(
-            self.agent, self.recorded_at, e.report.digest, e.exchanges.digest, e.keys.digest, e.volatile,
+            self.agent,
+            self.recorded_at,
+            e.report.digest,
+            e.exchanges.digest,
+            e.keys.digest,
+            e.volatile,
             e.attestation,
         )
 

@@ -306,8 +306,11 @@ def _facts(view: ReportView, change: Change | None = None) -> list[tuple[str, st
         ("Verdict", view.verdict),
         ("Standing", view.standing_words()),
         ("Attestation", view.attestation_words()),
-        ("Card", f"sha256 {card.sha256}, layout {card.layout}"
-         + (f", declarations sha256 {declarations}" if isinstance(declarations, str) else "")),
+        (
+            "Card",
+            f"sha256 {card.sha256}, layout {card.layout}"
+            + (f", declarations sha256 {declarations}" if isinstance(declarations, str) else ""),
+        ),
         ("Signature", card.signature.words()),
         ("Answers digest", f"sha256 {view.member('answers_sha256')}"),
         (
@@ -513,10 +516,7 @@ def _html(run: Run, change: Change | None = None) -> str:
         "answers match its declared documents, not how well it works.</p>",
     ]
     for q in view.questions.values():
-        body.append(
-            f"<h2>{html.escape(q.name.capitalize())} <small>({_h(q.status, 40)})"
-            "</small></h2>"
-        )
+        body.append(f"<h2>{html.escape(q.name.capitalize())} <small>({_h(q.status, 40)})</small></h2>")
         projections = q.projections
         if q.name == "terms" and q.declared is False and not projections:
             body.append("<p>The agent states it has published no terms (<code>declared: false</code>).</p>")

@@ -46,15 +46,51 @@ _POSTGRES_SCHEMES = ("postgresql", "postgres")
 _POSTGRES_FORM = "postgresql://USER@HOST:PORT/DB"
 # libpq's connection keywords (PostgreSQL 17, "Parameter Key Words"): a history that starts with
 # one of them and `=` is a keyword connection string, not a file name.
-_LIBPQ_KEYWORDS = frozenset({
-    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
-    "channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
-    "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
-    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode", "requiressl",
-    "sslcompression", "sslcert", "sslkey", "sslpassword", "sslcertmode", "sslrootcert", "sslcrl",
-    "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version",
-    "krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs", "load_balance_hosts",
-})
+_LIBPQ_KEYWORDS = frozenset(
+    {
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "require_auth",
+        "channel_binding",
+        "connect_timeout",
+        "client_encoding",
+        "options",
+        "application_name",
+        "fallback_application_name",
+        "keepalives",
+        "keepalives_idle",
+        "keepalives_interval",
+        "keepalives_count",
+        "tcp_user_timeout",
+        "replication",
+        "gssencmode",
+        "sslmode",
+        "requiressl",
+        "sslcompression",
+        "sslcert",
+        "sslkey",
+        "sslpassword",
+        "sslcertmode",
+        "sslrootcert",
+        "sslcrl",
+        "sslcrldir",
+        "sslsni",
+        "requirepeer",
+        "ssl_min_protocol_version",
+        "ssl_max_protocol_version",
+        "krbsrvname",
+        "gsslib",
+        "gssdelegation",
+        "service",
+        "target_session_attrs",
+        "load_balance_hosts",
+    }
+)
 _SECRET_KEYWORDS = ("password", "sslpassword")
 _KEYWORD_START = re.compile(r"\s*([A-Za-z_]+)\s*=")
 _KEYWORD = re.compile(r"([A-Za-z_]+)\s*=\s*")
@@ -84,9 +120,7 @@ def _is_reference(text: str) -> bool:
     return bool(sep) and kind in ("env", "file") and bool(rest)
 
 
-_NAME_IT = (
-    "it is never written there (it would land in shell history, process listings and config files)"
-)
+_NAME_IT = "it is never written there (it would land in shell history, process listings and config files)"
 
 
 def _literal_password() -> StoreUrlError:

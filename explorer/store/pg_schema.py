@@ -90,7 +90,6 @@ SCHEMA_V1: tuple[str, ...] = (
 )
 
 
-
 class _Placeholders:
     """A psycopg connection taking the `?` placeholders of `explorer.store.sql`, for the steps
     that run its statements."""

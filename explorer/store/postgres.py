@@ -115,7 +115,12 @@ class PostgresHistory(SqlHistory):
         finally:
             first.close()
         self._pool = ConnectionPool(
-            conninfo, kwargs=kwargs, min_size=1, max_size=POOL_MAX, timeout=POOL_TIMEOUT, open=False,
+            conninfo,
+            kwargs=kwargs,
+            min_size=1,
+            max_size=POOL_MAX,
+            timeout=POOL_TIMEOUT,
+            open=False,
             name="interview-explorer-history",
         )
         try:
@@ -209,8 +214,18 @@ class PostgresHistory(SqlHistory):
         runner starting afresh, or sweeping agents another runner recorded, compresses and sends
         only what the history lacks. Should a document seen stored have been forgotten since,
         the statement fails on its NOT NULL constraint and runs again, looked up anew."""
-        listed = ("name", "verdict", "standing", "role", "runner", "card_sha256", "answers_sha256",
-                  "signature", "declarations_sha256", "signers")
+        listed = (
+            "name",
+            "verdict",
+            "standing",
+            "role",
+            "runner",
+            "card_sha256",
+            "answers_sha256",
+            "signature",
+            "declarations_sha256",
+            "signers",
+        )
         fixed = {name: fields[name] for name in listed}
         identity = Identity.of(agent, fields["name"], signers_of_text(fields["signers"]))
         tries = [0]
@@ -224,10 +239,16 @@ class PostgresHistory(SqlHistory):
                 self._learn_stored(raw, encoded)
             except self._psycopg.Error as exc:
                 raise _Retry(exc) from None
-            params = {**self._documents_params(encoded), **fixed, "address": agent,
-                      "identity": identity.primary, "signing": list(identity.keys),
-                      "recorded_at": recorded_at, "volatile": encoded.volatile,
-                      "attestation": encoded.attestation}
+            params = {
+                **self._documents_params(encoded),
+                **fixed,
+                "address": agent,
+                "identity": identity.primary,
+                "signing": list(identity.keys),
+                "recorded_at": recorded_at,
+                "volatile": encoded.volatile,
+                "attestation": encoded.attestation,
+            }
             try:
                 run_id = int(raw.execute(_RECORD, params).fetchone()[0])
             except self._psycopg.Error as exc:

@@ -297,8 +297,19 @@ class SqlHistory(HistoryStore):
         new_id = int(row[0])
         churned = 1 if fields["verdict"] == "churn" else 0
         counted = (
-            new_id, churned, changed, changed, recorded_at, *marks, changed, kinds_text(kinds), recorded_at,
-            fields["standing"], fields["signature"], agent, agent_id,
+            new_id,
+            churned,
+            changed,
+            changed,
+            recorded_at,
+            *marks,
+            changed,
+            kinds_text(kinds),
+            recorded_at,
+            fields["standing"],
+            fields["signature"],
+            agent,
+            agent_id,
         )
         conn.execute(_COUNT_RUN, counted)
         conn.execute(_SEEN_AT, (agent_id, agent, new_id))
@@ -540,9 +551,25 @@ class SqlHistory(HistoryStore):
             try:
                 for row in rows:
                     (
-                        run_id, recorded_at, agent, name, verdict, standing, role, runner, card_sha256,
-                        answers_sha256, signature, report_id, skeleton_id, keys_id, volatile, attestation,
-                        declarations_sha256, signers, recorded_under,
+                        run_id,
+                        recorded_at,
+                        agent,
+                        name,
+                        verdict,
+                        standing,
+                        role,
+                        runner,
+                        card_sha256,
+                        answers_sha256,
+                        signature,
+                        report_id,
+                        skeleton_id,
+                        keys_id,
+                        volatile,
+                        attestation,
+                        declarations_sha256,
+                        signers,
+                        recorded_under,
                     ) = row
                     encoded = EncodedRun(
                         report=documents.doc(report_id),
@@ -554,8 +581,20 @@ class SqlHistory(HistoryStore):
                     )
                     out.append(
                         StoredRun(
-                            run_id, recorded_at, agent, name, verdict, standing, role, runner, card_sha256,
-                            answers_sha256, signature, encoded, declarations_sha256, signers_of_text(signers),
+                            run_id,
+                            recorded_at,
+                            agent,
+                            name,
+                            verdict,
+                            standing,
+                            role,
+                            runner,
+                            card_sha256,
+                            answers_sha256,
+                            signature,
+                            encoded,
+                            declarations_sha256,
+                            signers_of_text(signers),
                             recorded_under,
                         )
                     )
@@ -581,7 +620,12 @@ class SqlHistory(HistoryStore):
                     "signers": signers_text(run.signers),
                 }
                 self._insert(
-                    conn, run.encoded, run.agent, fields, run.recorded_at, run_id=run.id,
+                    conn,
+                    run.encoded,
+                    run.agent,
+                    fields,
+                    run.recorded_at,
+                    run_id=run.id,
                     recorded_under=run.recorded_under,
                 )
             self._after_explicit_ids(conn)
@@ -604,7 +648,12 @@ class SqlHistory(HistoryStore):
             (
                 int(row[0]),
                 run_fingerprint(
-                    row[1], row[2], bytes(row[3]), bytes(row[4]), bytes(row[5]), bytes(row[6]),
+                    row[1],
+                    row[2],
+                    bytes(row[3]),
+                    bytes(row[4]),
+                    bytes(row[5]),
+                    bytes(row[6]),
                     None if row[7] is None else bytes(row[7]),
                 ),
             )
@@ -712,8 +761,9 @@ def _once_key(agent: str, encoded: EncodedRun) -> bytes:
     """What a run recorded once is unique by (`_same_run`): its agent, exchanges, keys, volatile
     values and envelope, so two runners importing one transcript at once store it once."""
     e = encoded
-    return bytes.fromhex(run_fingerprint(agent, "", b"", e.exchanges.digest, e.keys.digest, e.volatile,
-                                         e.attestation))
+    return bytes.fromhex(
+        run_fingerprint(agent, "", b"", e.exchanges.digest, e.keys.digest, e.volatile, e.attestation)
+    )
 
 
 class _Documents:

@@ -75,7 +75,6 @@ SCHEMA_V1: tuple[str, ...] = (
 SCHEMA_V2: tuple[str, ...] = ("ALTER TABLE runs ADD COLUMN attestation BLOB",)
 
 
-
 def _signatures_from_reports(conn: sqlite3.Connection) -> None:
     """Version 3's `runs.signature`, read once from each distinct stored report."""
     from explorer.store.base import signature_of_report
@@ -138,7 +137,6 @@ SCHEMA_V3: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     "CREATE INDEX runs_recorded_at ON runs(recorded_at)",
     "CREATE INDEX agents_last_run ON agents(last_run)",
 )
-
 
 
 def _changes_of_runs(conn: sqlite3.Connection) -> None:

@@ -64,8 +64,11 @@ def copy(app: ExplorerApp, text: str, what: str) -> None:
     if app.is_web:
         name = f"copied-{re.sub(r'[^a-z0-9]+', '-', what.lower()).strip('-') or 'text'}.txt"
         app.deliver_text(io.StringIO(text), save_filename=name, mime_type="text/plain", encoding="utf-8")
-        app.notify(f"copied {what}: {name} downloads in your browser\n{safe.visible(text, 120)}",
-                   title="copy", markup=False)
+        app.notify(
+            f"copied {what}: {name} downloads in your browser\n{safe.visible(text, 120)}",
+            title="copy",
+            markup=False,
+        )
         return
     from explorer.config.file import home_dir
 

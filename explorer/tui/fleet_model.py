@@ -69,8 +69,9 @@ class FleetEntry:
         """The latest run's `RunMarks` (unknown declarations and signers stay unknown)."""
         from explorer.core.compare import RunMarks
 
-        return RunMarks(self.verdict, self.card_sha256, self.declarations_sha256, self.signers,
-                        self.answers_sha256)
+        return RunMarks(
+            self.verdict, self.card_sha256, self.declarations_sha256, self.signers, self.answers_sha256
+        )
 
 
 def entry_of_summary(summary: Any) -> FleetEntry:
@@ -133,8 +134,9 @@ class Finished:
         """This run's `RunMarks`, what its change kinds are decided by."""
         from explorer.core.compare import RunMarks
 
-        return RunMarks(self.verdict, self.card_sha256, self.declarations_sha256, self.signers,
-                        self.answers_sha256)
+        return RunMarks(
+            self.verdict, self.card_sha256, self.declarations_sha256, self.signers, self.answers_sha256
+        )
 
 
 class FleetModel:
@@ -342,4 +344,4 @@ def fit_middle(text: str, width: int) -> str:
     if width < 5:
         return text[: max(width - 1, 0)] + "…"
     head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]

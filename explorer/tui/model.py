@@ -142,8 +142,9 @@ def signed_text(report: ReportView, projection: Projection) -> tuple[str, bool]:
     if projection.signed is False:
         empties = [safe_text(m, limit=120) for m in projection.unsigned_empty]
         if signature.status == "verified" and empties:
-            return ("yes, except empty members the signer's canonical form drops: "
-                    + ", ".join(empties)), True
+            return (
+                "yes, except empty members the signer's canonical form drops: " + ", ".join(empties)
+            ), True
         if signature.status == "verified":
             return f"NO: this member is outside the signed payload ({form or 'matched form'})", False
         return f"NO: the card signature is {signature.status}", False
@@ -428,8 +429,9 @@ def call_statuses(exchanges: Sequence[Any]) -> list[tuple[str, str, bool]]:
             found[what] = (problem, False)
         else:
             found[what] = (f"HTTP {ex.status}" if ex.status else "answered", True)
-    return [(safe_text(what, limit=200), safe_text(said, limit=200), ok)
-            for what, (said, ok) in found.items()]
+    return [
+        (safe_text(what, limit=200), safe_text(said, limit=200), ok) for what, (said, ok) in found.items()
+    ]
 
 
 def verdict_reason(report: ReportView, exchanges: Sequence[Any] = ()) -> VerdictReason | None:
@@ -542,8 +544,12 @@ def _signature_lines(report: ReportView) -> tuple[ReasonLine, ...]:
     counted = [report.questions[name].counts() for name in QUESTIONS]
     total, matching = sum(sum(c.values()) for c in counted), sum(c["match"] for c in counted)
     if total:
-        lines.append(ReasonLine(f"the answers: {matching} of {plural(total, 'projection')} match the card "
-                                "as served (1-5 show them), a card nobody is shown to have signed"))
+        lines.append(
+            ReasonLine(
+                f"the answers: {matching} of {plural(total, 'projection')} match the card "
+                "as served (1-5 show them), a card nobody is shown to have signed"
+            )
+        )
     others = [f for f in report.findings if f.severity == "error" and f.code != "card_signature_invalid"]
     if others:
         lines.append(ReasonLine("other error findings:"))

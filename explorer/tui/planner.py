@@ -84,8 +84,10 @@ class Planner:
                 planned = plan(target, _without_credentials(given), without)
             except PlanError:
                 raise exc from None
-            self._session.warnings.append(f"{exc}; interviewing without credentials (if the agent asks for "
-                                          "them, press a on its interview to type the secret)")
+            self._session.warnings.append(
+                f"{exc}; interviewing without credentials (if the agent asks for "
+                "them, press a on its interview to type the secret)"
+            )
             return planned
 
     def _demo_target(self, target: str) -> str:

@@ -369,8 +369,9 @@ class RunReader:
         except TranscriptError as exc:
             raise ExplorerError(f"{path} is not a usable transcript: {exc}") from None
         if problem is not None:
-            self._session.warnings.append(f"{path} states a report its bytes do not give ({problem}); "
-                                          "shown is what its bytes give")
+            self._session.warnings.append(
+                f"{path} states a report its bytes do not give ({problem}); shown is what its bytes give"
+            )
         return shown
 
     # ---- your trust roots --------------------------------------------------------------------------

@@ -62,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     check = "--check" in (sys.argv[1:] if argv is None else argv)
     text = os.environ.pop(SESSION_ENV, None)
     if text is None:
-        print(f"interview-explorer: {SESSION_ENV} is not set (`interview-explorer serve` starts this)",
-              file=sys.stderr)
+        print(
+            f"interview-explorer: {SESSION_ENV} is not set (`interview-explorer serve` starts this)",
+            file=sys.stderr,
+        )
         return 2
     try:
         app = build(Launch.from_json(text))

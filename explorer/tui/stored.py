@@ -54,8 +54,13 @@ def forget_run(screen: Screen[Any], run_id: int, then: Callable[[], Any]) -> Non
         try:
             context.forget(run_id)
         except Exception as exc:  # noqa: BLE001 - HistoryError or a driver's, said in a toast
-            _hand_back(screen, screen.notify, f"could not delete run #{run_id}: {exc}", severity="error",
-                       markup=False)
+            _hand_back(
+                screen,
+                screen.notify,
+                f"could not delete run #{run_id}: {exc}",
+                severity="error",
+                markup=False,
+            )
             return
         _hand_back(screen, then)
 

@@ -29,20 +29,45 @@ from typing import Any
 
 from explorer.home import HOME_ENV
 
-PYTHON_NEEDS = frozenset({
-    "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TEMP", "TMP",
-    "VIRTUAL_ENV",
-    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR",
-    # Windows: Python itself needs SYSTEMROOT; platformdirs reads the profile folders.
-    "SYSTEMROOT", "WINDIR", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
-})
+PYTHON_NEEDS = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "VIRTUAL_ENV",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_RUNTIME_DIR",
+        # Windows: Python itself needs SYSTEMROOT; platformdirs reads the profile folders.
+        "SYSTEMROOT",
+        "WINDIR",
+        "APPDATA",
+        "LOCALAPPDATA",
+        "USERPROFILE",
+    }
+)
 LOCALE = frozenset({"LANG", "LANGUAGE", "TZ"})
 LOCALE_PREFIX = "LC_"
-NETWORK = frozenset({
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
-    "http_proxy", "https_proxy", "all_proxy", "no_proxy",
-    "SSL_CERT_FILE", "SSL_CERT_DIR",
-})
+NETWORK = frozenset(
+    {
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+    }
+)
 EXPLORER = frozenset({HOME_ENV})
 INTERPRETER_PREFIX = "PYTHON"  # what CPython reads from its environment: never passed
 
@@ -53,11 +78,7 @@ def session_environment(
     """The environment of one session's process: the server's variables this module lets through,
     the `referenced` ones, then `extra`; never a variable the interpreter reads."""
     wanted = set(referenced)
-    out = {
-        name: value
-        for name, value in server.items()
-        if name in wanted or _needed(name)
-    }
+    out = {name: value for name, value in server.items() if name in wanted or _needed(name)}
     out.update(extra or {})
     return {name: value for name, value in out.items() if not name.upper().startswith(INTERPRETER_PREFIX)}
 

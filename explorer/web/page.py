@@ -22,17 +22,19 @@ from pathlib import Path
 from string import Template
 from urllib.parse import quote
 
-CSP = "; ".join((
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",  # xterm.js sets element styles
-    "font-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",  # the page's own WebSocket (ws: on the same host and port)
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-))
+CSP = "; ".join(
+    (
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",  # xterm.js sets element styles
+        "font-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",  # the page's own WebSocket (ws: on the same host and port)
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+    )
+)
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Frame-Options": "DENY",
@@ -89,7 +91,7 @@ def page(size: int = DEFAULT_FONT_SIZE) -> str:
 def _notice(title: str, *paragraphs: str) -> str:
     body = "".join(f"<p>{html.escape(text)}</p>" for text in paragraphs)
     return (
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title>"
         "<style>body{font:16px/1.5 monospace;margin:3em auto;max-width:40em;padding:0 1em;"
         "background:#0c181f;color:#eee}h1{font-size:1.3em}</style></head>"

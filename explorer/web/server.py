@@ -88,12 +88,14 @@ class ExplorerServer:
     # ---- the application ------------------------------------------------------------------
     def application(self) -> web.Application:
         app = web.Application(middlewares=[self._check_host])
-        app.add_routes([
-            web.get("/", self.index),
-            web.get("/ws", self.websocket),
-            web.get("/static/{name:.+}", self.static),
-            web.get("/download/{key}", self.download),
-        ])
+        app.add_routes(
+            [
+                web.get("/", self.index),
+                web.get("/ws", self.websocket),
+                web.get("/static/{name:.+}", self.static),
+                web.get("/download/{key}", self.download),
+            ]
+        )
         app.on_response_prepare.append(self._headers)
         return app
 
@@ -172,11 +174,13 @@ class ExplorerServer:
         media_type = meta.mime_type if _MEDIA_TYPE.match(meta.mime_type or "") else "application/octet-stream"
         if meta.encoding and _CHARSET.match(meta.encoding):
             media_type += f"; charset={meta.encoding}"
-        response = web.StreamResponse(headers={
-            "Content-Type": media_type,
-            "Content-Disposition": page.content_disposition(meta.file_name),
-            "Content-Security-Policy": page.DOWNLOAD_CSP,
-        })
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": media_type,
+                "Content-Disposition": page.content_disposition(meta.file_name),
+                "Content-Security-Policy": page.DOWNLOAD_CSP,
+            }
+        )
         await response.prepare(request)
         async for chunk in self.downloads.download(key):
             await response.write(chunk)

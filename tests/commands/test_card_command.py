@@ -103,8 +103,12 @@ def test_a_merged_sdk_card_lists_its_unsigned_members(capsys: Any) -> None:
 
 
 def test_the_example_card_of_the_readme_verifies(capsys: Any) -> None:
-    code, out, _ = run_card(capsys, str(REPO / "examples" / "agent-card.json"),
-                            "--keys", str(REPO / "examples" / "agent-keys.jwks"))
+    code, out, _ = run_card(
+        capsys,
+        str(REPO / "examples" / "agent-card.json"),
+        "--keys",
+        str(REPO / "examples" / "agent-keys.jwks"),
+    )
     assert code == 0
     assert "Signature  verified" in out
 
@@ -113,8 +117,17 @@ def test_json_output_is_one_object(capsys: Any) -> None:
     code, out, _ = run_card(capsys, str(STEADY), "--keys", str(STEADY_KEYS), "--json")
     assert code == 0
     doc = json.loads(out)
-    assert set(doc) == {"target", "url", "discovered_via", "sha256", "card", "signature", "jku",
-                        "lossy_integers", "keys"}
+    assert set(doc) == {
+        "target",
+        "url",
+        "discovered_via",
+        "sha256",
+        "card",
+        "signature",
+        "jku",
+        "lossy_integers",
+        "keys",
+    }
     assert doc["discovered_via"] == "file"
     assert len(doc["sha256"]) == 64
     assert doc["card"]["layout"] == "v1.0"
@@ -172,8 +185,9 @@ def test_a_refused_connection_exits_3(server: CardServer, capsys: Any) -> None:
         (b"\xff\xfe{}", "not usable JSON"),
     ],
 )
-def test_a_malformed_card_exits_3_with_a_clear_message(server: CardServer, capsys: Any, body: bytes,
-                                                        expected: str) -> None:
+def test_a_malformed_card_exits_3_with_a_clear_message(
+    server: CardServer, capsys: Any, body: bytes, expected: str
+) -> None:
     url = server.add("/bad.json", body)
     code, out, err = run_card(capsys, url)
     assert code == 3

@@ -43,14 +43,17 @@ def test_the_report_and_show_name_what_churned(
     conflicts = report["first_attempt"]["conflicts"]
     version = next(c for c in conflicts if c["member"] == "/version")
     assert (version["question"], version["value_canonical"], version["source_canonical"]) == (
-        "identity", '"1.5.0"', '"1.4.0"')
+        "identity",
+        '"1.5.0"',
+        '"1.4.0"',
+    )
     churn = next(f for f in report["findings"] if f["code"] == "churn")
     assert "projection_mismatch (identity /version" in churn["detail"]
     assert all(p["status"] == "match" for q in report["questions"].values() for p in q["projections"])
 
     assert main(["show", "1", "--home", home]) == 0
     out = capsys.readouterr().out
-    first = out[out.index("first attempt (before the re-run) found:"):]
+    first = out[out.index("first attempt (before the re-run) found:") :]
     assert "projection_mismatch [identity /version]" in first and '"1.5.0"' in first and '"1.4.0"' in first
 
 

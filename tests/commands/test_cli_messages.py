@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow  # the console entry point in subprocesses
 
 
-
 def _cli(*argv: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1"}
     return subprocess.run([sys.executable, "-m", "explorer", *argv], cwd=REPO, capture_output=True, text=True,

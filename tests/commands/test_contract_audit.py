@@ -39,8 +39,11 @@ VERDICTS = ("conformant", "nonconformant", "churn", "not_offered", "unreachable"
 EXIT = {"conformant": 0, "nonconformant": 1, "unreachable": 3, "not_offered": 4, "churn": 5}
 QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
 PROBES = (
-    "undefined_method", "unmatched_selector", "valid_selector",
-    "unactivated_call", "unactivated_call_no_params",
+    "undefined_method",
+    "unmatched_selector",
+    "valid_selector",
+    "unactivated_call",
+    "unactivated_call_no_params",
 )
 SEVERITY = {
     "card_unreachable": "error", "card_malformed": "error", "card_unsigned": "warning",
@@ -557,9 +560,7 @@ def _card_files(tmp_path: Path, count: int) -> list[str]:
     paths = []
     for i in range(count):
         path = tmp_path / f"card{i}.json"
-        path.write_text(
-            json.dumps(agent_card(f"c{i}", url=None, interview=False)), encoding="utf-8"
-        )
+        path.write_text(json.dumps(agent_card(f"c{i}", url=None, interview=False)), encoding="utf-8")
         paths.append(str(path))
     return paths
 

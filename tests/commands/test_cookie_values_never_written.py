@@ -63,8 +63,9 @@ class _PairEcho(BaseHTTPRequestHandler):
     def _echo(self) -> list[str]:
         with self.lock:
             heard = list(self.heard)
-        return [form for value in heard for name, form in encodings(value).items()
-                if name not in _NOT_IN_JSON]
+        return [
+            form for value in heard for name, form in encodings(value).items() if name not in _NOT_IN_JSON
+        ]
 
     def _text(self) -> str:
         with self.lock:
@@ -123,8 +124,14 @@ class _PairEcho(BaseHTTPRequestHandler):
 
 def _cli(home: Path, *args: str) -> tuple[int, str, str]:
     env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home), "NO_COLOR": "1"}
-    done = subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     return done.returncode, done.stdout, done.stderr
 
 
@@ -172,8 +179,12 @@ def _written(root: Path) -> Iterator[tuple[str, bytes]]:
 
 
 def _leaks(where: str, data: bytes, secrets: list[str]) -> list[str]:
-    return [f"{where}: {secret!r} as {name}" for secret in secrets
-            for name, form in encodings(secret).items() if form.encode() in data]
+    return [
+        f"{where}: {secret!r} as {name}"
+        for secret in secrets
+        for name, form in encodings(secret).items()
+        if form.encode() in data
+    ]
 
 
 def test_each_value_of_a_cookie_is_a_secret_on_its_own(tmp_path: Path) -> None:
@@ -185,11 +196,31 @@ def test_each_value_of_a_cookie_is_a_secret_on_its_own(tmp_path: Path) -> None:
     assert _cli(home, "keygen", "--out", str(key))[0] == 0  # a signed run has every export format
     with serving(_PairEcho) as server:
         agent = base_url(server)
-        common = ["--timeout", "5", "--header", f"Cookie: sid={SESSION}; other={OTHER}",
-                  "--header", f"X-Session: token={TOKEN}",
-                  "--sign-key", str(key), "--as", "independent", "--runner", "tester"]
-        code, stdout, stderr = _cli(home, "verify", agent, "--json", *common, "--transcripts",
-                                    str(out / "transcripts"), "--junit", str(out / "junit.xml"))
+        common = [
+            "--timeout",
+            "5",
+            "--header",
+            f"Cookie: sid={SESSION}; other={OTHER}",
+            "--header",
+            f"X-Session: token={TOKEN}",
+            "--sign-key",
+            str(key),
+            "--as",
+            "independent",
+            "--runner",
+            "tester",
+        ]
+        code, stdout, stderr = _cli(
+            home,
+            "verify",
+            agent,
+            "--json",
+            *common,
+            "--transcripts",
+            str(out / "transcripts"),
+            "--junit",
+            str(out / "junit.xml"),
+        )
         streams.update({"verify --json stdout": stdout, "verify --json stderr": stderr})
         report = json.loads(stdout)
         assert report["attempts"] >= 1 and report["verdict"] != "unreachable", report["findings"]

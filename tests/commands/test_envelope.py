@@ -22,13 +22,20 @@ URI = "https://openclasp.vercel.app/extensions/trust/v0.1"
 def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "explorer", "envelope", *map(str, args)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 def _envelope(**overrides: Any) -> dict[str, Any]:
-    return {"interactionId": "3f1c2a9e-8b7d-4e21-9c55-0a6b7e4d2f10", "termsHash": KNOWN_HASH,
-            "initiatorAgentId": "agent_a", "responderAgentId": "agent_b", **overrides}
+    return {
+        "interactionId": "3f1c2a9e-8b7d-4e21-9c55-0a6b7e4d2f10",
+        "termsHash": KNOWN_HASH,
+        "initiatorAgentId": "agent_a",
+        "responderAgentId": "agent_b",
+        **overrides,
+    }
 
 
 def _write(tmp_path: Path, name: str, value: Any) -> Path:
@@ -39,8 +46,12 @@ def _write(tmp_path: Path, name: str, value: Any) -> Path:
 
 @pytest.fixture()
 def message_file(tmp_path: Path) -> Path:
-    message = {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}],
-               "metadata": {URI: _envelope()}}
+    message = {
+        "role": "ROLE_USER",
+        "messageId": "m1",
+        "parts": [{"text": "hi"}],
+        "metadata": {URI: _envelope()},
+    }
     return _write(tmp_path, "message.json", message)
 
 
@@ -52,8 +63,12 @@ def test_valid_envelope_with_matching_contract_exits_0(message_file: Path) -> No
 
 
 def test_jsonrpc_request_with_json_output(tmp_path: Path, message_file: Path) -> None:
-    request = {"jsonrpc": "2.0", "id": 1, "method": "message/send",
-               "params": {"message": json.loads(message_file.read_text())}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {"message": json.loads(message_file.read_text())},
+    }
     out = _cli(_write(tmp_path, "request.json", request), "--contract", CONTRACT, "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)  # exactly one JSON object on stdout

@@ -40,8 +40,15 @@ def _home() -> Path:
 def _card(tmp_path: Path, name: str) -> str:
     """A card file without the interview (verdict not_offered, nothing fetched); its path."""
     path = tmp_path / f"{re.sub(r'[^a-z]+', '-', name.lower())}.json"
-    card = agent_card(name, url="http://127.0.0.1:9/a2a", interview=False, description="a card",
-                      version="1.0.0", defaultInputModes=["text/plain"], defaultOutputModes=["text/plain"])
+    card = agent_card(
+        name,
+        url="http://127.0.0.1:9/a2a",
+        interview=False,
+        description="a card",
+        version="1.0.0",
+        defaultInputModes=["text/plain"],
+        defaultOutputModes=["text/plain"],
+    )
     path.write_text(json.dumps(card), encoding="utf-8")
     return str(path)
 
@@ -97,8 +104,14 @@ def test_an_unknown_config_key_is_warned_about_once(
         heard.append(err.count("ignored settings this version does not know: runnr"))
     assert heard == [1, 0, 0]  # verify reads the config twice (the plan, the signing key); one process
     # A second process hears it again: once per process, not once ever.
-    done = subprocess.run([sys.executable, "-m", "explorer", "verify", card, "--no-history"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60, env={**os.environ})
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", "verify", card, "--no-history"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ},
+    )
     assert done.stderr.count("ignored settings this version does not know: runnr") == 1, done.stderr
 
 
@@ -153,9 +166,23 @@ def test_the_demo_listing_says_which_agents_need_their_credentials(tmp_path: Pat
         listed = "\n".join(agent.card_url for agent in served.agents.values())
         urls.write_text(listed + "\n", encoding="utf-8")
         swept = subprocess.run(
-            [sys.executable, "-m", "explorer", "verify", "--from", str(urls), "--json", "--no-history",
-             "--allow-jku", "--home", str(home)],
-            cwd=REPO, capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "explorer",
+                "verify",
+                "--from",
+                str(urls),
+                "--json",
+                "--no-history",
+                "--allow-jku",
+                "--home",
+                str(home),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         _, said = served.stop()
     assert served.agents["guarded-bearer"].verdict == "conformant"  # with its credential, as the table says

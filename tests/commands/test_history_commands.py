@@ -26,7 +26,6 @@ from tests.support.runs import CARD_URL, SECRET, make_run
 pytestmark = pytest.mark.slow  # the history commands in subprocesses against the fleet
 
 
-
 def _ndjson(out: str) -> list[dict[str, Any]]:
     """`history --json` prints one run per line."""
     return [json.loads(line) for line in out.splitlines()]
@@ -65,8 +64,9 @@ def test_history_show_and_forget_accept_the_names_verify_does(capsys, home, tmp_
     any case find the same runs a card URL does."""
     with History.open(home) as history:
         first = history.record(make_run(name="Stonework Books (Churning)"))
-        second = history.record(make_run(name="Stonework Books (Churning)", answered_name="Other",
-                                         verdict="nonconformant"))
+        second = history.record(
+            make_run(name="Stonework Books (Churning)", answered_name="Other", verdict="nonconformant")
+        )
     Path(home, "config.toml").write_text('[agents.books]\nurl = "http://127.0.0.1:9/"\n', encoding="utf-8")
     for name in ("churning", "books", "stonework books (churning)", CARD_URL):
         code, out, err = _cli(capsys, "history", name, "--json", "--home", home)
@@ -80,7 +80,6 @@ def test_history_show_and_forget_accept_the_names_verify_does(capsys, home, tmp_
     assert code == 0 and "forgot 2 runs" in out, err
     code, _, err = _cli(capsys, "history", "churning", "--home", home)
     assert code == 6 and "no runs recorded for churning" in err
-
 
 
 def test_history_lists_runs_newest_first_with_digests_and_churn_marker(capsys, home, recorded) -> None:
@@ -114,8 +113,10 @@ def test_history_of_an_empty_home_says_so(capsys, home) -> None:
     assert code == 0 and out == ""
 
 
-@pytest.mark.parametrize("argv", [("history",), ("show", "1"), ("forget", "1"), ("replay", "1"),
-                                  ("compare", "1", "2"), ("export", "1")])
+@pytest.mark.parametrize(
+    "argv",
+    [("history",), ("show", "1"), ("forget", "1"), ("replay", "1"), ("compare", "1", "2"), ("export", "1")],
+)
 def test_a_mistyped_history_path_is_an_error_and_creates_nothing(capsys, home, tmp_path, argv) -> None:
     wrong = tmp_path / "no" / "such" / "history.db"
     code, _, err = _cli(capsys, *argv, "--history", str(wrong), "--home", home)

@@ -23,8 +23,12 @@ def test_the_pieces_are_json_dumps(value: Any) -> None:
 
 def test_a_large_report_is_written_in_pieces_with_the_same_bytes(capsys: pytest.CaptureFixture[str]) -> None:
     projections = [{"index": i, "member": f"/skills/{i}/id", "value": f"s-{i}\u00e9"} for i in range(2000)]
-    report = {"verdict": "conformant", "questions": {"capabilities": {"projections": projections}},
-              "odd": {1: "int key", "t": (1, 2)}, "empty": [{}, []]}
+    report = {
+        "verdict": "conformant",
+        "questions": {"capabilities": {"projections": projections}},
+        "odd": {1: "int key", "t": (1, 2)},
+        "empty": [{}, []],
+    }
     pieces = list(json_chunks(report))
     assert len(pieces) > 10 and max(len(p) for p in pieces) < len(json.dumps(projections)) / 4
     print_json(report)

@@ -81,8 +81,18 @@ def _commands(agent: str, history: str, home: Path, run_id: int = 1) -> dict[str
         "verify": ["verify", agent, "--timeout", "2", *where],
         "verify, a sweep": ["verify", agent, agent + "other", "--timeout", "2", *where],
         "watch": ["watch", agent, "--every", "1", "--count", "1", "--timeout", "2", *where],
-        "watch --from": ["watch", "--from", str(listed), "--every", "1", "--count", "1", "--timeout", "2",
-                         *where],
+        "watch --from": [
+            "watch",
+            "--from",
+            str(listed),
+            "--every",
+            "1",
+            "--count",
+            "1",
+            "--timeout",
+            "2",
+            *where,
+        ],
         "replay": ["replay", str(run_id), "--timeout", "2", *where],
     }
 
@@ -221,8 +231,12 @@ def _verify_process(argv: list[str], *, limit: int | None = None) -> subprocess.
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     return subprocess.Popen(
-        [sys.executable, "-m", "explorer", "verify", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"},
+        [sys.executable, "-m", "explorer", "verify", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"},
         preexec_fn=limited if limit is not None else None,
     )
 
@@ -270,9 +284,7 @@ def test_a_postgresql_server_stopped_during_the_interview_costs_the_run_with_sta
 WAL_ROOM = 32 * 1024 + 4096
 
 
-def test_a_sweep_whose_runs_cannot_be_recorded_says_how_many_and_exits_6(
-    agent: str, tmp_path: Path
-) -> None:
+def test_a_sweep_whose_runs_cannot_be_recorded_says_how_many_and_exits_6(agent: str, tmp_path: Path) -> None:
     path = tmp_path / HISTORY_FILE
     with History.open_file(path) as history:
         history.record(make_run())

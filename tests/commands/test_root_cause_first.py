@@ -139,8 +139,9 @@ def test_card_unsigned_speaks_of_projections_only_when_some_were_compared(
                    for p in entry.get("projections") or []
                    if p["document"] == "card" and p["status"] in ("match", "mismatch"))  # fmt: skip
     assert compared > 1
-    assert unsigned["detail"] == (f"the card carries no signatures; the {compared} card projections were "
-                                  "compared with unsigned bytes")
+    assert unsigned["detail"] == (
+        f"the card carries no signatures; the {compared} card projections were compared with unsigned bytes"
+    )
 
 
 def test_card_on_a_card_without_the_interview_names_no_place_it_is_asked(

@@ -21,11 +21,17 @@ from tests.support.paths import REPO
 pytestmark = pytest.mark.slow  # the console entry point in subprocesses
 
 
-
 def _cli(*argv: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "INTERVIEW_EXPLORER_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "explorer", *argv], cwd=REPO, capture_output=True, text=True,
-                          timeout=60, env=env, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "explorer", *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize("argv", [("verfiy", "http://127.0.0.1:9/"), ("verfiy",), ("histroy",)])
@@ -55,7 +61,10 @@ def test_a_configured_agent_named_like_a_command_is_not_a_typo(tmp_path: Path) -
         ("cards/nope.json", "no such card file 'cards/nope.json'"),
         ("nope.json", "no such card file 'nope.json'"),  # a missing file, never a host to look up
         ("http//127.0.0.1:1/", "'http//127.0.0.1:1/' is not a URL; did you mean http://127.0.0.1:1/ ?"),
-        ("htp://127.0.0.1:1/", "'htp://127.0.0.1:1/' is not an http(s) URL; did you mean http://127.0.0.1:1/"),
+        (
+            "htp://127.0.0.1:1/",
+            "'htp://127.0.0.1:1/' is not an http(s) URL; did you mean http://127.0.0.1:1/",
+        ),
         ("htps://agent.example", "is not an http(s) URL; did you mean https://agent.example ?"),
         ("http:/127.0.0.1:1", "'http:/127.0.0.1:1' is not an http(s) URL; did you mean http://127.0.0.1:1 ?"),
         ("ftp://agent.example/card.json", "not an http(s) URL; a target URL starts with http:// or https://"),
@@ -82,7 +91,7 @@ def test_an_unreachable_agent_says_its_cause_once(tmp_path: Path) -> None:
         port = sock.getsockname()[1]
     done = _cli("verify", f"http://127.0.0.1:{port}", "--no-history", home=tmp_path)
     assert done.returncode == 3
-    findings = done.stdout[done.stdout.index("findings:"):]
+    findings = done.stdout[done.stdout.index("findings:") :]
     assert findings.count("Connection refused") == 1, findings
     assert "card_unreachable" in findings and "transport_error" not in findings
     assert "to check it" not in done.stdout  # no card, so no signature to make checkable
@@ -91,10 +100,14 @@ def test_an_unreachable_agent_says_its_cause_once(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (("verify", "http://127.0.0.1:1/", "--timeout", "abc"),
-         "interview-explorer verify: argument --timeout: expected a number of seconds, got 'abc'"),
-        (("verify", "http://127.0.0.1:1/", "--frobnicate"),
-         "interview-explorer verify: unrecognized arguments: --frobnicate"),
+        (
+            ("verify", "http://127.0.0.1:1/", "--timeout", "abc"),
+            "interview-explorer verify: argument --timeout: expected a number of seconds, got 'abc'",
+        ),
+        (
+            ("verify", "http://127.0.0.1:1/", "--frobnicate"),
+            "interview-explorer verify: unrecognized arguments: --frobnicate",
+        ),
         (("compare", "1"), "interview-explorer compare: the following arguments are required: RUN_B"),
         (("--frobnicate",), "interview-explorer: unrecognized arguments: --frobnicate"),
     ],

@@ -251,8 +251,9 @@ def test_a_header_value_can_come_from_the_environment(
     code, _, err = _verify(capsys, url, "--no-history", "--header", "Authorization: env:HEADER_FOR_TEST")
     assert code == 2 and "environment variable HEADER_FOR_TEST is not set" in err
     monkeypatch.setenv("HEADER_FOR_TEST", "Bearer fr0m-env")
-    code, out, err = _verify(capsys, url, "--json", "--home", str(home), "--header",
-                             "Authorization: env:HEADER_FOR_TEST")
+    code, out, err = _verify(
+        capsys, url, "--json", "--home", str(home), "--header", "Authorization: env:HEADER_FOR_TEST"
+    )
     assert code == 0, err
     assert "fr0m-env" not in out + err
 

@@ -67,7 +67,7 @@ keys = "https://stonework.example/keys.jwks"
         ('role = "boss"\n', "role must be"),
         ("[agents.x]\nheaders = {}\n", "needs a url"),
         ("this is = not toml = at all\n", "cannot read config"),
-        ('keys = [1, 2]\n', "keys must be"),
+        ("keys = [1, 2]\n", "keys must be"),
         ("watch_every = 0\n", "watch_every must be a number of seconds"),
         ("watch_every = -5\n", "watch_every must be a number of seconds"),
         ("watch_every = 86401\n", "at most 86400"),

@@ -17,8 +17,18 @@ from tests.support.strategies import json_scalars, json_values
 
 DIGEST = "sha256:" + "ab" * 32
 SKILLS = ("reconcile-statement", "flag-exceptions")
-ANSWER_KEYS = ["question", "declared", "projections", "source", "value", "document", "member", "url",
-               "digest", "x"]
+ANSWER_KEYS = [
+    "question",
+    "declared",
+    "projections",
+    "source",
+    "value",
+    "document",
+    "member",
+    "url",
+    "digest",
+    "x",
+]
 
 
 def rpc(**members: Any) -> bytes:
@@ -38,8 +48,15 @@ def card_proj(member: str = "/name", value: Any = "Stonework") -> dict:
 
 
 def proposal_proj(member: str = "/price", value: Any = 1) -> dict:
-    return {"source": {"document": "proposal", "member": member, "url": "https://a.example/t.sow.json",
-                       "digest": DIGEST}, "value": value}
+    return {
+        "source": {
+            "document": "proposal",
+            "member": member,
+            "url": "https://a.example/t.sow.json",
+            "digest": DIGEST,
+        },
+        "value": value,
+    }
 
 
 # --- JSON-RPC envelope ---------------------------------------------------------------------------
@@ -53,10 +70,16 @@ def test_result_is_read() -> None:
 
 
 def test_error_is_read_with_code_message_and_data() -> None:
-    out = read_jsonrpc(rpc(id=1, error={"code": -32601, "message": "Method not found", "data": {"x": 1}}),
-                       expected_id=1)
+    out = read_jsonrpc(
+        rpc(id=1, error={"code": -32601, "message": "Method not found", "data": {"x": 1}}), expected_id=1
+    )
     assert (out.kind, out.code, out.message, out.data, out.has_data) == (
-        "error", -32601, "Method not found", {"x": 1}, True)
+        "error",
+        -32601,
+        "Method not found",
+        {"x": 1},
+        True,
+    )
 
 
 def test_error_with_null_id_is_accepted() -> None:
@@ -119,7 +142,8 @@ def test_answers_that_are_not_objects_are_shape_invalid(bad: Any) -> None:
 def test_wrong_question_missing_members_and_wrong_types() -> None:
     assert codes(check_answer("usage", answer("identity"))) == ["answer_shape_invalid"]
     assert [f.member for f in check_answer("usage", {"question": "usage", "declared": True})] == [
-        "/projections"]
+        "/projections"
+    ]
     assert [f.member for f in check_answer("usage", {"declared": True, "projections": []})] == ["/question"]
     found = check_answer("usage", {"question": "usage", "declared": "yes", "projections": {}})
     assert sorted(f.member for f in found) == ["/declared", "/projections"]
@@ -133,7 +157,10 @@ def test_extra_members_at_every_level_are_named_by_pointer() -> None:
     found = check_answer("identity", answer("identity", proj, summary="We are the best"))
     assert codes(found) == ["answer_extra_member"] * 3
     assert sorted(f.member for f in found) == [
-        "/projections/0/note", "/projections/0/source/comment~1x", "/summary"]
+        "/projections/0/note",
+        "/projections/0/source/comment~1x",
+        "/summary",
+    ]
 
 
 def test_projection_must_have_source_and_value() -> None:
@@ -141,7 +168,10 @@ def test_projection_must_have_source_and_value() -> None:
     found = check_answer("identity", answer("identity", {"value": 1}, no_value, 3))
     assert codes(found) == ["answer_shape_invalid"] * 3
     assert sorted(f.member for f in found) == [
-        "/projections/0/source", "/projections/1/value", "/projections/2"]
+        "/projections/0/source",
+        "/projections/1/value",
+        "/projections/2",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -157,10 +187,14 @@ def test_projection_must_have_source_and_value() -> None:
         ({"document": "card", "member": "/a~2b"}, "/projections/0/source/member"),
         ({"document": "proposal", "member": "/price", "digest": DIGEST}, "/projections/0/source/url"),
         ({"document": "proposal", "member": "/price", "url": "https://x"}, "/projections/0/source/digest"),
-        ({"document": "proposal", "member": "/price", "url": "https://x", "digest": "sha256:ABC"},
-         "/projections/0/source/digest"),
-        ({"document": "proposal", "member": "/price", "url": 5, "digest": DIGEST},
-         "/projections/0/source/url"),
+        (
+            {"document": "proposal", "member": "/price", "url": "https://x", "digest": "sha256:ABC"},
+            "/projections/0/source/digest",
+        ),
+        (
+            {"document": "proposal", "member": "/price", "url": 5, "digest": DIGEST},
+            "/projections/0/source/url",
+        ),
     ],
 )
 def test_invalid_sources(source: Any, member: str) -> None:
@@ -205,8 +239,12 @@ def test_arbitrary_json_never_raises(value: Any) -> None:
 
 
 def refusal(**changes: Any) -> dict:
-    base = {"refused": True, "reason": "out_of_scope", "detail": "no declared skill matches",
-            "declared_skills": list(SKILLS)}
+    base = {
+        "refused": True,
+        "reason": "out_of_scope",
+        "detail": "no declared skill matches",
+        "declared_skills": list(SKILLS),
+    }
     base.update(changes)
     return base
 
@@ -249,9 +287,7 @@ def test_refusal_that_is_not_an_object(obj: Any) -> None:
     assert codes(check_refusal(obj, SKILLS)) == ["refusal_shape_invalid"]
 
 
-@pytest.mark.parametrize(
-    "skills", [list(reversed(SKILLS)), [SKILLS[0]], [*SKILLS, "extra"], []]
-)
+@pytest.mark.parametrize("skills", [list(reversed(SKILLS)), [SKILLS[0]], [*SKILLS, "extra"], []])
 def test_refusal_skills_must_equal_card_ids_in_card_order(skills: list[str]) -> None:
     found = check_refusal(refusal(declared_skills=skills), SKILLS, probe="unmatched_selector")
     assert codes(found) == ["refusal_skills_mismatch"]

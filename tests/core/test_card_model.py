@@ -41,8 +41,13 @@ def v10_card(**extra: Any) -> dict[str, Any]:
         ],
         "capabilities": {"extensions": [{"uri": INTERVIEW_URI, "required": False}]},
         "skills": [
-            {"id": "reconcile-statement", "name": "Reconcile", "description": "d",
-             "inputModes": ["text/csv"], "outputModes": ["application/json"]},
+            {
+                "id": "reconcile-statement",
+                "name": "Reconcile",
+                "description": "d",
+                "inputModes": ["text/csv"],
+                "outputModes": ["application/json"],
+            },
             {"id": "flag-exceptions", "name": "Flag", "description": "e"},
         ],
     }
@@ -155,8 +160,15 @@ def test_openclasp_is_matched_by_uri_or_by_its_params() -> None:
 
 def test_a_valid_terms_entry() -> None:
     proposal = {"url": "https://a.example/p.sow.json", "digest": DIGEST, "sow": "sow_1", "offering": "x"}
-    card = parse_card(v10_card(capabilities={"extensions": [
-        terms_ext({"sow_spec": "0.18.0-draft", "proposals": [proposal]}, required=False)]}))
+    card = parse_card(
+        v10_card(
+            capabilities={
+                "extensions": [
+                    terms_ext({"sow_spec": "0.18.0-draft", "proposals": [proposal]}, required=False)
+                ]
+            }
+        )
+    )
     (entry,) = card.terms
     assert entry.valid
     assert entry.sow_spec == "0.18.0-draft"
@@ -174,8 +186,11 @@ def test_a_valid_terms_entry() -> None:
         ({"sow_spec": "x"}, {}, "proposals is missing"),
         ({"sow_spec": "x", "proposals": []}, {}, "proposals is empty"),
         ({"sow_spec": "x", "proposals": "p"}, {}, "proposals should be an array"),
-        ({"sow_spec": "x", "proposals": [{"url": "u", "digest": DIGEST}]}, {"required": True},
-         "required is true"),
+        (
+            {"sow_spec": "x", "proposals": [{"url": "u", "digest": DIGEST}]},
+            {"required": True},
+            "required is true",
+        ),
     ],
 )
 def test_invalid_terms_entries_say_why(params: Any, extra: dict[str, Any], expected: str) -> None:
@@ -274,24 +289,45 @@ member_values = json_values(
     list_size=4,
     max_leaves=20,
 )
-card_keys = st.sampled_from([
-    "name", "description", "version", "provider", "supportedInterfaces", "url", "preferredTransport",
-    "additionalInterfaces", "protocolVersion", "skills", "capabilities", "security", "signatures",
-])
+card_keys = st.sampled_from(
+    [
+        "name",
+        "description",
+        "version",
+        "provider",
+        "supportedInterfaces",
+        "url",
+        "preferredTransport",
+        "additionalInterfaces",
+        "protocolVersion",
+        "skills",
+        "capabilities",
+        "security",
+        "signatures",
+    ]
+)
 # Cards whose members have the right names but arbitrary values, which reaches far more code
 # than fully random documents would.
 card_like = st.dictionaries(card_keys, member_values, max_size=8) | st.builds(
     lambda ext, skills: {"capabilities": {"extensions": ext}, "skills": skills},
-    st.lists(st.dictionaries(st.sampled_from(["uri", "required", "params", "description"]), member_values)
-             | member_values, max_size=3),
+    st.lists(
+        st.dictionaries(st.sampled_from(["uri", "required", "params", "description"]), member_values)
+        | member_values,
+        max_size=3,
+    ),
     st.lists(st.dictionaries(st.sampled_from(["id", "name", "inputModes"]), member_values), max_size=3),
 )
 
 
 @pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(member_values, card_like, card_like.map(lambda c: {**c, "capabilities": {"extensions": [
-    {"uri": TERMS_URI, "params": c}]}})))
+@given(
+    st.one_of(
+        member_values,
+        card_like,
+        card_like.map(lambda c: {**c, "capabilities": {"extensions": [{"uri": TERMS_URI, "params": c}]}}),
+    )
+)
 def test_any_json_parses_or_raises_card_error(doc: Any) -> None:
     try:
         card = parse_card(doc)

@@ -36,11 +36,21 @@ def _report(card: dict[str, Any], key: Any, *, answered: Any = None, status: str
         signers=signers_of(verify_card(signed, public_jwks(key))),
     )
     value = signed["signatures"] if answered is None else answered
-    report["questions"]["identity"]["projections"].append({
-        "index": 2, "question": "identity", "document": "card", "member": "/signatures", "url": None,
-        "digest": None, "status": status, "value": value, "source_value": signed["signatures"],
-        "value_canonical": canonical_text(value), "source_canonical": canonical_text(signed["signatures"]),
-    })
+    report["questions"]["identity"]["projections"].append(
+        {
+            "index": 2,
+            "question": "identity",
+            "document": "card",
+            "member": "/signatures",
+            "url": None,
+            "digest": None,
+            "status": status,
+            "value": value,
+            "source_value": signed["signatures"],
+            "value_canonical": canonical_text(value),
+            "source_canonical": canonical_text(signed["signatures"]),
+        }
+    )
     return report
 
 

@@ -72,8 +72,11 @@ def test_two_signings_of_one_card_under_one_key_are_equivalent() -> None:
     assert one["signatures"] != two["signatures"]  # ECDSA: different bytes every time
     assert declarations_of(one) == declarations_of(two) == UNSIGNED
     judged = judge(one)
-    assert judged.proofs == proofs_of(verify_card(two, TRUSTED)) == {
-        Proof(CARD_KEY.thumbprint(), "ES256", "served")}
+    assert (
+        judged.proofs
+        == proofs_of(verify_card(two, TRUSTED))
+        == {Proof(CARD_KEY.thumbprint(), "ES256", "served")}
+    )
     assert judged.same_declaration(two)
     assert judged.value_equivalent("/signatures", two["signatures"])
     assert judged.value_equivalent("/signatures/0", two["signatures"][0])
@@ -131,16 +134,29 @@ def test_members_that_hold_signatures() -> None:
     others = ("/name", "/signaturesX", "/skills/0/signatures", None)
     assert [holds_signatures(m) for m in others] == [False] * 4
     assert projects_signatures({"projections": [cp("/name", "x"), cp("/signatures", [])]})
-    assert not projects_signatures({"projections": [cp("/name", "x"), {"source": {
-        "document": "proposal", "member": "/signatures"}, "value": []}]})
+    assert not projects_signatures(
+        {
+            "projections": [
+                cp("/name", "x"),
+                {"source": {"document": "proposal", "member": "/signatures"}, "value": []},
+            ]
+        }
+    )
 
 
 def test_settled_answers_read_the_cards_own_signatures_as_one_stand_in() -> None:
     one, two = signed(), signed()
     judged = judge(one)
-    answer = {"question": "identity", "declared": True,
-              "projections": [cp("/name", one["name"]), cp("/signatures", two["signatures"]), cp("", two),
-                              cp("/signatures", one["signatures"])]}
+    answer = {
+        "question": "identity",
+        "declared": True,
+        "projections": [
+            cp("/name", one["name"]),
+            cp("/signatures", two["signatures"]),
+            cp("", two),
+            cp("/signatures", one["signatures"]),
+        ],
+    }
     settled = judged.settled(answer)
     assert settled["projections"][0] == answer["projections"][0]
     assert settled["projections"][1]["value"] == settled["projections"][3]["value"] == STAND_IN
@@ -195,8 +211,13 @@ def findings_of(report: dict[str, Any], code: str) -> list[dict[str, Any]]:
 
 def test_replicas_that_signed_at_their_own_start_are_conformant() -> None:
     fetched, asked_first, asked_second = signed(), signed(), signed()
-    report = report_of(attempt(fetched, answers=replica_answers(fetched, asked_first),
-                               answers2=replica_answers(fetched, asked_second)))
+    report = report_of(
+        attempt(
+            fetched,
+            answers=replica_answers(fetched, asked_first),
+            answers2=replica_answers(fetched, asked_second),
+        )
+    )
     assert report["verdict"] == "conformant"
     assert [f["code"] for f in report["findings"]] == ["signature_equivalent"]  # no nondeterministic_answer
     found = findings_of(report, "signature_equivalent")[0]
@@ -229,10 +250,14 @@ def test_two_asks_that_differ_beyond_equivalent_signatures_are_nondeterministic(
     fetched = signed()
     forged = copy.deepcopy(signed())
     forged["signatures"][0]["signature"] = altered(forged["signatures"][0]["signature"])
-    report = report_of(attempt(fetched, answers=replica_answers(fetched, signed()),
-                               answers2=replica_answers(fetched, forged)))
+    report = report_of(
+        attempt(
+            fetched, answers=replica_answers(fetched, signed()), answers2=replica_answers(fetched, forged)
+        )
+    )
     assert [(f["code"], f["question"]) for f in report["findings"] if f["severity"] == "error"] == [
-        ("nondeterministic_answer", "identity")]
+        ("nondeterministic_answer", "identity")
+    ]
 
 
 def test_answers_sha256_does_not_change_when_the_agent_signs_again() -> None:

@@ -36,10 +36,17 @@ PROPOSAL_URL = "https://stonework.example/terms/reconcile-statement.sow.json"
 
 def signed_proposal(**changes: Any) -> dict[str, Any]:
     doc = {
-        "sow": "v1", "id": "sow_test", "version": 1, "starts_at": None,
+        "sow": "v1",
+        "id": "sow_test",
+        "version": 1,
+        "starts_at": None,
         "parties": {"provider": {"agent": public_nkey(KEY), "owner": "Stonework"}, "client": None},
-        "price": {"arrangement": "fixed_fee", "currency": "XCR",
-                  "rates": [{"offering": "reconcile-statement", "per_task": 2500000}], "grade": "enforced"},
+        "price": {
+            "arrangement": "fixed_fee",
+            "currency": "XCR",
+            "rates": [{"offering": "reconcile-statement", "per_task": 2500000}],
+            "grade": "enforced",
+        },
         "volume": {"per_day": 8, "grade": "enforced"},
     }
     doc.update(changes)
@@ -72,7 +79,10 @@ def run(
 ) -> tuple[list[ProjectionResult], list]:
     answer = {"question": question, "declared": declared, "projections": list(projections)}
     return diff_question(
-        question, answer, card_doc=CARD if card is None else card, unsigned_members=unsigned,
+        question,
+        answer,
+        card_doc=CARD if card is None else card,
+        unsigned_members=unsigned,
         card_signed=card_signed,
         proposals={(PROPOSAL_URL, DIGEST): CHECK} if proposals is None else proposals,
         committed={(PROPOSAL_URL, DIGEST)} if committed is None else committed,
@@ -87,9 +97,11 @@ def codes(findings: list) -> list[str]:
 
 
 def test_exact_projections_match_and_report_both_canonical_strings() -> None:
-    results, findings = run("identity", card_proj("/name", "Stonework Books"),
-                            card_proj("/provider", {"url": "https://stonework.example",
-                                                    "organization": "Stonework Analytics"}))
+    results, findings = run(
+        "identity",
+        card_proj("/name", "Stonework Books"),
+        card_proj("/provider", {"url": "https://stonework.example", "organization": "Stonework Analytics"}),
+    )
     assert findings == []
     assert [r.status for r in results] == ["match", "match"]
     assert results[1].value_canonical == results[1].source_canonical == canonical_text(CARD["provider"])
@@ -114,8 +126,10 @@ def test_values_equal_only_before_canonicalization_match(answer_bytes: bytes, me
 
 def test_one_point_zero_equals_one_and_escaped_e_acute_equals_literal() -> None:
     card = {**CARD, "n": 1, "city": "Orléans"}
-    answer = json.loads(b'[{"source":{"document":"card","member":"/n"},"value":1.0},'
-                        b'{"source":{"document":"card","member":"/city"},"value":"Orl\\u00e9ans"}]')
+    answer = json.loads(
+        b'[{"source":{"document":"card","member":"/n"},"value":1.0},'
+        b'{"source":{"document":"card","member":"/city"},"value":"Orl\\u00e9ans"}]'
+    )
     results, findings = run("identity", *answer, card=card)
     assert findings == [] and [r.status for r in results] == ["match", "match"]
 
@@ -140,7 +154,7 @@ def test_mismatch_names_member_question_both_strings_and_span() -> None:
     assert '"Flag all exceptions"' in f.detail and '"Flag exceptions"' in f.detail
     r = results[0]
     assert r.value_canonical == '"Flag all exceptions"' and r.source_canonical == '"Flag exceptions"'
-    assert r.value_canonical[r.diff[0]:r.diff[1]] == "all "
+    assert r.value_canonical[r.diff[0] : r.diff[1]] == "all "
     assert r.source_diff == (6, 6)  # nothing in the source: a pure insertion point
     assert r.to_json()["diff"] == [6, 10]
 
@@ -170,8 +184,9 @@ def test_big_integers_differing_past_double_precision_are_never_silently_equal()
 
 
 def test_equal_big_integers_match_with_a_lossy_warning() -> None:
-    results, findings = run("usage", card_proj("/pricing/floor", 2**53),
-                            card_proj("/pricing", CARD["pricing"]))
+    results, findings = run(
+        "usage", card_proj("/pricing/floor", 2**53), card_proj("/pricing", CARD["pricing"])
+    )
     assert codes(findings) == ["lossy_number", "lossy_number"]
     assert [r.status for r in results] == ["match", "match"]
     assert all(r.lossy for r in results)
@@ -187,8 +202,15 @@ def test_big_integer_in_the_answer_only_is_lossy_and_mismatched() -> None:
 
 @pytest.mark.parametrize(
     ("member", "status"),
-    [("/skills/01", "unresolved"), ("/skills/-", "unresolved"), ("/skills/2", "unresolved"),
-     ("/nope", "unresolved"), ("/name/0", "unresolved"), ("/", "match"), ("", "match")],
+    [
+        ("/skills/01", "unresolved"),
+        ("/skills/-", "unresolved"),
+        ("/skills/2", "unresolved"),
+        ("/nope", "unresolved"),
+        ("/name/0", "unresolved"),
+        ("/", "match"),
+        ("", "match"),
+    ],
 )
 def test_pointer_resolution(member: str, status: str) -> None:
     value = CARD[""] if member == "/" else CARD if member == "" else "x"
@@ -208,9 +230,14 @@ def test_slash_pointer_is_unresolved_without_an_empty_key() -> None:
 
 
 def test_malformed_sources_are_not_compared_and_left_to_the_shape_check() -> None:
-    results, findings = run("identity", card_proj("~2", "x"), card_proj("name", "x"),
-                            {"source": {"document": "memo", "member": "/name"}, "value": "x"},
-                            {"source": "card", "value": 1}, "not a projection")
+    results, findings = run(
+        "identity",
+        card_proj("~2", "x"),
+        card_proj("name", "x"),
+        {"source": {"document": "memo", "member": "/name"}, "value": "x"},
+        {"source": "card", "value": 1},
+        "not a projection",
+    )
     assert findings == []
     assert [r.status for r in results] == ["unresolved", "unresolved", "unverifiable", "unverifiable"]
 
@@ -219,28 +246,36 @@ def test_malformed_sources_are_not_compared_and_left_to_the_shape_check() -> Non
 
 
 def test_member_not_covered_by_the_matched_form_is_member_unsigned() -> None:
-    results, findings = run("identity", card_proj("/url", CARD["url"]), card_proj("/name", CARD["name"]),
-                            unsigned=("/url",))
+    results, findings = run(
+        "identity", card_proj("/url", CARD["url"]), card_proj("/name", CARD["name"]), unsigned=("/url",)
+    )
     assert codes(findings) == ["member_unsigned"]
     assert findings[0].member == "/url"
     assert [r.signed for r in results] == [False, True]
 
 
 def test_a_member_covered_except_empty_members_the_signer_drops_is_info_not_a_warning() -> None:
-    interface = {"url": "https://stonework.example/a2a", "protocolBinding": "JSONRPC", "tenant": "",
-                 "extra": {"notes": [], "hint": None}}
+    interface = {
+        "url": "https://stonework.example/a2a",
+        "protocolBinding": "JSONRPC",
+        "tenant": "",
+        "extra": {"notes": [], "hint": None},
+    }
     card = {**CARD, "supportedInterfaces": [interface]}
     empties = ("/supportedInterfaces/0/extra", "/supportedInterfaces/0/tenant")
-    results, findings = run("identity", card_proj("/supportedInterfaces/0", interface), card=card,
-                            unsigned=empties)
+    results, findings = run(
+        "identity", card_proj("/supportedInterfaces/0", interface), card=card, unsigned=empties
+    )
     assert [(f.code, f.severity, f.member) for f in findings] == [
-        ("member_unsigned_empty", "info", "/supportedInterfaces/0")]
+        ("member_unsigned_empty", "info", "/supportedInterfaces/0")
+    ]
     assert "except empty members its canonical form drops" in findings[0].detail
     assert results[0].unsigned_empty == empties and results[0].to_json()["unsigned_empty"] == list(empties)
     # Content the signature does not cover stays a warning, inside the member or around it.
     for unsigned in (("/supportedInterfaces/0/url",), ("/supportedInterfaces",), (*empties, "/url")):
-        results, findings = run("identity", card_proj("/supportedInterfaces/0", interface), card=card,
-                                unsigned=unsigned)
+        results, findings = run(
+            "identity", card_proj("/supportedInterfaces/0", interface), card=card, unsigned=unsigned
+        )
         expected = ["member_unsigned"] if unsigned != (*empties, "/url") else ["member_unsigned_empty"]
         assert codes(findings) == expected, unsigned
     results, _ = run("identity", card_proj("/name", CARD["name"]), unsigned=("/url",))
@@ -271,8 +306,11 @@ def test_proposal_pointer_unresolved() -> None:
 
 def test_uncommitted_proposal_is_not_committed_and_unverifiable() -> None:
     other = "sha256:" + "0" * 64
-    results, findings = run("terms", prop_proj("/price", PROPOSAL["price"], digest=other),
-                            prop_proj("/price", PROPOSAL["price"], url="https://elsewhere.example/t.json"))
+    results, findings = run(
+        "terms",
+        prop_proj("/price", PROPOSAL["price"], digest=other),
+        prop_proj("/price", PROPOSAL["price"], url="https://elsewhere.example/t.json"),
+    )
     assert codes(findings) == ["proposal_not_committed", "proposal_not_committed"]
     assert [r.status for r in results] == ["unverifiable", "unverifiable"]
 
@@ -281,8 +319,9 @@ def test_unverified_proposal_is_unverifiable_without_repeating_its_findings() ->
     tampered = {**PROPOSAL, "volume": {"per_day": 80, "grade": "enforced"}}
     bad = check_proposal(json.dumps(tampered).encode(), url=PROPOSAL_URL, committed_digest=DIGEST)
     assert bad.status != "verified"
-    results, findings = run("terms", prop_proj("/volume/per_day", 80),
-                            proposals={(PROPOSAL_URL, DIGEST): bad})
+    results, findings = run(
+        "terms", prop_proj("/volume/per_day", 80), proposals={(PROPOSAL_URL, DIGEST): bad}
+    )
     assert findings == [] and results[0].status == "unverifiable"
 
 
@@ -322,22 +361,39 @@ def test_refusals_boundary_is_the_set_of_card_skill_ids() -> None:
 
 def test_not_an_object_answer_gives_no_results() -> None:
     for answer in ([], "x", None, {"projections": "x"}):
-        assert diff_question("identity", answer, card_doc=CARD, card_signed=True, proposals={},
-                             committed=set()) == ([], [])
+        assert diff_question(
+            "identity", answer, card_doc=CARD, card_signed=True, proposals={}, committed=set()
+        ) == ([], [])
 
 
 def test_projection_result_json_shape() -> None:
     results, _ = run("identity", card_proj("/name", "Stonework"))
     assert set(results[0].to_json()) == {
-        "index", "question", "document", "member", "url", "digest", "status", "value", "source_value",
-        "value_canonical", "source_canonical", "signed", "lossy", "diff", "source_diff"}
+        "index",
+        "question",
+        "document",
+        "member",
+        "url",
+        "digest",
+        "status",
+        "value",
+        "source_value",
+        "value_canonical",
+        "source_canonical",
+        "signed",
+        "lossy",
+        "diff",
+        "source_diff",
+    }
     json.dumps(results[0].to_json())
 
 
 # --- properties ----------------------------------------------------------------------------------
 
 _JSON = json_values(
-    json_scalars(integers=SAFE_INTEGERS, text=st.text(max_size=10)), keys=st.text(max_size=5), list_size=3,
+    json_scalars(integers=SAFE_INTEGERS, text=st.text(max_size=10)),
+    keys=st.text(max_size=5),
+    list_size=3,
     max_leaves=12,
 )
 
@@ -374,8 +430,9 @@ def test_mutating_one_projected_value_flags_exactly_that_member(
 ) -> None:
     card, projections = model
     answer = {"question": "capabilities", "projections": projections}
-    results, findings = diff_question("capabilities", answer, card_doc=card, card_signed=True, proposals={},
-                                      committed=set())
+    results, findings = diff_question(
+        "capabilities", answer, card_doc=card, card_signed=True, proposals={}, committed=set()
+    )
     assert findings == [] and all(r.status == "match" for r in results)
 
     index = data.draw(st.integers(min_value=0, max_value=len(projections) - 1))
@@ -383,10 +440,17 @@ def test_mutating_one_projected_value_flags_exactly_that_member(
     new = data.draw(_JSON.filter(lambda v: canonical_text(v) != original))
     mutated = [dict(p) for p in projections]
     mutated[index] = {**projections[index], "value": new}
-    results, findings = diff_question("capabilities", {"question": "capabilities", "projections": mutated},
-                                      card_doc=card, card_signed=True, proposals={}, committed=set())
+    results, findings = diff_question(
+        "capabilities",
+        {"question": "capabilities", "projections": mutated},
+        card_doc=card,
+        card_signed=True,
+        proposals={},
+        committed=set(),
+    )
     assert [(f.code, f.member) for f in findings] == [
-        ("projection_mismatch", projections[index]["source"]["member"])]
+        ("projection_mismatch", projections[index]["source"]["member"])
+    ]
     assert [r.status for r in results] == ["mismatch" if i == index else "match" for i in range(len(mutated))]
 
 
@@ -396,9 +460,14 @@ def test_arbitrary_json_as_an_answer_never_raises(answer: Any, question: str) ->
     projections = [answer, {"source": answer, "value": answer}]
     shaped = {"question": question, "declared": True, "projections": projections}
     for candidate in (answer, shaped):
-        results, findings = diff_question(question, candidate, card_doc=CARD, card_signed=True,
-                                          proposals={(PROPOSAL_URL, DIGEST): CHECK},
-                                          committed={(PROPOSAL_URL, DIGEST)})
+        results, findings = diff_question(
+            question,
+            candidate,
+            card_doc=CARD,
+            card_signed=True,
+            proposals={(PROPOSAL_URL, DIGEST): CHECK},
+            committed={(PROPOSAL_URL, DIGEST)},
+        )
         assert all(f.question == question for f in findings)
         json.dumps([r.to_json() for r in results])
 

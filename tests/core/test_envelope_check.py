@@ -46,10 +46,20 @@ def _contract() -> dict[str, Any]:
 
 
 def _message(**overrides: Any) -> dict[str, Any]:
-    envelope = {"interactionId": "3f1c2a9e-8b7d-4e21-9c55-0a6b7e4d2f10", "termsHash": KNOWN_HASH,
-                "initiatorAgentId": "agent_a", "responderAgentId": "agent_b", **overrides}
-    return {"role": "ROLE_USER", "messageId": "m1", "parts": [{"text": "hi"}],
-            "extensions": [OPENCLASP_URI], "metadata": {OPENCLASP_URI: envelope}}
+    envelope = {
+        "interactionId": "3f1c2a9e-8b7d-4e21-9c55-0a6b7e4d2f10",
+        "termsHash": KNOWN_HASH,
+        "initiatorAgentId": "agent_a",
+        "responderAgentId": "agent_b",
+        **overrides,
+    }
+    return {
+        "role": "ROLE_USER",
+        "messageId": "m1",
+        "parts": [{"text": "hi"}],
+        "extensions": [OPENCLASP_URI],
+        "metadata": {OPENCLASP_URI: envelope},
+    }
 
 
 def test_valid_envelope_with_matching_contract() -> None:

@@ -42,10 +42,17 @@ RAN_BY = {"name": "ci@example.org", "role": "independent"}
 
 PROPOSAL = sign_proposal(
     {
-        "sow": "v1", "id": "sow_test", "version": 1, "starts_at": None,
+        "sow": "v1",
+        "id": "sow_test",
+        "version": 1,
+        "starts_at": None,
         "parties": {"provider": {"agent": public_nkey(SOW_KEY), "owner": "Stonework"}, "client": None},
-        "price": {"arrangement": "fixed_fee", "currency": "XCR",
-                  "rates": [{"offering": "reconcile-statement", "per_task": 2500000}], "grade": "enforced"},
+        "price": {
+            "arrangement": "fixed_fee",
+            "currency": "XCR",
+            "rates": [{"offering": "reconcile-statement", "per_task": 2500000}],
+            "grade": "enforced",
+        },
         "volume": {"per_day": 8, "grade": "enforced"},
     },
     SOW_KEY,
@@ -59,10 +66,23 @@ def make_card(*, terms: bool = True, interview: bool = True, sign: bool = True, 
     if interview:
         extensions.append({"uri": INTERVIEW_URI, "description": "The five questions", "required": False})
     if terms:
-        extensions.append({"uri": TERMS_URI, "required": False, "params": {
-            "sow_spec": "0.18.0-draft",
-            "proposals": [{"url": PROPOSAL_URL, "digest": DIGEST, "sow": "sow_test",
-                           "offering": "reconcile-statement"}]}})
+        extensions.append(
+            {
+                "uri": TERMS_URI,
+                "required": False,
+                "params": {
+                    "sow_spec": "0.18.0-draft",
+                    "proposals": [
+                        {
+                            "url": PROPOSAL_URL,
+                            "digest": DIGEST,
+                            "sow": "sow_test",
+                            "offering": "reconcile-statement",
+                        }
+                    ],
+                },
+            }
+        )
     card = {
         "name": "Stonework Books",
         "description": "Reconciles statements",
@@ -89,8 +109,10 @@ def cp(member: str, value: Any) -> dict:
 
 
 def pp(member: str, value: Any, digest: str = DIGEST) -> dict:
-    return {"source": {"document": "proposal", "member": member, "url": PROPOSAL_URL, "digest": digest},
-            "value": value}
+    return {
+        "source": {"document": "proposal", "member": member, "url": PROPOSAL_URL, "digest": digest},
+        "value": value,
+    }
 
 
 def honest_answers(card: dict, proposal: dict | None = PROPOSAL) -> dict[str, Any]:
@@ -98,27 +120,57 @@ def honest_answers(card: dict, proposal: dict | None = PROPOSAL) -> dict[str, An
     skills = card["skills"]
     has_terms = any(e["uri"] == TERMS_URI for e in card["capabilities"]["extensions"])
     return {
-        "identity": {"question": "identity", "declared": True, "projections": [
-            cp("/name", card["name"]), cp("/provider", card["provider"]), cp("/version", card["version"]),
-            cp("/supportedInterfaces", card["supportedInterfaces"])]},
-        "capabilities": {"question": "capabilities", "declared": True, "projections": [
-            p for i, s in enumerate(skills)
-            for p in (cp(f"/skills/{i}/id", s["id"]), cp(f"/skills/{i}/description", s["description"]))]},
-        "usage": {"question": "usage", "declared": True, "projections": [
-            cp("/supportedInterfaces", card["supportedInterfaces"]),
-            cp("/defaultInputModes", card["defaultInputModes"])]},
-        "terms": ({"question": "terms", "declared": True, "projections": [
-            pp("/price", proposal["price"]), pp("/volume", proposal["volume"])]}
+        "identity": {
+            "question": "identity",
+            "declared": True,
+            "projections": [
+                cp("/name", card["name"]),
+                cp("/provider", card["provider"]),
+                cp("/version", card["version"]),
+                cp("/supportedInterfaces", card["supportedInterfaces"]),
+            ],
+        },
+        "capabilities": {
+            "question": "capabilities",
+            "declared": True,
+            "projections": [
+                p
+                for i, s in enumerate(skills)
+                for p in (cp(f"/skills/{i}/id", s["id"]), cp(f"/skills/{i}/description", s["description"]))
+            ],
+        },
+        "usage": {
+            "question": "usage",
+            "declared": True,
+            "projections": [
+                cp("/supportedInterfaces", card["supportedInterfaces"]),
+                cp("/defaultInputModes", card["defaultInputModes"]),
+            ],
+        },
+        "terms": (
+            {
+                "question": "terms",
+                "declared": True,
+                "projections": [pp("/price", proposal["price"]), pp("/volume", proposal["volume"])],
+            }
             if has_terms and proposal is not None
-            else {"question": "terms", "declared": False, "projections": []}),
-        "refusals": {"question": "refusals", "declared": True, "projections": [
-            cp(f"/skills/{i}/id", s["id"]) for i, s in enumerate(skills)]},
+            else {"question": "terms", "declared": False, "projections": []}
+        ),
+        "refusals": {
+            "question": "refusals",
+            "declared": True,
+            "projections": [cp(f"/skills/{i}/id", s["id"]) for i, s in enumerate(skills)],
+        },
     }
 
 
 def refusal(skills: list[str] | None = None, reason: str = "out_of_scope") -> dict:
-    return {"refused": True, "reason": reason, "detail": "no declared skill matches",
-            "declared_skills": SKILLS if skills is None else skills}
+    return {
+        "refused": True,
+        "reason": reason,
+        "detail": "no declared skill matches",
+        "declared_skills": SKILLS if skills is None else skills,
+    }
 
 
 def rpc_result(result: Any, rid: int) -> bytes:
@@ -135,17 +187,37 @@ def rpc_error(code: int, message: str, rid: int, data: Any = None) -> bytes:
 ECHO = (("A2A-Extensions", INTERVIEW_URI), ("Content-Type", "application/json"))
 
 
-def call(purpose: str, attempt: int, rid: int, method: str, body: bytes | None, *, params: dict | None = None,
-         activated: bool = True, status: int | None = 200, error: str | None = None,
-         headers: tuple = ECHO, omit_params: bool = False) -> Exchange:
+def call(
+    purpose: str,
+    attempt: int,
+    rid: int,
+    method: str,
+    body: bytes | None,
+    *,
+    params: dict | None = None,
+    activated: bool = True,
+    status: int | None = 200,
+    error: str | None = None,
+    headers: tuple = ECHO,
+    omit_params: bool = False,
+) -> Exchange:
     request_headers = (("A2A-Version", "1.0"),) + ((("A2A-Extensions", INTERVIEW_URI),) if activated else ())
     sent: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if not omit_params:
         sent["params"] = params or {}
     request = json.dumps(sent).encode()
-    return Exchange(purpose=purpose, attempt=attempt, method="POST", url=RPC_URL,
-                    request_headers=request_headers, request_body=request, status=None if error else status,
-                    response_headers=() if error else headers, response_body=body or b"", error=error)
+    return Exchange(
+        purpose=purpose,
+        attempt=attempt,
+        method="POST",
+        url=RPC_URL,
+        request_headers=request_headers,
+        request_body=request,
+        status=None if error else status,
+        response_headers=() if error else headers,
+        response_body=body or b"",
+        error=error,
+    )
 
 
 def attempt(
@@ -165,8 +237,16 @@ def attempt(
     doc = CARD if card is None else card
     body = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
     out = [Exchange(purpose="card", attempt=n, method="GET", url=CARD_URL, status=200, response_body=body)]
-    out.append(Exchange(purpose="proposal", attempt=n, method="GET", url=PROPOSAL_URL, status=200,
-                        response_body=json.dumps(PROPOSAL).encode() if proposal is None else proposal))
+    out.append(
+        Exchange(
+            purpose="proposal",
+            attempt=n,
+            method="GET",
+            url=PROPOSAL_URL,
+            status=200,
+            response_body=json.dumps(PROPOSAL).encode() if proposal is None else proposal,
+        )
+    )
     ans = honest_answers(doc) if answers is None else answers
     ans2 = ans if answers2 is None else answers2
     rid = 0
@@ -174,8 +254,13 @@ def attempt(
         for k, source in ((1, ans), (2, ans2)):
             rid += 1
             value = source[q]
-            payload = value(rid) if callable(value) else value if isinstance(value, bytes) \
+            payload = (
+                value(rid)
+                if callable(value)
+                else value
+                if isinstance(value, bytes)
                 else rpc_result(value, rid)
+            )
             out.append(call(f"ask:{q}#{k}", n, rid, f"interview/{q}", payload, headers=headers))
     probe_bodies = {
         "undefined_method": rpc_result(refusal(), 11),
@@ -186,23 +271,64 @@ def attempt(
     }
     probe_bodies.update(probes or {})
     out.append(call("probe:undefined_method", n, 11, UNDEFINED_METHOD, probe_bodies["undefined_method"]))
-    out.append(call("probe:unmatched_selector", n, 12, "interview/usage", probe_bodies["unmatched_selector"],
-                    params={"skill": UNMATCHED_SELECTOR}))
+    out.append(
+        call(
+            "probe:unmatched_selector",
+            n,
+            12,
+            "interview/usage",
+            probe_bodies["unmatched_selector"],
+            params={"skill": UNMATCHED_SELECTOR},
+        )
+    )
     if "valid_selector" not in (leave_out or ()):
-        out.append(call("probe:valid_selector", n, 15, "interview/usage", probe_bodies["valid_selector"],
-                        params={"skill": SKILLS[0]}))
-    out.append(call("probe:unactivated_call", n, 13, "interview/identity", probe_bodies["unactivated_call"],
-                    activated=False, headers=()))
-    out.append(call("probe:unactivated_call_no_params", n, 14, "interview/identity",
-                    probe_bodies["unactivated_call_no_params"], activated=False, headers=(),
-                    omit_params=True))
+        out.append(
+            call(
+                "probe:valid_selector",
+                n,
+                15,
+                "interview/usage",
+                probe_bodies["valid_selector"],
+                params={"skill": SKILLS[0]},
+            )
+        )
+    out.append(
+        call(
+            "probe:unactivated_call",
+            n,
+            13,
+            "interview/identity",
+            probe_bodies["unactivated_call"],
+            activated=False,
+            headers=(),
+        )
+    )
+    out.append(
+        call(
+            "probe:unactivated_call_no_params",
+            n,
+            14,
+            "interview/identity",
+            probe_bodies["unactivated_call_no_params"],
+            activated=False,
+            headers=(),
+            omit_params=True,
+        )
+    )
     return override(out) if override else out
 
 
 def report_of(*attempts: list[Exchange], keys: dict | None = KEYS, ran_by: dict = RAN_BY) -> dict:
     exchanges = [e for group in attempts for e in group]
-    report = evaluate(exchanges, keys, target=BASE, ran_by=ran_by, started_at="2026-11-30T10:00:00Z",
-                      finished_at="2026-11-30T10:00:02Z", explorer_version="0.1.0")
+    report = evaluate(
+        exchanges,
+        keys,
+        target=BASE,
+        ran_by=ran_by,
+        started_at="2026-11-30T10:00:00Z",
+        finished_at="2026-11-30T10:00:02Z",
+        explorer_version="0.1.0",
+    )
     assert validate_report(report) == []
     json.dumps(report)  # JSON-safe throughout
     return report
@@ -219,6 +345,7 @@ def errors(report: dict) -> list[str]:
 def replace_ex(purpose: str, **changes: Any) -> Callable[[list[Exchange]], list[Exchange]]:
     def apply(exs: list[Exchange]) -> list[Exchange]:
         return [replace(e, **changes) if e.purpose == purpose else e for e in exs]
+
     return apply
 
 
@@ -232,10 +359,19 @@ def test_conformant_agent_gives_the_full_report() -> None:
     assert (report["standing"], report["ran_by"], report["attempts"]) == ("evidence", RAN_BY, 1)
     card = report["card"]
     assert (card["url"], card["layout"], card["discovered_via"], card["jsonrpc_url"]) == (
-        CARD_URL, "v1.0", "/.well-known/agent-card.json", RPC_URL)
+        CARD_URL,
+        "v1.0",
+        "/.well-known/agent-card.json",
+        RPC_URL,
+    )
     sig = card["signature"]
     assert (sig["status"], sig["form"], sig["alg"], sig["kid"], sig["key_source"]) == (
-        "verified", "served", "ES256", "card-key-1", "user")
+        "verified",
+        "served",
+        "ES256",
+        "card-key-1",
+        "user",
+    )
     assert card["terms"]["proposals"][0]["status"] == "verified"
     for q in QUESTIONS:
         entry = report["questions"][q]
@@ -244,15 +380,28 @@ def test_conformant_agent_gives_the_full_report() -> None:
     terms = report["questions"]["terms"]["projections"]
     assert {p["document"] for p in terms} == {"proposal"} and all(p["signed"] for p in terms)
     assert [(p["name"], p["outcome"]) for p in report["probes"]] == [
-        ("undefined_method", "refused"), ("unmatched_selector", "refused"), ("valid_selector", "answered"),
-        ("unactivated_call", "method_not_found"), ("unactivated_call_no_params", "method_not_found")]
+        ("undefined_method", "refused"),
+        ("unmatched_selector", "refused"),
+        ("valid_selector", "answered"),
+        ("unactivated_call", "method_not_found"),
+        ("unactivated_call_no_params", "method_not_found"),
+    ]
     assert report["probes"][1]["request"] == {
-        "method": "interview/usage", "params": {"skill": UNMATCHED_SELECTOR}, "activated": True}
+        "method": "interview/usage",
+        "params": {"skill": UNMATCHED_SELECTOR},
+        "activated": True,
+    }
     assert report["probes"][2]["request"] == {
-        "method": "interview/usage", "params": {"skill": SKILLS[0]}, "activated": True}
+        "method": "interview/usage",
+        "params": {"skill": SKILLS[0]},
+        "activated": True,
+    }
     assert {p["status"] for p in report["probes"][2]["projections"]} == {"match"}
     assert report["probes"][3]["request"] == {
-        "method": "interview/identity", "params": {}, "activated": False}
+        "method": "interview/identity",
+        "params": {},
+        "activated": False,
+    }
     assert report["probes"][4]["request"] == {"method": "interview/identity", "activated": False}
     expected = hashlib.sha256(canonicalize(honest_answers(CARD))).hexdigest()
     assert report["answers_sha256"] == expected
@@ -263,8 +412,15 @@ def test_the_report_is_deterministic_and_survives_a_transcript_round_trip() -> N
     exchanges = attempt()
     first = report_of(exchanges)
     run = Run.from_transcript(json.loads(json.dumps(Run(first, tuple(exchanges), KEYS).to_transcript())))
-    again = evaluate(run.exchanges, run.keys, target=BASE, ran_by=RAN_BY, started_at=first["started_at"],
-                     finished_at=first["finished_at"], explorer_version="0.1.0")
+    again = evaluate(
+        run.exchanges,
+        run.keys,
+        target=BASE,
+        ran_by=RAN_BY,
+        started_at=first["started_at"],
+        finished_at=first["finished_at"],
+        explorer_version="0.1.0",
+    )
     assert again == first
 
 
@@ -300,8 +456,10 @@ def test_conflict_that_vanishes_on_the_rerun_is_churn() -> None:
     report = report_of(attempt(answers=lying(CARD)), attempt(n=2))
     assert report["verdict"] == "churn"
     assert codes(report) == ["churn"]
-    assert "did not survive the re-run: projection_mismatch (capabilities /skills/0/description)" in (
-        report["findings"][0]["detail"])
+    assert (
+        "did not survive the re-run: projection_mismatch (capabilities /skills/0/description)"
+        in (report["findings"][0]["detail"])
+    )
     assert report["first_attempt"]["conflicts"][0]["member"] == "/skills/0/description"
     assert report["questions"]["capabilities"]["projections"][1]["status"] == "match"  # the last attempt
 
@@ -328,9 +486,12 @@ def test_nondeterministic_answers() -> None:
 
 @pytest.mark.parametrize(
     ("error", "code"),
-    [("timeout", "timeout"), ("transport: ConnectError: Connection refused", None),
-     ("redirect_refused: http://a redirects to http://b, another origin", "redirect_refused"),
-     ("blocked: 10.0.0.1 is not a public address", "address_blocked")],
+    [
+        ("timeout", "timeout"),
+        ("transport: ConnectError: Connection refused", None),
+        ("redirect_refused: http://a redirects to http://b, another origin", "redirect_refused"),
+        ("blocked: 10.0.0.1 is not a public address", "address_blocked"),
+    ],
 )
 def test_card_transport_failures_are_unreachable(error: str, code: str | None) -> None:
     """One cause, one message: a refused connection is card_unreachable alone; a specific cause
@@ -346,9 +507,10 @@ def test_card_transport_failures_are_unreachable(error: str, code: str | None) -
 
 
 def test_card_http_404_after_both_well_known_paths() -> None:
-    exs = [Exchange(purpose="card-discovery", attempt=1, method="GET", url=CARD_URL, status=404),
-           Exchange(purpose="card", attempt=1, method="GET", url=f"{BASE}/.well-known/agent.json",
-                    status=404)]
+    exs = [
+        Exchange(purpose="card-discovery", attempt=1, method="GET", url=CARD_URL, status=404),
+        Exchange(purpose="card", attempt=1, method="GET", url=f"{BASE}/.well-known/agent.json", status=404),
+    ]
     report = report_of(exs)
     assert report["verdict"] == "unreachable"
     assert codes(report) == ["card_unreachable"]  # the HTTP status is in its detail, said once
@@ -357,17 +519,28 @@ def test_card_http_404_after_both_well_known_paths() -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [b'{"name": "a", "name": "b"}', b"[1, 2]", b"{\"n\": NaN}", b"\xff", b"", b"null"]
+    "body", [b'{"name": "a", "name": "b"}', b"[1, 2]", b'{"n": NaN}', b"\xff", b"", b"null"]
 )
 def test_malformed_card(body: bytes) -> None:
-    report = report_of([Exchange(purpose="card", attempt=1, method="GET", url=CARD_URL, status=200,
-                                 response_body=body)])
+    report = report_of(
+        [Exchange(purpose="card", attempt=1, method="GET", url=CARD_URL, status=200, response_body=body)]
+    )
     assert report["verdict"] == "unreachable" and codes(report) == ["card_malformed"]
 
 
 def test_oversized_card() -> None:
-    exs = [Exchange(purpose="card", attempt=1, method="GET", url=CARD_URL, status=200, response_body=b"{",
-                    truncated=True, error="body_too_large")]
+    exs = [
+        Exchange(
+            purpose="card",
+            attempt=1,
+            method="GET",
+            url=CARD_URL,
+            status=200,
+            response_body=b"{",
+            truncated=True,
+            error="body_too_large",
+        )
+    ]
     assert sorted(codes(report_of(exs))) == ["body_too_large", "card_malformed"]
 
 
@@ -379,8 +552,9 @@ def test_no_exchanges_at_all_is_unreachable() -> None:
 
 def test_card_from_a_file() -> None:
     exs = attempt()
-    exs[0] = Exchange(purpose="card", attempt=1, method="FILE", url="/tmp/card.json",
-                      response_body=exs[0].response_body)
+    exs[0] = Exchange(
+        purpose="card", attempt=1, method="FILE", url="/tmp/card.json", response_body=exs[0].response_body
+    )
     report = report_of(exs)
     assert report["card"]["discovered_via"] == "file" and report["verdict"] == "conformant"
 
@@ -412,8 +586,17 @@ def test_jku_keys_come_from_jwks_exchanges() -> None:
     jku = f"{BASE}/jwks.json"
     card = sign_card(make_card(sign=False), CARD_KEY, kid="card-key-1", jku=jku)
     exs = attempt(card)
-    exs.insert(1, Exchange(purpose="jwks", attempt=1, method="GET", url=jku, status=200,
-                           response_body=json.dumps(KEYS).encode()))
+    exs.insert(
+        1,
+        Exchange(
+            purpose="jwks",
+            attempt=1,
+            method="GET",
+            url=jku,
+            status=200,
+            response_body=json.dumps(KEYS).encode(),
+        ),
+    )
     sig = report_of(exs, keys=None)["card"]["signature"]
     assert (sig["status"], sig["key_source"]) == ("verified", "jku")
 
@@ -428,8 +611,12 @@ def _translated(card: dict) -> dict:
     """What an SDK's compatibility layer serves a v0.3 client: the v1.0 card in the v0.3 layout,
     carrying the v1.0 card's signatures, one member dropped and one value rewritten."""
     out = {k: v for k, v in card.items() if k not in ("supportedInterfaces", "defaultOutputModes")}
-    out.update(url=RPC_URL, preferredTransport="JSONRPC", protocolVersion="0.3",
-               defaultInputModes=["text/plain", "text/markdown"])
+    out.update(
+        url=RPC_URL,
+        preferredTransport="JSONRPC",
+        protocolVersion="0.3",
+        defaultInputModes=["text/plain", "text/markdown"],
+    )
     return out
 
 
@@ -439,16 +626,34 @@ V03_SERVED = _translated(V03_SIGNED)
 def _family_card(body: dict | bytes | None = None, **changes: Any) -> Exchange:
     raw = body if isinstance(body, bytes) else json.dumps(V03_SERVED if body is None else body).encode()
     fields: dict[str, Any] = {"status": 200, "response_body": raw, **changes}
-    return Exchange(purpose="card:family", attempt=1, method="GET", url=CARD_URL,
-                    request_headers=(("A2A-Version", "0.3"),), **fields)
+    return Exchange(
+        purpose="card:family",
+        attempt=1,
+        method="GET",
+        url=CARD_URL,
+        request_headers=(("A2A-Version", "0.3"),),
+        **fields,
+    )
 
 
 def _v03_answers(identity_from: dict, **extra: list[dict]) -> dict[str, Any]:
     answers = honest_answers(V03_SIGNED)
-    answers["identity"] = {"question": "identity", "declared": True, "projections": [
-        cp("/name", identity_from["name"]), *[cp(f"/{m}", identity_from[m]) for m in (
-            ("url", "preferredTransport", "protocolVersion") if "url" in identity_from
-            else ("supportedInterfaces",))], *extra.get("identity", [])]}
+    answers["identity"] = {
+        "question": "identity",
+        "declared": True,
+        "projections": [
+            cp("/name", identity_from["name"]),
+            *[
+                cp(f"/{m}", identity_from[m])
+                for m in (
+                    ("url", "preferredTransport", "protocolVersion")
+                    if "url" in identity_from
+                    else ("supportedInterfaces",)
+                )
+            ],
+            *extra.get("identity", []),
+        ],
+    }
     answers["usage"] = {"question": "usage", "declared": True, "projections": extra.get("usage", [])}
     return answers
 
@@ -468,11 +673,18 @@ def test_answers_about_the_card_served_to_the_calls_version_are_conformant() -> 
     assert card["signature"]["status"] == "verified"  # on the bytes the signature covers
     identity = report["questions"]["identity"]["projections"]
     assert [(p["member"], p["status"], p["served_to"], p["signed"]) for p in identity] == [
-        ("/name", "match", "0.3", True), ("/url", "match", "0.3", False),
-        ("/preferredTransport", "match", "0.3", False), ("/protocolVersion", "match", "0.3", False)]
+        ("/name", "match", "0.3", True),
+        ("/url", "match", "0.3", False),
+        ("/preferredTransport", "match", "0.3", False),
+        ("/protocolVersion", "match", "0.3", False),
+    ]
     unsigned = {(f["member"], f["question"]) for f in report["findings"] if f["code"] == "member_unsigned"}
-    assert unsigned == {("/url", "identity"), ("/preferredTransport", "identity"),
-                        ("/protocolVersion", "identity"), ("/defaultInputModes", "usage")}
+    assert unsigned == {
+        ("/url", "identity"),
+        ("/preferredTransport", "identity"),
+        ("/protocolVersion", "identity"),
+        ("/defaultInputModes", "usage"),
+    }
     detail = next(f["detail"] for f in report["findings"] if f["member"] == "/url")
     assert "holds nothing there" in detail
     detail = next(f["detail"] for f in report["findings"] if f["member"] == "/defaultInputModes")
@@ -481,20 +693,30 @@ def test_answers_about_the_card_served_to_the_calls_version_are_conformant() -> 
 
 def test_answers_about_the_signed_card_are_conformant_too() -> None:
     """A member only the signed card has, or a value only it holds, is compared with it."""
-    answers = _v03_answers(V03_SIGNED, usage=[cp("/defaultInputModes", ["text/plain"]),
-                                             cp("/defaultOutputModes", ["application/json"])])
+    answers = _v03_answers(
+        V03_SIGNED,
+        usage=[cp("/defaultInputModes", ["text/plain"]), cp("/defaultOutputModes", ["application/json"])],
+    )
     report = _v03_report(answers)
     assert report["verdict"] == "conformant", report["findings"]
     assert not [f for f in report["findings"] if f["code"] == "member_unsigned"]
-    served_to = {p["member"]: (p["served_to"], p["signed"]) for q in ("identity", "usage")
-                 for p in report["questions"][q]["projections"]}
-    assert served_to == {"/name": ("0.3", True), "/supportedInterfaces": ("1.0", True),
-                         "/defaultInputModes": ("1.0", True), "/defaultOutputModes": ("1.0", True)}
+    served_to = {
+        p["member"]: (p["served_to"], p["signed"])
+        for q in ("identity", "usage")
+        for p in report["questions"][q]["projections"]
+    }
+    assert served_to == {
+        "/name": ("0.3", True),
+        "/supportedInterfaces": ("1.0", True),
+        "/defaultInputModes": ("1.0", True),
+        "/defaultOutputModes": ("1.0", True),
+    }
 
 
 def test_a_pointer_in_neither_card_or_a_value_in_neither_is_still_a_conflict() -> None:
-    answers = _v03_answers(V03_SERVED, identity=[cp("/interfaceUrl", RPC_URL)],
-                           usage=[cp("/defaultInputModes", ["text/html"])])
+    answers = _v03_answers(
+        V03_SERVED, identity=[cp("/interfaceUrl", RPC_URL)], usage=[cp("/defaultInputModes", ["text/html"])]
+    )
     report = _v03_report(answers)
     assert report["verdict"] == "nonconformant"
     found = {(f["code"], f.get("member")) for f in report["findings"] if f["severity"] == "error"}
@@ -557,8 +779,18 @@ def test_an_interface_with_an_empty_tenant_signed_by_the_sdk_form_is_covered_exc
 
 def test_card_without_the_interview_is_not_offered_and_nothing_is_asked() -> None:
     card = make_card(interview=False)
-    report = report_of([Exchange(purpose="card", attempt=1, method="GET", url=CARD_URL, status=200,
-                                 response_body=json.dumps(card).encode())])
+    report = report_of(
+        [
+            Exchange(
+                purpose="card",
+                attempt=1,
+                method="GET",
+                url=CARD_URL,
+                status=200,
+                response_body=json.dumps(card).encode(),
+            )
+        ]
+    )
     assert report["verdict"] == "not_offered"
     assert codes(report) == ["interview_not_declared"]
     assert "absence says nothing" in report["findings"][0]["detail"]
@@ -592,8 +824,11 @@ def test_no_terms_extension_and_an_honest_declared_false() -> None:
 def test_fabricated_terms() -> None:
     card = make_card(terms=False)
     answers = honest_answers(card)
-    answers["terms"] = {"question": "terms", "declared": True,
-                        "projections": [pp("/price", PROPOSAL["price"])]}
+    answers["terms"] = {
+        "question": "terms",
+        "declared": True,
+        "projections": [pp("/price", PROPOSAL["price"])],
+    }
     report = report_of(attempt(card, answers=answers))
     assert {"terms_fabricated", "proposal_not_committed"} <= set(errors(report))
     assert report["questions"]["terms"]["projections"][0]["status"] == "unverifiable"
@@ -650,7 +885,9 @@ def test_lossy_number_in_a_compared_value() -> None:
     answers["usage"]["projections"].append(cp("/limits/max", 2**53))
     report = report_of(attempt(card, answers=answers))
     assert [(f["code"], f["member"]) for f in report["findings"] if f.get("question") == "usage"] == [
-        ("lossy_number", "/limits/max"), ("projection_mismatch", "/limits/max")]
+        ("lossy_number", "/limits/max"),
+        ("projection_mismatch", "/limits/max"),
+    ]
 
 
 # --- the calls -----------------------------------------------------------------------------------
@@ -678,7 +915,8 @@ def test_method_error_refusal_as_error_and_refused_questions() -> None:
     report = report_of(attempt(answers=answers))
     assert [(f["code"], f.get("question")) for f in report["findings"]] == [
         ("method_error", "identity"),
-        ("answer_shape_invalid", "usage"), ("refusal_as_error", "usage"),
+        ("answer_shape_invalid", "usage"),
+        ("refusal_as_error", "usage"),
         ("answer_shape_invalid", "refusals"),
     ]
     assert report["questions"]["identity"]["status"] == "error"
@@ -706,8 +944,11 @@ def test_http_status_on_an_ask() -> None:
 def test_every_ask_timing_out_is_unreachable() -> None:
     def timeouts(exs: list[Exchange]) -> list[Exchange]:
         calls = ("ask:", "probe:")
-        return [replace(e, status=None, error="timeout", response_body=b"") if e.purpose.startswith(calls)
-                else e for e in exs]
+        return [
+            replace(e, status=None, error="timeout", response_body=b"") if e.purpose.startswith(calls) else e
+            for e in exs
+        ]
+
     report = report_of(attempt(override=timeouts))
     assert report["verdict"] == "unreachable"
     assert {f["code"] for f in report["findings"]} == {"timeout"}
@@ -736,13 +977,15 @@ def _calls_answered(status: Callable[[Exchange], int], *, retried_429: bool = Fa
                 out.append(answered)  # the 429 waited out, then the retry got 429 again
             out.append(answered)
         return out
+
     return apply
 
 
 def test_every_call_answered_5xx_is_unreachable_not_nonconformant() -> None:
     """An agent that is down lied about nothing: unreachable, each status still named."""
-    report = report_of(attempt(override=_calls_answered(
-        lambda e: 500 if e.purpose.startswith("ask:usage") else 503)))
+    report = report_of(
+        attempt(override=_calls_answered(lambda e: 500 if e.purpose.startswith("ask:usage") else 503))
+    )
     assert report["verdict"] == "unreachable"
     # One finding per status, naming every call that got it; `question` only where one is concerned.
     down, failed = report["findings"]
@@ -752,8 +995,14 @@ def test_every_call_answered_5xx_is_unreachable_not_nonconformant() -> None:
     assert "question" not in down and "probe" not in down
     assert down["detail"] == f"{RPC_URL} answered HTTP 503 to " + ", ".join(
         [f"interview/{q}" for q in QUESTIONS if q != "usage"]
-        + ["probe undefined_method", "probe unmatched_selector", "probe valid_selector",
-           "probe unactivated_call", "probe unactivated_call_no_params"])
+        + [
+            "probe undefined_method",
+            "probe unmatched_selector",
+            "probe valid_selector",
+            "probe unactivated_call",
+            "probe unactivated_call_no_params",
+        ]
+    )
 
 
 def test_every_call_rate_limited_for_good_is_unreachable() -> None:
@@ -765,8 +1014,9 @@ def test_every_call_rate_limited_for_good_is_unreachable() -> None:
 
 def test_a_first_round_down_and_nothing_more_asked_is_unreachable() -> None:
     exs = [e for e in attempt() if not e.purpose.startswith(("ask:", "probe:"))]
-    exs += [call(f"ask:{q}#1", 1, i, f"interview/{q}", b"busy", status=503)
-            for i, q in enumerate(QUESTIONS, 1)]
+    exs += [
+        call(f"ask:{q}#1", 1, i, f"interview/{q}", b"busy", status=503) for i, q in enumerate(QUESTIONS, 1)
+    ]
     report = report_of(exs)
     assert report["verdict"] == "unreachable"
     assert report["questions"]["usage"]["status"] == "error"
@@ -774,8 +1024,9 @@ def test_a_first_round_down_and_nothing_more_asked_is_unreachable() -> None:
 
 def test_a_mix_of_answers_and_5xx_is_judged_as_before() -> None:
     """One call answered is enough for the questions to have been put: the 5xx are errors."""
-    report = report_of(attempt(override=_calls_answered(
-        lambda e: 200 if e.purpose == "probe:unactivated_call" else 503)))
+    report = report_of(
+        attempt(override=_calls_answered(lambda e: 200 if e.purpose == "probe:unactivated_call" else 503))
+    )
     assert report["verdict"] == "nonconformant"
     assert "http_status" in errors(report)
 
@@ -817,8 +1068,9 @@ def test_a_re_run_the_deadline_kept_from_starting_shows_the_attempt_before() -> 
 def test_a_cut_among_other_documents_of_a_card_without_the_interview_is_still_not_offered() -> None:
     exs = attempt(make_card(interview=False))
     exs = [e for e in exs if not e.purpose.startswith(("ask:", "probe:"))]
-    exs = [replace(e, status=None, error=CUT, response_body=b"") if e.purpose == "proposal" else e
-           for e in exs]
+    exs = [
+        replace(e, status=None, error=CUT, response_body=b"") if e.purpose == "proposal" else e for e in exs
+    ]
     assert report_of(exs)["verdict"] == "not_offered"
 
 
@@ -826,10 +1078,12 @@ def test_rate_limited_then_answered() -> None:
     def with_429(exs: list[Exchange]) -> list[Exchange]:
         i = next(i for i, e in enumerate(exs) if e.purpose == "ask:terms#1")
         return exs[:i] + [replace(exs[i], status=429, response_body=b"slow down")] + exs[i:]
+
     report = report_of(attempt(override=with_429))
     assert report["verdict"] == "conformant"
     assert [(f["code"], f["severity"], f.get("question")) for f in report["findings"]] == [
-        ("rate_limited", "warning", "terms")]
+        ("rate_limited", "warning", "terms")
+    ]
 
 
 def test_activation_not_echoed_is_info_only() -> None:
@@ -847,11 +1101,15 @@ def test_echo_in_the_legacy_header_counts() -> None:
 
 
 def test_probes_that_are_not_refused() -> None:
-    report = report_of(attempt(probes={
-        "undefined_method": rpc_error(-32601, "Method not found", 11),
-        "unmatched_selector": rpc_result(honest_answers(make_card())["usage"], 12),
-        "unactivated_call": rpc_result(honest_answers(make_card())["identity"], 13),
-    }))
+    report = report_of(
+        attempt(
+            probes={
+                "undefined_method": rpc_error(-32601, "Method not found", 11),
+                "unmatched_selector": rpc_result(honest_answers(make_card())["usage"], 12),
+                "unactivated_call": rpc_result(honest_answers(make_card())["identity"], 13),
+            }
+        )
+    )
     assert report["verdict"] == "nonconformant"
     assert [(f["code"], f.get("probe")) for f in report["findings"]] == [
         ("closure_method_not_refused", "undefined_method"),
@@ -859,18 +1117,28 @@ def test_probes_that_are_not_refused() -> None:
         ("unactivated_call_answered", "unactivated_call"),
     ]
     assert [p["outcome"] for p in report["probes"]] == [
-        "method_not_found", "answered", "answered", "answered", "method_not_found"]
+        "method_not_found",
+        "answered",
+        "answered",
+        "answered",
+        "method_not_found",
+    ]
     assert "-32601" in report["findings"][0]["detail"]
 
 
 def test_an_unactivated_call_without_params_must_be_refused_too() -> None:
     """JSON-RPC 2.0 lets a request omit params; the interview extension, section 3 rule 2, covers it."""
-    report = report_of(attempt(probes={
-        "unactivated_call_no_params": rpc_result(honest_answers(make_card())["identity"], 14),
-    }))
+    report = report_of(
+        attempt(
+            probes={
+                "unactivated_call_no_params": rpc_result(honest_answers(make_card())["identity"], 14),
+            }
+        )
+    )
     assert report["verdict"] == "nonconformant"
     assert [(f["code"], f.get("probe")) for f in report["findings"]] == [
-        ("unactivated_call_answered", "unactivated_call_no_params")]
+        ("unactivated_call_answered", "unactivated_call_no_params")
+    ]
     assert "with no params" in report["findings"][0]["detail"]
     assert [p["outcome"] for p in report["probes"]][3:] == ["method_not_found", "answered"]
 
@@ -894,7 +1162,8 @@ def test_a_valid_selector_answer_is_diffed_like_any_other() -> None:
     assert report["verdict"] == "nonconformant"
     assert [(f["code"], f.get("probe"), f.get("member")) for f in report["findings"]] == [
         ("projection_mismatch", "valid_selector", "/defaultInputModes"),
-        ("answer_extra_member", "valid_selector", "/note")]
+        ("answer_extra_member", "valid_selector", "/note"),
+    ]
     assert all("question" not in f for f in report["findings"])
     assert [p["status"] for p in report["probes"][2]["projections"]] == ["match", "mismatch"]
 
@@ -912,33 +1181,49 @@ def test_a_valid_selector_probe_needs_a_skill_and_a_real_answer() -> None:
 
 
 def test_probe_refusals_are_checked() -> None:
-    report = report_of(attempt(probes={
-        "undefined_method": rpc_result(refusal(skills=list(reversed(SKILLS))), 11),
-        "unmatched_selector": rpc_result({**refusal(), "hint": "try again"}, 12),
-    }))
+    report = report_of(
+        attempt(
+            probes={
+                "undefined_method": rpc_result(refusal(skills=list(reversed(SKILLS))), 11),
+                "unmatched_selector": rpc_result({**refusal(), "hint": "try again"}, 12),
+            }
+        )
+    )
     assert [(f["code"], f.get("probe")) for f in report["findings"]] == [
-        ("refusal_skills_mismatch", "undefined_method"), ("refusal_shape_invalid", "unmatched_selector")]
+        ("refusal_skills_mismatch", "undefined_method"),
+        ("refusal_shape_invalid", "unmatched_selector"),
+    ]
 
 
 def test_probe_refusal_with_the_wrong_reason_or_inside_an_error() -> None:
-    report = report_of(attempt(probes={
-        "undefined_method": rpc_result(refusal(reason="not_declared"), 11),
-        "unmatched_selector": rpc_error(-32602, "Invalid params", 12, data=refusal()),
-    }))
+    report = report_of(
+        attempt(
+            probes={
+                "undefined_method": rpc_result(refusal(reason="not_declared"), 11),
+                "unmatched_selector": rpc_error(-32602, "Invalid params", 12, data=refusal()),
+            }
+        )
+    )
     assert [(f["code"], f.get("probe")) for f in report["findings"]] == [
-        ("closure_method_not_refused", "undefined_method"), ("refusal_as_error", "unmatched_selector")]
+        ("closure_method_not_refused", "undefined_method"),
+        ("refusal_as_error", "unmatched_selector"),
+    ]
     assert report["verdict"] == "nonconformant"
 
 
 def test_unactivated_call_with_an_http_error_status_but_the_right_code() -> None:
     def status_404(exs: list[Exchange]) -> list[Exchange]:
         return [replace(e, status=404) if e.purpose == "probe:unactivated_call" else e for e in exs]
+
     assert report_of(attempt(override=status_404))["findings"] == []
 
 
 def test_probe_timeout() -> None:
-    report = report_of(attempt(override=replace_ex("probe:unmatched_selector", status=None, error="timeout",
-                                                  response_body=b"")))
+    report = report_of(
+        attempt(
+            override=replace_ex("probe:unmatched_selector", status=None, error="timeout", response_body=b"")
+        )
+    )
     assert [(f["code"], f.get("probe")) for f in report["findings"]] == [("timeout", "unmatched_selector")]
     assert report["probes"][1]["outcome"] == "error"
 
@@ -982,9 +1267,14 @@ def openclasp_card() -> dict:
 
 
 def public_card(**changes: Any) -> dict:
-    doc = {"protocolVersion": "0.1", "agentId": AGENT_ID, "name": "Stonework Books",
-           "cardUrl": PUBLIC_CARD_URL, "extensionUri": OPENCLASP_URI,
-           "transports": [{"protocol": "A2A/1.0", "protocolBinding": "JSONRPC", "endpoint": RPC_URL}]}
+    doc = {
+        "protocolVersion": "0.1",
+        "agentId": AGENT_ID,
+        "name": "Stonework Books",
+        "cardUrl": PUBLIC_CARD_URL,
+        "extensionUri": OPENCLASP_URI,
+        "transports": [{"protocol": "A2A/1.0", "protocolBinding": "JSONRPC", "endpoint": RPC_URL}],
+    }
     doc.update(changes)
     return sign_attestation(doc, PLATFORM_KEY, "platform-key-1")
 
@@ -993,22 +1283,40 @@ def with_openclasp(card: dict, public: dict | bytes | None, key: dict | None) ->
     exs = attempt(card)
     if public is not None:
         body = public if isinstance(public, bytes) else json.dumps(public).encode()
-        exs.append(Exchange(purpose="openclasp:public_card", attempt=1, method="GET", url=PUBLIC_CARD_URL,
-                            status=200, response_body=body))
+        exs.append(
+            Exchange(
+                purpose="openclasp:public_card",
+                attempt=1,
+                method="GET",
+                url=PUBLIC_CARD_URL,
+                status=200,
+                response_body=body,
+            )
+        )
     if key is not None:
-        exs.append(Exchange(purpose="openclasp:key", attempt=1, method="GET", url=KEY_URL, status=200,
-                            response_body=json.dumps(key).encode()))
+        exs.append(
+            Exchange(
+                purpose="openclasp:key",
+                attempt=1,
+                method="GET",
+                url=KEY_URL,
+                status=200,
+                response_body=json.dumps(key).encode(),
+            )
+        )
     return exs
 
 
 def test_openclasp_attested_card() -> None:
-    report = report_of(with_openclasp(openclasp_card(), public_card(),
-                                      public_key_document(PLATFORM_KEY, "platform-key-1")))
+    report = report_of(
+        with_openclasp(openclasp_card(), public_card(), public_key_document(PLATFORM_KEY, "platform-key-1"))
+    )
     assert report["verdict"] == "conformant"
     assert codes(report, "extensions") == ["openclasp_unsigned_card", "openclasp_verified"]
     unsigned = report["extensions"][0]
-    assert unsigned["detail"] == ("the A2A card carries no signatures; its trust comes from the platform "
-                                  "attestation")
+    assert unsigned["detail"] == (
+        "the A2A card carries no signatures; its trust comes from the platform attestation"
+    )
     result = report["extension_results"]["openclasp"]
     assert result["verified"] is True and result["consistent"] is True and result["agent_id"] == AGENT_ID
     assert codes(report) == ["card_unsigned"]
@@ -1020,15 +1328,23 @@ def test_openclasp_failures_never_change_the_verdict() -> None:
     unattested = {k: v for k, v in public_card().items() if k != "platformAttestation"}
     other_key = public_key_document(Ed25519PrivateKey.from_private_bytes(bytes(32)), "platform-key-1")
     cases = [
-        (with_openclasp(openclasp_card(), tampered, public_key_document(PLATFORM_KEY, "platform-key-1")),
-         "openclasp_attestation_invalid"),
+        (
+            with_openclasp(openclasp_card(), tampered, public_key_document(PLATFORM_KEY, "platform-key-1")),
+            "openclasp_attestation_invalid",
+        ),
         (with_openclasp(openclasp_card(), public_card(), other_key), "openclasp_attestation_invalid"),
         (with_openclasp(openclasp_card(), public_card(), None), "openclasp_key_unreachable"),
         (with_openclasp(openclasp_card(), None, None), "openclasp_card_unreachable"),
         (with_openclasp(openclasp_card(), b"<html>", None), "openclasp_card_unreachable"),
         (with_openclasp(openclasp_card(), unattested, None), "openclasp_attestation_missing"),
-        (with_openclasp(openclasp_card(), public_card(agentId="someone-else"),
-                        public_key_document(PLATFORM_KEY, "platform-key-1")), "openclasp_inconsistent"),
+        (
+            with_openclasp(
+                openclasp_card(),
+                public_card(agentId="someone-else"),
+                public_key_document(PLATFORM_KEY, "platform-key-1"),
+            ),
+            "openclasp_inconsistent",
+        ),
     ]
     for exs, code in cases:
         report = report_of(exs)
@@ -1062,8 +1378,10 @@ def test_summary_lines() -> None:
     assert "signature: unsigned" in lines
     assert "  capabilities: 3 match, 1 mismatch, 0 unresolved, 0 unverifiable" in lines
     assert "  terms: 2 match, 0 mismatch, 0 unresolved, 0 unverifiable" in lines
-    assert any(line.startswith("  error projection_mismatch [capabilities /skills/0/description]: ")
-               for line in lines)
+    assert any(
+        line.startswith("  error projection_mismatch [capabilities /skills/0/description]: ")
+        for line in lines
+    )
     assert "\x1b" not in text and "\u202e" not in text and "\\x1b" in text and "<U+202E>" in text
 
 
@@ -1075,8 +1393,18 @@ def test_summary_says_who_ran_it(role: str) -> None:
 
 def test_summary_of_not_offered_is_neutral() -> None:
     card = make_card(interview=False)
-    report = report_of([Exchange(purpose="card", attempt=1, method="GET", url=CARD_URL, status=200,
-                                 response_body=json.dumps(card).encode())])
+    report = report_of(
+        [
+            Exchange(
+                purpose="card",
+                attempt=1,
+                method="GET",
+                url=CARD_URL,
+                status=200,
+                response_body=json.dumps(card).encode(),
+            )
+        ]
+    )
     lines = summary_lines(report)
     assert lines[0] == "verdict: not_offered"
     assert "absence says nothing about the agent" in lines[1]
@@ -1106,8 +1434,24 @@ _ANY_JSON = json_values(
     json_scalars(
         text=st.text(max_size=8), also=st.sampled_from(["refused", "card", "/name", "~2", INTERVIEW_URI])
     ),
-    keys=st.sampled_from(["question", "declared", "projections", "source", "value", "document", "member",
-                          "refused", "reason", "declared_skills", "code", "message", "data", "x"]),
+    keys=st.sampled_from(
+        [
+            "question",
+            "declared",
+            "projections",
+            "source",
+            "value",
+            "document",
+            "member",
+            "refused",
+            "reason",
+            "declared_skills",
+            "code",
+            "message",
+            "data",
+            "x",
+        ]
+    ),
     list_size=3,
     object_size=4,
     max_leaves=15,
@@ -1116,8 +1460,14 @@ _ANY_JSON = json_values(
 
 @pytest.mark.slow  # hundreds of generated examples
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(QUESTIONS), _ANY_JSON, st.binary(max_size=40), st.sampled_from(
-    ["undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params"]))
+@given(
+    st.sampled_from(QUESTIONS),
+    _ANY_JSON,
+    st.binary(max_size=40),
+    st.sampled_from(
+        ["undefined_method", "unmatched_selector", "unactivated_call", "unactivated_call_no_params"]
+    ),
+)
 def test_any_answer_or_probe_body_gives_a_valid_report(
     question: str, result: Any, raw: bytes, probe: str
 ) -> None:

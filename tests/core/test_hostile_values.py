@@ -69,8 +69,12 @@ _TEXT = st.text(max_size=12)  # any Unicode but lone surrogates: markup, control
 _JSON = json_values(
     json_scalars(integers=SAFE_INTEGERS, text=_TEXT), keys=st.text(max_size=6), list_size=3, max_leaves=10
 )
-_MODES = st.lists(st.sampled_from(["text/plain", "application/json", "text/csv", "image/png"]),
-                  min_size=1, max_size=3, unique=True)
+_MODES = st.lists(
+    st.sampled_from(["text/plain", "application/json", "text/csv", "image/png"]),
+    min_size=1,
+    max_size=3,
+    unique=True,
+)
 
 
 @st.composite
@@ -78,8 +82,14 @@ def cards(draw: st.DrawFn) -> dict[str, Any]:
     """An unsigned v1.0 card declaring the interview and terms, with generated content."""
     ids = draw(st.lists(st.text(min_size=1, max_size=10), min_size=1, max_size=3, unique=True))
     skills = [
-        {"id": skill_id, "name": draw(_TEXT), "description": draw(_TEXT),
-         "tags": draw(st.lists(_TEXT, max_size=2)), "inputModes": draw(_MODES), "outputModes": draw(_MODES)}
+        {
+            "id": skill_id,
+            "name": draw(_TEXT),
+            "description": draw(_TEXT),
+            "tags": draw(st.lists(_TEXT, max_size=2)),
+            "inputModes": draw(_MODES),
+            "outputModes": draw(_MODES),
+        }
         for skill_id in ids
     ]
     entry = {"url": PROPOSAL_URL, "digest": digest(PROPOSAL), "offering": "reconcile-statement"}
@@ -90,10 +100,12 @@ def cards(draw: st.DrawFn) -> dict[str, Any]:
         "version": draw(_TEXT),
         "provider": {"organization": draw(_TEXT), "url": "https://provider.example", "extra": draw(_JSON)},
         "supportedInterfaces": [{"url": RPC_URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"extensions": [
-            {"uri": INTERVIEW_URI, "description": "the five questions", "required": False},
-            {"uri": TERMS_URI, "required": False, "params": terms},
-        ]},
+        "capabilities": {
+            "extensions": [
+                {"uri": INTERVIEW_URI, "description": "the five questions", "required": False},
+                {"uri": TERMS_URI, "required": False, "params": terms},
+            ]
+        },
         "defaultInputModes": draw(_MODES),
         "defaultOutputModes": draw(_MODES),
         "skills": skills,
@@ -117,23 +129,32 @@ def compact(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _call(purpose: str, attempt: int, request_id: int, method: str, params: dict[str, Any], activated: bool,
-          response: bytes) -> Exchange:
+def _call(
+    purpose: str,
+    attempt: int,
+    request_id: int,
+    method: str,
+    params: dict[str, Any],
+    activated: bool,
+    response: bytes,
+) -> Exchange:
     headers = tuple(call_headers("1.0", activated=activated).items())
     echo = (("A2A-Extensions", INTERVIEW_URI),) if activated else ()
     request = rpc_body(request_id, method, params)
     return Exchange(purpose, attempt, "POST", RPC_URL, headers, request, 200, echo, response)
 
 
-def exchanges(card: dict[str, Any], answers: dict[str, dict[str, Any]], dump: Dump = compact,
-              attempts: int = 2) -> list[Exchange]:
+def exchanges(
+    card: dict[str, Any], answers: dict[str, dict[str, Any]], dump: Dump = compact, attempts: int = 2
+) -> list[Exchange]:
     """Every exchange of `attempts` identical attempts against an agent serving these bytes."""
     refusal = projection.standard_refusal(card)
     out: list[Exchange] = []
     for attempt in range(1, attempts + 1):
         out.append(Exchange("card", attempt, "GET", CARD_URL, status=200, response_body=dump(card)))
-        out.append(Exchange("proposal", attempt, "GET", PROPOSAL_URL, status=200,
-                            response_body=dump(PROPOSAL)))
+        out.append(
+            Exchange("proposal", attempt, "GET", PROPOSAL_URL, status=200, response_body=dump(PROPOSAL))
+        )
         request_id = 1
         for round_number in (1, 2):
             for q in QUESTIONS:
@@ -143,10 +164,20 @@ def exchanges(card: dict[str, Any], answers: dict[str, dict[str, Any]], dump: Du
                 request_id += 1
         probes = (
             ("undefined_method", UNDEFINED_METHOD, {}, True, result_body(request_id, dump(refusal))),
-            ("unmatched_selector", "interview/usage", {"skill": UNMATCHED_SELECTOR}, True,
-             result_body(request_id + 1, dump(refusal))),
-            ("unactivated_call", "interview/identity", {}, False,
-             error_body(request_id + 2, METHOD_NOT_FOUND, "Method not found")),
+            (
+                "unmatched_selector",
+                "interview/usage",
+                {"skill": UNMATCHED_SELECTOR},
+                True,
+                result_body(request_id + 1, dump(refusal)),
+            ),
+            (
+                "unactivated_call",
+                "interview/identity",
+                {},
+                False,
+                error_body(request_id + 2, METHOD_NOT_FOUND, "Method not found"),
+            ),
         )
         for offset, (name, method, params, activated, body) in enumerate(probes):
             out.append(_call(f"probe:{name}", attempt, request_id + offset, method, params, activated, body))
@@ -154,8 +185,14 @@ def exchanges(card: dict[str, Any], answers: dict[str, dict[str, Any]], dump: Du
 
 
 def report_of(exs: list[Exchange]) -> dict[str, Any]:
-    return evaluate(exs, KEYS, target=BASE, ran_by=RAN_BY, started_at="2026-01-01T00:00:00.000Z",
-                    finished_at="2026-01-01T00:00:01.000Z")
+    return evaluate(
+        exs,
+        KEYS,
+        target=BASE,
+        ran_by=RAN_BY,
+        started_at="2026-01-01T00:00:00.000Z",
+        finished_at="2026-01-01T00:00:01.000Z",
+    )
 
 
 def errors(report: dict[str, Any]) -> set[tuple[str, str | None, str | None]]:
@@ -184,7 +221,8 @@ def test_mutating_one_answered_member_is_found_exactly(card: dict[str, Any], dat
     before = canonical_text(projected["value"])
     changed = copy.deepcopy(answers)
     changed[question]["projections"][index]["value"] = data.draw(
-        _JSON.filter(lambda v: canonical_text(v) != before), label="new value")
+        _JSON.filter(lambda v: canonical_text(v) != before), label="new value"
+    )
 
     report = report_of(exchanges(signed, changed))
     expected = {("projection_mismatch", question, member)}
@@ -202,8 +240,11 @@ def _card_members(card: dict[str, Any]) -> list[str]:
     for q in ("identity", "capabilities", "usage"):
         for proj in projection.answer(q, card, COMMITTED)["projections"]:
             member = proj["source"]["member"]
-            if member not in members and member not in ("/signatures", "/supportedInterfaces") \
-                    and not member.endswith("/id"):
+            if (
+                member not in members
+                and member not in ("/signatures", "/supportedInterfaces")
+                and not member.endswith("/id")
+            ):
                 members.append(member)
     return members
 
@@ -270,7 +311,7 @@ def scramble(value: Any, rnd: random.Random) -> str:
 
 def test_scramble_keeps_the_value() -> None:
     rnd = random.Random(7)
-    value = {"b": [1, 2.5, None, True, "é\U0001F600\"\\\n"], "a": {"": {}}, "c": []}
+    value = {"b": [1, 2.5, None, True, 'é\U0001f600"\\\n'], "a": {"": {}}, "c": []}
     for _ in range(50):
         assert strict_parse(scramble(value, rnd).encode("utf-8")) == value
 

@@ -67,7 +67,11 @@ def js_dir() -> Path:
     if not done.exists():
         proc = subprocess.run(
             [NPM, "ci", "--no-audit", "--no-fund", "--prefer-offline"],
-            cwd=where, capture_output=True, text=True, timeout=NPM_TIMEOUT, check=False,
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT,
+            check=False,
         )
         said = f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         assert proc.returncode == 0, f"npm ci failed in {where}:\n{said}"
@@ -80,8 +84,12 @@ class JsAgent:
 
     def __init__(self, where: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [str(NODE), "agent.mjs", "--seconds", "120", *args], cwd=where,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+            [str(NODE), "agent.mjs", "--seconds", "120", *args],
+            cwd=where,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
         )
         line: list[str] = []
         reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
@@ -127,9 +135,22 @@ def _verify(agent: JsAgent, tmp_path: Path) -> tuple[int, dict[str, Any], str]:
     keys.write_text(json.dumps(agent.jwks), encoding="utf-8")
     auth = ["--bearer", "env:JS_AGENT_TOKEN"] if agent.guarded else []
     proc = subprocess.run(
-        [sys.executable, "-m", "explorer", "verify", "--json", "--no-history", "--keys", str(keys),
-         *auth, agent.url],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "verify",
+            "--json",
+            "--no-history",
+            "--keys",
+            str(keys),
+            *auth,
+            agent.url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={**os.environ, **TOKEN_ENV, "HOME": str(tmp_path)},
     )
     return proc.returncode, json.loads(proc.stdout), proc.stderr
@@ -148,8 +169,11 @@ def test_a_js_sdk_agent_is_conformant(agent: JsAgent, tmp_path: Path) -> None:
         statuses = {p["status"] for p in question.get("projections", [])}
         assert statuses <= {"match"}, (name, question)
     assert {p["name"]: p["outcome"] for p in report["probes"]} == {
-        "undefined_method": "refused", "unmatched_selector": "refused", "valid_selector": "answered",
-        "unactivated_call": "method_not_found", "unactivated_call_no_params": "method_not_found",
+        "undefined_method": "refused",
+        "unmatched_selector": "refused",
+        "valid_selector": "answered",
+        "unactivated_call": "method_not_found",
+        "unactivated_call_no_params": "method_not_found",
     }
     errors = [f for f in report["findings"] if f["severity"] == "error"]
     assert errors == []
@@ -158,8 +182,12 @@ def test_a_js_sdk_agent_is_conformant(agent: JsAgent, tmp_path: Path) -> None:
     # SDK's fromJSON reads no scheme from that shape), and the report says so per projection.
     # Guarded, the bearer token still reached the agent: the typed scheme was read as a bearer one.
     unsigned = {f["member"] for f in report["findings"] if f["code"] == "member_unsigned"}
-    assert unsigned == {"/securitySchemes", "/securityRequirements", "/skills/1/inputModes",
-                        "/skills/1/outputModes"}
+    assert unsigned == {
+        "/securitySchemes",
+        "/securityRequirements",
+        "/skills/1/inputModes",
+        "/skills/1/outputModes",
+    }
 
 
 @pytest.mark.parametrize("misquote", [False, True], ids=["honest", "misquoting"])
@@ -176,9 +204,23 @@ def test_a_v03_only_js_agent_is_compared_with_the_card_it_serves_to_v03(
         keys.write_text(json.dumps(agent.jwks), encoding="utf-8")
         out = tmp_path / "transcripts"
         proc = subprocess.run(
-            [sys.executable, "-m", "explorer", "verify", "--json", "--no-history", "--keys", str(keys),
-             "--transcripts", str(out), agent.url],
-            capture_output=True, text=True, timeout=120, check=False,
+            [
+                sys.executable,
+                "-m",
+                "explorer",
+                "verify",
+                "--json",
+                "--no-history",
+                "--keys",
+                str(keys),
+                "--transcripts",
+                str(out),
+                agent.url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
             env={**os.environ, "HOME": str(tmp_path)},
         )
     finally:
@@ -209,9 +251,22 @@ def test_a_v03_only_js_agent_is_compared_with_the_card_it_serves_to_v03(
     # (a reader's own; the keys a transcript records are said, never used), to the same report.
     (transcript,) = out.glob("*.json")
     again = subprocess.run(
-        [sys.executable, "-m", "explorer", "verify", "--json", "--offline", str(transcript),
-         "--keys", str(keys)],  # fmt: skip
-        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "HOME": str(tmp_path)},
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "verify",
+            "--json",
+            "--offline",
+            str(transcript),
+            "--keys",
+            str(keys),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "HOME": str(tmp_path)},
     )
     offline = json.loads(again.stdout)
     assert (again.returncode, offline["verdict"]) == (proc.returncode, report["verdict"])
@@ -221,6 +276,7 @@ def test_a_v03_only_js_agent_is_compared_with_the_card_it_serves_to_v03(
 def test_a_tampered_js_signed_card_is_invalid(js_dir: Path) -> None:
     agent = JsAgent(js_dir)
     try:
+
         async def fetch() -> bytes:
             async with Fetcher(Limits()) as fetcher:
                 ex = await fetcher.get(agent.url + "/.well-known/agent-card.json", purpose="card")
@@ -240,15 +296,60 @@ def test_a_tampered_js_signed_card_is_invalid(js_dir: Path) -> None:
 # --- the a2a-js form against the SDK's own canonicalizeAgentCard --------------------------------
 
 _NAMES = (
-    "name", "description", "version", "url", "protocolVersion", "preferredTransport", "security",
-    "supportedInterfaces", "supported_interfaces", "protocolBinding", "protocol_binding", "tenant",
-    "provider", "organization", "capabilities", "streaming", "pushNotifications", "extensions",
-    "extendedAgentCard", "uri", "required", "params", "securitySchemes", "security_schemes",
-    "securityRequirements", "schemes", "list", "httpAuthSecurityScheme", "apiKeySecurityScheme",
-    "api_key_security_scheme", "oauth2SecurityScheme", "flows", "clientCredentials", "implicit",
-    "tokenUrl", "scopes", "pkceRequired", "scheme", "location", "type", "skills", "id", "tags",
-    "examples", "inputModes", "input_modes", "outputModes", "defaultInputModes", "iconUrl",
-    "documentationUrl", "signatures", "protected", "signature", "header",
+    "name",
+    "description",
+    "version",
+    "url",
+    "protocolVersion",
+    "preferredTransport",
+    "security",
+    "supportedInterfaces",
+    "supported_interfaces",
+    "protocolBinding",
+    "protocol_binding",
+    "tenant",
+    "provider",
+    "organization",
+    "capabilities",
+    "streaming",
+    "pushNotifications",
+    "extensions",
+    "extendedAgentCard",
+    "uri",
+    "required",
+    "params",
+    "securitySchemes",
+    "security_schemes",
+    "securityRequirements",
+    "schemes",
+    "list",
+    "httpAuthSecurityScheme",
+    "apiKeySecurityScheme",
+    "api_key_security_scheme",
+    "oauth2SecurityScheme",
+    "flows",
+    "clientCredentials",
+    "implicit",
+    "tokenUrl",
+    "scopes",
+    "pkceRequired",
+    "scheme",
+    "location",
+    "type",
+    "skills",
+    "id",
+    "tags",
+    "examples",
+    "inputModes",
+    "input_modes",
+    "outputModes",
+    "defaultInputModes",
+    "iconUrl",
+    "documentationUrl",
+    "signatures",
+    "protected",
+    "signature",
+    "header",
     "supportsAuthenticatedExtendedCard",
     "__proto__",
 )
@@ -267,7 +368,8 @@ def _value(rng: random.Random, depth: int) -> Any:
 def _card(rng: random.Random) -> dict[str, Any]:
     """A card shaped like a real one in places and hostile in others."""
     card: dict[str, Any] = {
-        "name": "n", "supportedInterfaces": [{"url": "u", "protocolBinding": "JSONRPC", "tenant": ""}],
+        "name": "n",
+        "supportedInterfaces": [{"url": "u", "protocolBinding": "JSONRPC", "tenant": ""}],
         "capabilities": {"extensions": [{"uri": "x", "required": False, "params": {"a": 1, "b": []}}]},
         "skills": [{"id": "s", "tags": ["t"], "examples": []}],
         "securitySchemes": {"b": {"httpAuthSecurityScheme": {"scheme": "bearer"}}},
@@ -275,8 +377,11 @@ def _card(rng: random.Random) -> dict[str, Any]:
     for _ in range(rng.randrange(6)):
         target: Any = card
         for _ in range(rng.randrange(3)):
-            inner = [v for v in (target.values() if isinstance(target, dict) else target)
-                     if isinstance(v, (dict, list)) and v]
+            inner = [
+                v
+                for v in (target.values() if isinstance(target, dict) else target)
+                if isinstance(v, (dict, list)) and v
+            ]
             if not inner:
                 break
             target = rng.choice(inner)
@@ -291,37 +396,85 @@ def _card(rng: random.Random) -> dict[str, Any]:
 # null where a message is expected, "__proto__" keys, an empty card.
 _EDGE_CARDS: list[Any] = [
     {},
-    {"name": 5, "version": True, "description": [1, None, [2, 3], {"a": 1}], "provider": "acme",
-     "capabilities": {"streaming": "no", "pushNotifications": 0, "extendedAgentCard": {}}},
-    {"name": "v03", "url": "http://x", "preferredTransport": "JSONRPC", "protocolVersion": "0.3.0",
-     "security": [{"b": []}], "supportsAuthenticatedExtendedCard": True,
-     "securitySchemes": {"b": {"type": "http", "scheme": "bearer"}}},
-    {"supportedInterfaces": [{"protocol_binding": "GRPC", "protocolBinding": "JSONRPC"}],
-     "securitySchemes": {"a": {"apiKeySecurityScheme": {"name": "k"}, "httpAuthSecurityScheme": {}},
-                         "b": {"http_auth_security_scheme": {"bearer_format": "JWT"}}}},
-    {"skills": [{"id": "a", "tags": [None, 1, True]}],
-     "securityRequirements": [{"schemes": {"a": None, "b": {"list": ["x", 2]}}}]},
+    {
+        "name": 5,
+        "version": True,
+        "description": [1, None, [2, 3], {"a": 1}],
+        "provider": "acme",
+        "capabilities": {"streaming": "no", "pushNotifications": 0, "extendedAgentCard": {}},
+    },
+    {
+        "name": "v03",
+        "url": "http://x",
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3.0",
+        "security": [{"b": []}],
+        "supportsAuthenticatedExtendedCard": True,
+        "securitySchemes": {"b": {"type": "http", "scheme": "bearer"}},
+    },
+    {
+        "supportedInterfaces": [{"protocol_binding": "GRPC", "protocolBinding": "JSONRPC"}],
+        "securitySchemes": {
+            "a": {"apiKeySecurityScheme": {"name": "k"}, "httpAuthSecurityScheme": {}},
+            "b": {"http_auth_security_scheme": {"bearer_format": "JWT"}},
+        },
+    },
+    {
+        "skills": [{"id": "a", "tags": [None, 1, True]}],
+        "securityRequirements": [{"schemes": {"a": None, "b": {"list": ["x", 2]}}}],
+    },
     {"skills": [None]},
     {"signatures": [None], "name": "n"},
-    {"securitySchemes": [{"mtlsSecurityScheme": {"description": "d"}}], "defaultInputModes": "text",
-     "default_input_modes": ["a"]},
-    {"securitySchemes": {"o": {"oauth2SecurityScheme": {"flows": {
-        "client_credentials": {"tokenUrl": "t", "scopes": {"a": "b", "c": None, "d": 5}},
-        "implicit": {"authorizationUrl": "z"}}}}}},
-    {"name": "é日本\u2028", "description": "\u0001", "iconUrl": "", "documentationUrl": 7,
-     "capabilities": {"extensions": [{"uri": "u", "params": [1, {"a": ""}], "required": 1}]}},
+    {
+        "securitySchemes": [{"mtlsSecurityScheme": {"description": "d"}}],
+        "defaultInputModes": "text",
+        "default_input_modes": ["a"],
+    },
+    {
+        "securitySchemes": {
+            "o": {
+                "oauth2SecurityScheme": {
+                    "flows": {
+                        "client_credentials": {"tokenUrl": "t", "scopes": {"a": "b", "c": None, "d": 5}},
+                        "implicit": {"authorizationUrl": "z"},
+                    }
+                }
+            }
+        }
+    },
+    {
+        "name": "é日本\u2028",
+        "description": "\u0001",
+        "iconUrl": "",
+        "documentationUrl": 7,
+        "capabilities": {"extensions": [{"uri": "u", "params": [1, {"a": ""}], "required": 1}]},
+    },
     {"capabilities": 5, "provider": [1], "skills": [5, "x", {"id": 1e21, "name": 0.1, "description": -0.0}]},
-    {"name": "n", "securitySchemes": {"__proto__": {"mtlsSecurityScheme": {"description": "d"}},
-                                      "b": {"mtlsSecurityScheme": {"description": "e"}}},
-     "capabilities": {"extensions": [
-         {"uri": "u", "params": {"__proto__": {"a": 1}, "k": {"__proto__": "x"}}}]}},
+    {
+        "name": "n",
+        "securitySchemes": {
+            "__proto__": {"mtlsSecurityScheme": {"description": "d"}},
+            "b": {"mtlsSecurityScheme": {"description": "e"}},
+        },
+        "capabilities": {
+            "extensions": [{"uri": "u", "params": {"__proto__": {"a": 1}, "k": {"__proto__": "x"}}}]
+        },
+    },
 ]
 
 
 def _node_payloads(js_dir: Path, cards: list[Any]) -> list[dict[str, Any]]:
     text = "".join(json.dumps(card) + "\n" for card in cards)  # ASCII: U+2028 stays one line
-    proc = subprocess.run([str(NODE), "canonicalize.mjs"], cwd=js_dir, input=text, capture_output=True,
-                          text=True, encoding="utf-8", timeout=120, check=True)
+    proc = subprocess.run(
+        [str(NODE), "canonicalize.mjs"],
+        cwd=js_dir,
+        input=text,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=True,
+    )
     return [json.loads(line) for line in proc.stdout.split("\n") if line]
 
 
@@ -350,9 +503,13 @@ def test_a_js_signed_card_with_v03_members_verifies_only_as_a2a_js(js_dir: Path)
     """a2a-sdk folds `security` and a true `supportsAuthenticatedExtendedCard` into the payload;
     the JS SDK drops them, so only the a2a-js form has the bytes, and it says they are unsigned."""
     card = {
-        "name": "Mixed", "version": "1", "url": "http://127.0.0.1:1/rpc", "protocolVersion": "0.3.0",
+        "name": "Mixed",
+        "version": "1",
+        "url": "http://127.0.0.1:1/rpc",
+        "protocolVersion": "0.3.0",
         "supportedInterfaces": [{"url": "http://127.0.0.1:1/rpc", "protocolBinding": "JSONRPC"}],
-        "supportsAuthenticatedExtendedCard": True, "security": [{"bearer": []}],
+        "supportsAuthenticatedExtendedCard": True,
+        "security": [{"bearer": []}],
         "securitySchemes": {"bearer": {"httpAuthSecurityScheme": {"scheme": "bearer"}}},
         "skills": [{"id": "s", "name": "S", "description": "d", "tags": []}],
     }

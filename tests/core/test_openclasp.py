@@ -42,16 +42,25 @@ def _public_card() -> dict[str, Any]:
         "limitations": ["No tax filings"],
         "assurance": "oauth_authenticated",
         "agentMode": "persistent_runtime",
-        "transports": [{"protocol": "A2A/1.0", "protocolBinding": "JSONRPC",
-                        "endpoint": "https://agent.example/a2a", "managedBy": "agent"}],
+        "transports": [
+            {
+                "protocol": "A2A/1.0",
+                "protocolBinding": "JSONRPC",
+                "endpoint": "https://agent.example/a2a",
+                "managedBy": "agent",
+            }
+        ],
         "slug": "ledger-reconciler",
         "profileUrl": f"{BASE}/a/ledger-reconciler",
         "cardUrl": f"{BASE}/agents/{AGENT}/card.json",
         "a2aAgentCardUrl": f"{BASE}/agents/{AGENT}/a2a-agent-card.json",
         "extensionUri": OPENCLASP_URI,
-        "verification": {"status": "verified", "method": "openclasp_oauth_account",
-                         "verifiedAt": "2026-08-01T00:00:00.000Z",
-                         "verificationKeyUrl": f"{BASE}/.well-known/openclasp-session-key"},
+        "verification": {
+            "status": "verified",
+            "method": "openclasp_oauth_account",
+            "verifiedAt": "2026-08-01T00:00:00.000Z",
+            "verificationKeyUrl": f"{BASE}/.well-known/openclasp-session-key",
+        },
         "publishedAt": "2026-08-01T00:00:00.000Z",
         "updatedAt": "2026-08-02T00:00:00.000Z",
     }
@@ -62,14 +71,27 @@ def _a2a_card(public: dict[str, Any]) -> dict[str, Any]:
     return {
         "name": public["name"],
         "description": public["description"],
-        "supportedInterfaces": [{"url": t["endpoint"], "protocolBinding": t["protocolBinding"],
-                                 "protocolVersion": "1.0", "tenant": ""} for t in public["transports"]],
+        "supportedInterfaces": [
+            {
+                "url": t["endpoint"],
+                "protocolBinding": t["protocolBinding"],
+                "protocolVersion": "1.0",
+                "tenant": "",
+            }
+            for t in public["transports"]
+        ],
         "version": public["agentVersion"],
         "documentationUrl": public["cardUrl"],
-        "capabilities": {"extensions": [{
-            "uri": public["extensionUri"], "description": "OpenClasp trust", "required": False,
-            "params": {"agentId": public["agentId"], "openClaspCardUrl": public["cardUrl"]},
-        }]},
+        "capabilities": {
+            "extensions": [
+                {
+                    "uri": public["extensionUri"],
+                    "description": "OpenClasp trust",
+                    "required": False,
+                    "params": {"agentId": public["agentId"], "openClaspCardUrl": public["cardUrl"]},
+                }
+            ]
+        },
         "skills": [],
         "signatures": [],
     }
@@ -146,8 +168,10 @@ def test_missing_attestation() -> None:
 
 
 def _ec_key_doc() -> dict[str, Any]:
-    der = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
-        Encoding.DER, PublicFormat.SubjectPublicKeyInfo
+    der = (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
     )
     return {"publicKey": base64.urlsafe_b64encode(der).decode().rstrip("=")}
 

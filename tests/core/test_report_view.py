@@ -46,16 +46,29 @@ def _report(**overrides: Any) -> dict[str, Any]:
             "sha256": "ab" * 32,
             "signature": {"status": "verified", "form": "served", "alg": "ES256", "kid": "k1"},
         },
-        "questions": {q: {"status": "not_asked", "answer": None, "projections": []}
-                      for q in ("identity", "capabilities", "usage", "terms", "refusals")},
+        "questions": {
+            q: {"status": "not_asked", "answer": None, "projections": []}
+            for q in ("identity", "capabilities", "usage", "terms", "refusals")
+        },
         "probes": [{"name": "undefined_method", "outcome": "refused"}],
-        "findings": [{"code": "projection_mismatch", "severity": "error", "question": "identity",
-                      "member": "/m1", "detail": "differs"}],
+        "findings": [
+            {
+                "code": "projection_mismatch",
+                "severity": "error",
+                "question": "identity",
+                "member": "/m1",
+                "detail": "differs",
+            }
+        ],
         "extensions": [],
         "attempts": 2,
     }
-    report["questions"]["identity"] = {"status": "answered", "answer": {}, "declared": True,
-                                       "projections": projections}
+    report["questions"]["identity"] = {
+        "status": "answered",
+        "answer": {},
+        "declared": True,
+        "projections": projections,
+    }
     report.update(overrides)
     return report
 
@@ -83,7 +96,12 @@ def test_anything_reads_without_raising_as_a_neutral_report(garbage: Any) -> Non
 def test_the_view_types_what_the_contract_requires_and_keeps_the_rest() -> None:
     view = ReportView.of(_report(run_attestation={"status": "unsigned"}, churn_explained="later"))
     assert (view.verdict, view.standing, view.runner, view.role, view.attempts) == (
-        "nonconformant", "evidence", "auditor", "independent", 2)
+        "nonconformant",
+        "evidence",
+        "auditor",
+        "independent",
+        2,
+    )
     identity = view.questions["identity"]
     assert [p.status for p in identity.projections] == ["match", "mismatch", "unresolved", "unverifiable"]
     assert identity.counts() == {"match": 1, "mismatch": 1, "unresolved": 1, "unverifiable": 1}
@@ -115,12 +133,21 @@ UNDECLARED = "claim: op declared no independent role (--as independent declares 
     [
         ({"name": "op", "role": "self"}, "claim", UNDECLARED),
         ({"name": "op", "role": "self"}, "evidence", UNDECLARED),
-        ({"name": "ci", "role": "platform"}, "evidence",
-         f"evidence: recorded by a platform (ci); {UNSIGNED_EVIDENCE} ({SIGN_HOW})"),
-        ({"name": "au", "role": "independent"}, "evidence",
-         f"evidence: run by an independent party (au); {UNSIGNED_EVIDENCE} ({SIGN_HOW})"),
-        ({"name": "au", "role": "independent"}, None,
-         "claim: au says it ran this as an independent party, but that cannot be checked"),
+        (
+            {"name": "ci", "role": "platform"},
+            "evidence",
+            f"evidence: recorded by a platform (ci); {UNSIGNED_EVIDENCE} ({SIGN_HOW})",
+        ),
+        (
+            {"name": "au", "role": "independent"},
+            "evidence",
+            f"evidence: run by an independent party (au); {UNSIGNED_EVIDENCE} ({SIGN_HOW})",
+        ),
+        (
+            {"name": "au", "role": "independent"},
+            None,
+            "claim: au says it ran this as an independent party, but that cannot be checked",
+        ),
     ],
 )
 def test_the_standing_reads_the_same_in_the_summary_the_exports_and_the_tui(

@@ -66,7 +66,9 @@ def test_a_character_put_in_front_does_not_hide_a_secret() -> None:
 
 def test_a_secret_in_a_header_value_a_url_and_text() -> None:
     scrubber = Scrubber(["t0ken-value"])
-    assert scrubber.clean_text("http://x.example/?t=t0ken%2Dvalue&u=1") == "http://x.example/?t=<redacted>&u=1"
+    assert (
+        scrubber.clean_text("http://x.example/?t=t0ken%2Dvalue&u=1") == "http://x.example/?t=<redacted>&u=1"
+    )
     assert scrubber.clean_text("Bearer t0ken-value") == "Bearer <redacted>"
     assert scrubber.clean_text("t0ken-val") == "t0ken-val"
 

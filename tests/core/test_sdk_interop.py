@@ -87,8 +87,12 @@ def sdk_card(name: str, *, v03_too: bool = False, params: dict[str, Any] | None 
         interfaces.append(
             AgentInterface(url="http://127.0.0.1/a2a/v03", protocol_binding="JSONRPC", protocol_version="0.3")
         )
-    terms = {"sow_spec": "0.18.0-draft", "proposals": [
-        {"url": "http://127.0.0.1/terms/p.sow.json", "digest": DIGEST, "offering": "reconcile-statement"}]}
+    terms = {
+        "sow_spec": "0.18.0-draft",
+        "proposals": [
+            {"url": "http://127.0.0.1/terms/p.sow.json", "digest": DIGEST, "offering": "reconcile-statement"}
+        ],
+    }
     card = AgentCard(
         name=name,
         description="Reconciles statements against ledgers.",
@@ -104,8 +108,15 @@ def sdk_card(name: str, *, v03_too: bool = False, params: dict[str, Any] | None 
         ),
         default_input_modes=["text/plain"],
         default_output_modes=["application/json"],
-        skills=[AgentSkill(id="reconcile-statement", name="Reconcile", description="Matches lines.",
-                           tags=["accounting"], input_modes=["text/csv"])],
+        skills=[
+            AgentSkill(
+                id="reconcile-statement",
+                name="Reconcile",
+                description="Matches lines.",
+                tags=["accounting"],
+                input_modes=["text/csv"],
+            )
+        ],
     )
     if v03_too:
         card.security_schemes["apiKey"].CopyFrom(
@@ -128,13 +139,37 @@ def sdk_sign(card: AgentCard, alg: str, kid: str) -> tuple[AgentCard, dict[str, 
 CASES: dict[str, dict[str, Any]] = {
     "v10": {"alg": "ES256", "card": lambda: sdk_card("Steady"), "form": "served"},
     "merged": {"alg": "EdDSA", "card": lambda: sdk_card("Merged", v03_too=True), "form": "sdk-normalized"},
-    "empties": {"alg": "RS256", "card": lambda: sdk_card("Empties", params={
-        "sow_spec": "x", "note": "", "tags": [], "extra": {}, "nested": {"a": {"b": ""}, "keep": [0, "", []]},
-        "nothing": None}), "form": "sdk-normalized"},
-    "numbers": {"alg": "ES256", "card": lambda: sdk_card("Zürich ☃ 代理", params={
-        "big": 1e21, "tenth": 0.1, "negzero": -0.0, "tiny": 1e-7, "int": 7, "huge": 2.0**60,
-        "text": "naïve ✓"}),
-        "form": "served"},
+    "empties": {
+        "alg": "RS256",
+        "card": lambda: sdk_card(
+            "Empties",
+            params={
+                "sow_spec": "x",
+                "note": "",
+                "tags": [],
+                "extra": {},
+                "nested": {"a": {"b": ""}, "keep": [0, "", []]},
+                "nothing": None,
+            },
+        ),
+        "form": "sdk-normalized",
+    },
+    "numbers": {
+        "alg": "ES256",
+        "card": lambda: sdk_card(
+            "Zürich ☃ 代理",
+            params={
+                "big": 1e21,
+                "tenth": 0.1,
+                "negzero": -0.0,
+                "tiny": 1e-7,
+                "int": 7,
+                "huge": 2.0**60,
+                "text": "naïve ✓",
+            },
+        ),
+        "form": "served",
+    },
 }
 
 
@@ -268,8 +303,12 @@ def test_numbers_and_non_ascii_survive_the_round_trip(served: Any) -> None:
 
 def _resign(doc: dict[str, Any], payload: bytes, alg: str = "ES256") -> tuple[dict[str, Any], dict[str, Any]]:
     key = generate_key(alg, kid="other-signer")
-    token = api_jws.encode(payload=payload, key=key.as_pem(private=True), algorithm=alg,
-                           headers={"kid": "other-signer", "typ": "JOSE"})
+    token = api_jws.encode(
+        payload=payload,
+        key=key.as_pem(private=True),
+        algorithm=alg,
+        headers={"kid": "other-signer", "typ": "JOSE"},
+    )
     protected, _, signature = token.split(".")
     return {**doc, "signatures": [{"protected": protected, "signature": signature}]}, public_jwks(key)
 
@@ -285,8 +324,9 @@ def test_a_spec_literal_signature_on_the_served_card_verifies_as_served(served: 
 def test_a_legacy_sorted_signature_verifies_as_sdk_legacy_sorted(served: Any) -> None:
     """a2a-sdk 1.0.0-1.1.3: the same normalized dict, serialized by json.dumps(sort_keys=True)."""
     doc, _, _ = served["numbers"]
-    normalized = _clean_empty({k: v for k, v in MessageToDict(parse_agent_card(copy.deepcopy(doc))).items()
-                               if k != "signatures"})
+    normalized = _clean_empty(
+        {k: v for k, v in MessageToDict(parse_agent_card(copy.deepcopy(doc))).items() if k != "signatures"}
+    )
     payload = json.dumps(normalized, separators=(",", ":"), sort_keys=True).encode()
     resigned, jwks = _resign(doc, payload, "EdDSA")
     assert verify_card(resigned, jwks).form == "sdk-legacy-sorted"
@@ -301,10 +341,16 @@ def _v03_payload(doc: dict[str, Any]) -> bytes:
 
 def test_a_v03_sdk_signature_verifies_as_sdk_03() -> None:
     card = v03.AgentCard(
-        name="Ältere", description="A 0.3 agent", version="0.9.0", url="http://127.0.0.1/a2a",
-        capabilities=v03.AgentCapabilities(streaming=False, extensions=[
-            v03.AgentExtension(uri=INTERVIEW_URI, required=False, params={"n": 1, "e": ""})]),
-        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+        name="Ältere",
+        description="A 0.3 agent",
+        version="0.9.0",
+        url="http://127.0.0.1/a2a",
+        capabilities=v03.AgentCapabilities(
+            streaming=False,
+            extensions=[v03.AgentExtension(uri=INTERVIEW_URI, required=False, params={"n": 1, "e": ""})],
+        ),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
         skills=[v03.AgentSkill(id="s", name="S", description="d", tags=["t"])],
         security_schemes={
             "k": v03.SecurityScheme(root=v03.APIKeySecurityScheme(in_=v03.In.header, name="X"))
@@ -312,14 +358,20 @@ def test_a_v03_sdk_signature_verifies_as_sdk_03() -> None:
     )
     doc = card.model_dump(mode="json", exclude_none=True, by_alias=True)  # how a 0.3 SDK served it
     key = generate_key("ES256", kid="old")
-    token = jwt.encode(payload=json.loads(_v03_payload(doc)), key=key.as_pem(private=True), algorithm="ES256",
-                       headers={"kid": "old", "typ": "JOSE"})
+    token = jwt.encode(
+        payload=json.loads(_v03_payload(doc)),
+        key=key.as_pem(private=True),
+        algorithm="ES256",
+        headers={"kid": "old", "typ": "JOSE"},
+    )
     protected, _, signature = token.split(".")
     signed = {**doc, "signatures": [{"protected": protected, "signature": signature}]}
     report = verify_card(signed, public_jwks(key))
     assert (report.status, report.form) == ("verified", "sdk-0.3")
     assert report.unsigned_members == (
-        "/capabilities/extensions/0/params/e", "/preferredTransport", "/protocolVersion",
+        "/capabilities/extensions/0/params/e",
+        "/preferredTransport",
+        "/protocolVersion",
     )
 
 
@@ -331,8 +383,9 @@ scalars = json_scalars(
     text=st.text(max_size=3),
     also=st.sampled_from(["", "JSONRPC", "apiKey", "0.3.0", "true", "é☃"]),
 )
-anything = json_values(scalars, keys=st.sampled_from(["a", "", "list", "in", "type", "url"]), list_size=3,
-                       max_leaves=6)
+anything = json_values(
+    scalars, keys=st.sampled_from(["a", "", "list", "in", "type", "url"]), list_size=3, max_leaves=6
+)
 
 
 def field(good: Any) -> Any:
@@ -342,41 +395,86 @@ def field(good: Any) -> Any:
 
 text = st.text(max_size=4)
 texts = st.lists(text, max_size=2)
-interface = st.fixed_dictionaries({}, optional={
-    "url": field(text), "protocolBinding": field(st.just("JSONRPC")), "transport": field(text),
-    "protocolVersion": field(st.sampled_from(["1.0", "0.3"])), "tenant": field(text), "extra": anything})
-extension = st.fixed_dictionaries({}, optional={
-    "uri": field(text), "required": field(st.booleans()), "description": field(text),
-    "params": field(st.dictionaries(st.text(max_size=2), anything, max_size=3))})
-scheme = st.fixed_dictionaries({}, optional={
-    "type": field(st.sampled_from(["apiKey", "http", "oauth2", "openIdConnect", "mutualTLS", "x"])),
-    "in": field(st.sampled_from(["header", "query"])), "name": field(text), "scheme": field(text),
-    "description": field(text), "openIdConnectUrl": field(text),
-    "apiKeySecurityScheme": field(st.fixed_dictionaries({}, optional={"name": text, "location": text}))})
+interface = st.fixed_dictionaries(
+    {},
+    optional={
+        "url": field(text),
+        "protocolBinding": field(st.just("JSONRPC")),
+        "transport": field(text),
+        "protocolVersion": field(st.sampled_from(["1.0", "0.3"])),
+        "tenant": field(text),
+        "extra": anything,
+    },
+)
+extension = st.fixed_dictionaries(
+    {},
+    optional={
+        "uri": field(text),
+        "required": field(st.booleans()),
+        "description": field(text),
+        "params": field(st.dictionaries(st.text(max_size=2), anything, max_size=3)),
+    },
+)
+scheme = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": field(st.sampled_from(["apiKey", "http", "oauth2", "openIdConnect", "mutualTLS", "x"])),
+        "in": field(st.sampled_from(["header", "query"])),
+        "name": field(text),
+        "scheme": field(text),
+        "description": field(text),
+        "openIdConnectUrl": field(text),
+        "apiKeySecurityScheme": field(st.fixed_dictionaries({}, optional={"name": text, "location": text})),
+    },
+)
 requirement = st.dictionaries(st.sampled_from(["k", "j"]), field(texts), max_size=2)
-skill = st.fixed_dictionaries({}, optional={
-    "id": field(text), "name": field(text), "description": field(text), "tags": field(texts),
-    "examples": field(texts), "inputModes": field(texts),
-    "security": field(st.lists(requirement, max_size=2))})
-cards = st.fixed_dictionaries({}, optional={
-    "name": field(text), "description": field(text), "version": field(text), "url": field(text),
-    "supportedInterfaces": field(st.lists(interface, max_size=2)),
-    "preferredTransport": field(st.sampled_from(["JSONRPC", "GRPC"])),
-    "protocolVersion": field(st.sampled_from(["0.3.0", "0.3"])),
-    "additionalInterfaces": field(st.lists(interface, max_size=2)),
-    "supportsAuthenticatedExtendedCard": field(st.booleans()),
-    "capabilities": field(st.fixed_dictionaries({}, optional={
-        "streaming": field(st.booleans()), "extendedAgentCard": field(st.booleans()),
-        "extensions": field(st.lists(extension, max_size=2))})),
-    "securitySchemes": field(st.dictionaries(st.sampled_from(["k", "j"]), scheme, max_size=2)),
-    "security": field(st.lists(requirement, max_size=2)),
-    "skills": field(st.lists(skill, max_size=2)),
-    "defaultInputModes": field(texts),
-    "extra": anything,
-})
+skill = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": field(text),
+        "name": field(text),
+        "description": field(text),
+        "tags": field(texts),
+        "examples": field(texts),
+        "inputModes": field(texts),
+        "security": field(st.lists(requirement, max_size=2)),
+    },
+)
+cards = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": field(text),
+        "description": field(text),
+        "version": field(text),
+        "url": field(text),
+        "supportedInterfaces": field(st.lists(interface, max_size=2)),
+        "preferredTransport": field(st.sampled_from(["JSONRPC", "GRPC"])),
+        "protocolVersion": field(st.sampled_from(["0.3.0", "0.3"])),
+        "additionalInterfaces": field(st.lists(interface, max_size=2)),
+        "supportsAuthenticatedExtendedCard": field(st.booleans()),
+        "capabilities": field(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "streaming": field(st.booleans()),
+                    "extendedAgentCard": field(st.booleans()),
+                    "extensions": field(st.lists(extension, max_size=2)),
+                },
+            )
+        ),
+        "securitySchemes": field(st.dictionaries(st.sampled_from(["k", "j"]), scheme, max_size=2)),
+        "security": field(st.lists(requirement, max_size=2)),
+        "skills": field(st.lists(skill, max_size=2)),
+        "defaultInputModes": field(texts),
+        "extra": anything,
+    },
+)
 # INTERVIEW_EXPLORER_FUZZ=5000 runs a longer hunt locally; CI keeps the suite quick.
-EXAMPLES = settings(max_examples=int(os.environ.get("INTERVIEW_EXPLORER_FUZZ", "120")), deadline=None,
-                    suppress_health_check=list(HealthCheck))
+EXAMPLES = settings(
+    max_examples=int(os.environ.get("INTERVIEW_EXPLORER_FUZZ", "120")),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
 
 
 def _quiet_sdk(call: Any) -> Any:
@@ -437,8 +535,10 @@ def _set(doc: Any, pointer: str, value: Any) -> Any:
 # Each v0.3 additionalInterfaces entry becomes an interface even when none of its values is signed.
 @example({"name": "", "url": "0", "additionalInterfaces": [{}]}, "sdk-normalized")
 # A scheme that already holds its type's v1.0 member reads the same without the type.
-@example({"securitySchemes": {"k": {"name": "0", "apiKeySecurityScheme": {"name": "0"}, "type": "apiKey"}}},
-         "sdk-normalized")
+@example(
+    {"securitySchemes": {"k": {"name": "0", "apiKeySecurityScheme": {"name": "0"}, "type": "apiKey"}}},
+    "sdk-normalized",
+)
 def test_unsigned_members_are_exactly_the_members_outside_the_payload(doc: dict[str, Any], form: str) -> None:
     doc = json.loads(json.dumps(doc))
     try:

@@ -43,12 +43,14 @@ def _quiet_sdk() -> Iterator[None]:
         yield
 
 
-def verify(deployment: Deployment, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-           *options: str) -> tuple[int, dict[str, Any]]:
+def verify(
+    deployment: Deployment, tmp_path: Path, capsys: pytest.CaptureFixture[str], *options: str
+) -> tuple[int, dict[str, Any]]:
     keys = tmp_path / "replicas.jwks"
     keys.write_text(json.dumps(deployment.keys), encoding="utf-8")
-    code = main(["verify", deployment.url + CARD_PATH, "--keys", str(keys), "--json", "--no-history",
-                 *options])
+    code = main(
+        ["verify", deployment.url + CARD_PATH, "--keys", str(keys), "--json", "--no-history", *options]
+    )
     out, _ = capsys.readouterr()
     return code, json.loads(out)
 
@@ -82,7 +84,8 @@ def test_replicas_that_each_signed_at_their_start_are_conformant(
     assert not codes(report) & {"nondeterministic_answer", "projection_mismatch", "card_changed"}
     equivalent = [f for f in report["findings"] if f["code"] == "signature_equivalent"]
     assert [(f["severity"], f["question"], f["member"]) for f in equivalent] == [
-        ("info", "identity", "/signatures")]
+        ("info", "identity", "/signatures")
+    ]
     assert "signatures[0] signature" in equivalent[0]["detail"]
     assert "over the sdk-normalized payload" in equivalent[0]["detail"]
     identity = report["questions"]["identity"]["projections"]

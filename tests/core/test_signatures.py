@@ -48,8 +48,9 @@ def card(**extra: Any) -> dict[str, Any]:
         "name": "Steady Agent",
         "description": "Matches statements. Ünïcode ☃ too.",
         "version": "1.0.0",
-        "supportedInterfaces": [{"url": "https://a.example/rpc", "protocolBinding": "JSONRPC",
-                                 "protocolVersion": "1.0"}],
+        "supportedInterfaces": [
+            {"url": "https://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
         "capabilities": {"extensions": [{"uri": "urn:x", "required": False, "params": {"n": 1, "e": ""}}]},
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["application/json"],
@@ -72,12 +73,21 @@ def with_signature(doc: dict[str, Any], protected: str, signature: str) -> dict[
 def test_a_spec_literal_signature_made_with_joserfc_verifies_as_served(es_key: Any) -> None:
     doc = card()
     payload = canonicalize({k: v for k, v in doc.items() if k != "signatures"})
-    token = jws.serialize_compact({"alg": "ES256", "kid": "card-key", "typ": "JOSE"}, payload, es_key,
-                                  registry=JWSRegistry(algorithms=["ES256"]))
+    token = jws.serialize_compact(
+        {"alg": "ES256", "kid": "card-key", "typ": "JOSE"},
+        payload,
+        es_key,
+        registry=JWSRegistry(algorithms=["ES256"]),
+    )
     protected, _, signature = token.split(".")
     report = verify_card(with_signature(doc, protected, signature), public_jwks(es_key))
     assert (report.status, report.form, report.alg, report.kid, report.key_source) == (
-        "verified", "served", "ES256", "card-key", "user")
+        "verified",
+        "served",
+        "ES256",
+        "card-key",
+        "user",
+    )
     assert report.unsigned_members == ()
     assert report.checks[0].status == "verified"
 
@@ -156,8 +166,10 @@ def test_invalid_beats_unverifiable_when_nothing_verifies(es_key: Any) -> None:
     assert report.kid == "card-key"
 
 
-@pytest.mark.parametrize(("signatures", "status"), [(None, "unsigned"), ([], "unsigned"), ("abc", "invalid"),
-                                                   ({"protected": "a"}, "invalid")])
+@pytest.mark.parametrize(
+    ("signatures", "status"),
+    [(None, "unsigned"), ([], "unsigned"), ("abc", "invalid"), ({"protected": "a"}, "invalid")],
+)
 def test_missing_or_malformed_signatures_member(signatures: Any, status: str) -> None:
     doc = card() if signatures is None else card(signatures=signatures)
     report = verify_card(doc, None)
@@ -228,8 +240,9 @@ def test_a_huge_protected_header_is_refused_before_decoding_and_is_not_called_ta
         (7, "c2ln", "not a base64url string"),
     ],
 )
-def test_malformed_entries_are_invalid_with_a_reason(es_key: Any, protected: Any, signature: Any,
-                                                      expected: str) -> None:
+def test_malformed_entries_are_invalid_with_a_reason(
+    es_key: Any, protected: Any, signature: Any, expected: str
+) -> None:
     doc = card(signatures=[{"protected": protected, "signature": signature}])
     report = verify_card(doc, public_jwks(es_key))
     assert report.status == "invalid"
@@ -237,8 +250,10 @@ def test_malformed_entries_are_invalid_with_a_reason(es_key: Any, protected: Any
 
 
 def test_crit_and_unknown_algorithms_are_unverifiable(es_key: Any) -> None:
-    for header, expected in (({"alg": "ES256", "kid": "card-key", "crit": ["exp"], "exp": 1}, "crit"),
-                             ({"alg": "ES256K", "kid": "card-key"}, "allow-list")):
+    for header, expected in (
+        ({"alg": "ES256", "kid": "card-key", "crit": ["exp"], "exp": 1}, "crit"),
+        ({"alg": "ES256K", "kid": "card-key"}, "allow-list"),
+    ):
         report = verify_card(with_signature(card(), header_b64(header), b64(b"s")), public_jwks(es_key))
         assert report.status == "unverifiable"
         assert expected in report.detail
@@ -255,9 +270,15 @@ def test_a_key_for_another_algorithm_is_not_used() -> None:
 
 def test_bad_key_sets_are_ignored_not_fatal(es_key: Any) -> None:
     signed = sign_card(card(), es_key, kid="card-key")
-    keys = {"keys": ["x", {"kty": "EC"}, {"kty": "RSA", "n": "!!", "e": "AQAB", "kid": "card-key"},
-                    {"kty": "EC", "use": "enc", **public_jwks(es_key)["keys"][0], "kid": "card-key"},
-                    *public_jwks(es_key)["keys"]]}
+    keys = {
+        "keys": [
+            "x",
+            {"kty": "EC"},
+            {"kty": "RSA", "n": "!!", "e": "AQAB", "kid": "card-key"},
+            {"kty": "EC", "use": "enc", **public_jwks(es_key)["keys"][0], "kid": "card-key"},
+            *public_jwks(es_key)["keys"],
+        ]
+    }
     assert verify_card(signed, keys).status == "verified"
     for junk in ({"keys": "none"}, {"nokeys": []}, [], "x"):
         assert verify_card(signed, junk).status == "unverifiable"  # type: ignore[arg-type]
@@ -344,16 +365,19 @@ entries = st.one_of(
     st.none(),
     st.text(max_size=20),
     st.integers(),
-    st.fixed_dictionaries({}, optional={
-        "protected": st.one_of(
-            st.text(max_size=40),
-            st.integers(),
-            st.just(header_b64({"alg": "ES256", "kid": "k"})),
-            headers.map(header_b64),
-        ),
-        "signature": st.one_of(st.text(max_size=40), st.integers(), st.none()),
-        "header": st.dictionaries(st.text(max_size=5), st.integers()),
-    }),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "protected": st.one_of(
+                st.text(max_size=40),
+                st.integers(),
+                st.just(header_b64({"alg": "ES256", "kid": "k"})),
+                headers.map(header_b64),
+            ),
+            "signature": st.one_of(st.text(max_size=40), st.integers(), st.none()),
+            "header": st.dictionaries(st.text(max_size=5), st.integers()),
+        },
+    ),
 )
 
 
@@ -376,11 +400,23 @@ member_values = json_values(
     list_size=3,
     max_leaves=12,
 )
-card_members = st.sampled_from([
-    "name", "url", "preferredTransport", "protocolVersion", "additionalInterfaces", "supportedInterfaces",
-    "capabilities", "skills", "security", "securityRequirements", "securitySchemes",
-    "supportsAuthenticatedExtendedCard", "defaultInputModes",
-])
+card_members = st.sampled_from(
+    [
+        "name",
+        "url",
+        "preferredTransport",
+        "protocolVersion",
+        "additionalInterfaces",
+        "supportedInterfaces",
+        "capabilities",
+        "skills",
+        "security",
+        "securityRequirements",
+        "securitySchemes",
+        "supportsAuthenticatedExtendedCard",
+        "defaultInputModes",
+    ]
+)
 
 
 @pytest.mark.slow  # hundreds of generated examples

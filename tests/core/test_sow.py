@@ -96,8 +96,13 @@ def test_vector_digest_is_the_known_answer(doc: dict[str, Any]) -> None:
 
 
 def test_vector_verifies_as_a_standing_proposal(raw: bytes) -> None:
-    check = check_proposal(raw, url=URL, committed_digest=KNOWN_DIGEST, sow="sow_a7j1nccrnc0rb2kj",
-                           offering="reconcile-statement")
+    check = check_proposal(
+        raw,
+        url=URL,
+        committed_digest=KNOWN_DIGEST,
+        sow="sow_a7j1nccrnc0rb2kj",
+        offering="reconcile-statement",
+    )
     assert check.status == "verified"
     assert check.computed_digest == KNOWN_DIGEST
     assert check.signer == VECTOR_KEY
@@ -110,8 +115,18 @@ def test_vector_verifies_as_a_standing_proposal(raw: bytes) -> None:
 def test_vector_result_has_the_proposal_result_shape(raw: bytes) -> None:
     check = check_proposal(raw, url=URL, committed_digest=KNOWN_DIGEST, offering="reconcile-statement")
     out = check.to_json()
-    assert set(out) == {"url", "digest", "sow", "offering", "status", "computed_digest", "standing",
-                        "signer", "steps", "clauses"}
+    assert set(out) == {
+        "url",
+        "digest",
+        "sow",
+        "offering",
+        "status",
+        "computed_digest",
+        "standing",
+        "signer",
+        "steps",
+        "clauses",
+    }
     assert out["offering"] == "reconcile-statement" and out["sow"] is None
     assert all(set(s) == {"step", "ok", "detail"} for s in out["steps"])
     json.dumps(out)  # JSON-safe
@@ -242,9 +257,19 @@ def test_a_valid_signature_by_someone_other_than_the_provider_fails(doc: dict[st
     assert "parties.provider.agent" in check.findings[0].detail
 
 
-@pytest.mark.parametrize("bad", [KNOWN_DIGEST.upper().replace("SHA256", "sha256"),
-                                 "sha512:" + KNOWN_DIGEST[7:], KNOWN_DIGEST[7:], KNOWN_DIGEST + "\n",
-                                 KNOWN_DIGEST[:-1], "SHA256:" + KNOWN_DIGEST[7:], None, 5])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        KNOWN_DIGEST.upper().replace("SHA256", "sha256"),
+        "sha512:" + KNOWN_DIGEST[7:],
+        KNOWN_DIGEST[7:],
+        KNOWN_DIGEST + "\n",
+        KNOWN_DIGEST[:-1],
+        "SHA256:" + KNOWN_DIGEST[7:],
+        None,
+        5,
+    ],
+)
 def test_malformed_committed_digests_are_invalid(raw: bytes, bad: Any) -> None:
     assert not is_valid_digest(bad)
     check = check_proposal(raw, url=URL, committed_digest=bad)
@@ -303,8 +328,13 @@ def test_fetch_failure_is_unreachable() -> None:
 
 @pytest.mark.parametrize(
     ("body", "expected"),
-    [(b"not json", "not usable JSON"), (b'{"a":1,"a":2}', "duplicate"), (b"[1,2]", "array"),
-     (b"\xff\xfe", "JSON"), (b'{"n": NaN}', "JSON")],
+    [
+        (b"not json", "not usable JSON"),
+        (b'{"a":1,"a":2}', "duplicate"),
+        (b"[1,2]", "array"),
+        (b"\xff\xfe", "JSON"),
+        (b'{"n": NaN}', "JSON"),
+    ],
 )
 def test_unparsable_bodies_are_invalid_with_a_reason(body: bytes, expected: str) -> None:
     check = check_proposal(body, url=URL, committed_digest=KNOWN_DIGEST)

@@ -20,11 +20,7 @@ def _dangerous(char: str, keep_newlines: bool = False) -> bool:
     if char == "\n" and keep_newlines:
         return False
     code = ord(char)
-    return (
-        code < 0x20
-        or 0x7F <= code <= 0x9F
-        or unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")
-    )
+    return code < 0x20 or 0x7F <= code <= 0x9F or unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")
 
 
 def test_plain_text_is_unchanged() -> None:
@@ -60,8 +56,9 @@ def test_bidi_controls_become_markers(char: str) -> None:
     assert f"<U+{ord(char):04X}>" in out
 
 
-@pytest.mark.parametrize("char", ["\u200b", "\u200d", "\ufeff", "\u00ad", "\u2060", "\U000e0041",
-                                  "\u2028", "\u2029", "\ud800"])
+@pytest.mark.parametrize(
+    "char", ["\u200b", "\u200d", "\ufeff", "\u00ad", "\u2060", "\U000e0041", "\u2028", "\u2029", "\ud800"]
+)
 def test_invisible_format_characters_and_separators_are_marked(char: str) -> None:
     out = safe_text(f"a{char}b")
     assert char not in out and out.startswith("a") and out.endswith("b")

@@ -40,8 +40,10 @@ JWKS = (REPO / "examples" / "agent-keys.jwks").read_bytes()
         (Exchange("card", 1, "GET", "http://a/", status=404), "HTTP 404"),
         (Exchange("card", 1, "GET", "http://a/"), "HTTP None"),  # no status and no error: not usable
         (Exchange("card", 1, "GET", "http://a/", error="timeout"), "timeout"),
-        (Exchange("card", 1, "GET", "http://a/", status=200, error="body_too_large", truncated=True),
-         "body_too_large"),
+        (
+            Exchange("card", 1, "GET", "http://a/", status=200, error="body_too_large", truncated=True),
+            "body_too_large",
+        ),
         (Exchange("card", 1, "GET", "http://a/", status=200, truncated=True), "body_too_large"),
         (Exchange("card", 1, "FILE", "card.json"), None),
         (Exchange("card", 1, "FILE", "card.json", error="transport: cannot read"), "transport: cannot read"),

@@ -40,8 +40,13 @@ def test_verdict_rule_table(attempts: list, offered: bool, reachable: bool, verd
 
 @pytest.mark.parametrize(
     ("role", "expected"),
-    [("self", "claim"), (None, "claim"), ("operator", "claim"), ("independent", "evidence"),
-     ("platform", "evidence")],
+    [
+        ("self", "claim"),
+        (None, "claim"),
+        ("operator", "claim"),
+        ("independent", "evidence"),
+        ("platform", "evidence"),
+    ],
 )
 def test_standing_never_presents_a_claim_as_evidence(role: str | None, expected: str) -> None:
     assert standing(role) == expected

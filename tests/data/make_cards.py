@@ -98,15 +98,18 @@ def main() -> None:
     write(HERE / "steady-keys.jwks", public_jwks(key))
 
     sdk_key = generate_key("EdDSA", kid="stonework-sdk-2026")
-    merged = sign_card(merged_card("https://stonework.example"), sdk_key, kid=sdk_key.kid, alg="EdDSA",
-                       form="sdk-normalized")
+    merged = sign_card(
+        merged_card("https://stonework.example"), sdk_key, kid=sdk_key.kid, alg="EdDSA", form="sdk-normalized"
+    )
     write(HERE / "merged-card.json", merged)
     write(HERE / "merged-keys.jwks", public_jwks(sdk_key))
 
     EXAMPLES.mkdir(exist_ok=True)
     example_key = generate_key("ES256", kid="example-agent-2026")
-    write(EXAMPLES / "agent-card.json", sign_card(steady_card("http://127.0.0.1:8000"), example_key,
-                                                   kid=example_key.kid))
+    write(
+        EXAMPLES / "agent-card.json",
+        sign_card(steady_card("http://127.0.0.1:8000"), example_key, kid=example_key.kid),
+    )
     write(EXAMPLES / "agent-keys.jwks", public_jwks(example_key))
 
 

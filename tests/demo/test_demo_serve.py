@@ -77,8 +77,13 @@ def _free_pair() -> int:
 
 
 def test_unknown_agent_name_is_a_usage_error() -> None:
-    result = subprocess.run([sys.executable, "-m", "explorer", "demo", "--serve", "--only", "no-such-agent"],
-                            cwd=REPO, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "explorer", "demo", "--serve", "--only", "no-such-agent"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "unknown demo agent(s): no-such-agent" in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
@@ -91,14 +96,23 @@ def test_busy_port_is_a_usage_error_not_a_traceback() -> None:
         port = taken.getsockname()[1]
         result = subprocess.run(
             [sys.executable, "-m", "explorer", "demo", "--serve", "--only", "steady", "--port", str(port)],
-            cwd=REPO, capture_output=True, text=True, timeout=60)
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_list_prints_the_table_without_starting_anything() -> None:
-    result = subprocess.run([sys.executable, "-m", "explorer", "demo", "--list"], cwd=REPO,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "explorer", "demo", "--list"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert [r[0] for r in rows] == list(VARIANTS)
@@ -110,8 +124,10 @@ def test_fleet_starts_fast_and_releases_its_ports() -> None:
     began = time.perf_counter()
     fleet.start()
     try:
-        print(f"\nfleet of {len(fleet.agents)} agents: start() returned after {fleet.startup_seconds:.3f} s "
-              f"(measured outside: {time.perf_counter() - began:.3f} s)")
+        print(
+            f"\nfleet of {len(fleet.agents)} agents: start() returned after {fleet.startup_seconds:.3f} s "
+            f"(measured outside: {time.perf_counter() - began:.3f} s)"
+        )
         assert fleet.startup_seconds is not None and fleet.startup_seconds < 5.0
         assert fleet.wait_ready(timeout=60.0) and fleet.errors == {}
         ports = {urlsplit(a.base_url).port for a in fleet.agents.values()}
@@ -153,9 +169,22 @@ def test_serve_writes_the_fleets_public_keys_and_verify_with_them_gives_each_its
 
         def verify(name: str, *extra: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [sys.executable, "-m", "explorer", "verify", rows[name], "--home", str(home), "--no-history",
-                 *extra],
-                cwd=REPO, capture_output=True, text=True, timeout=120)
+                [
+                    sys.executable,
+                    "-m",
+                    "explorer",
+                    "verify",
+                    rows[name],
+                    "--home",
+                    str(home),
+                    "--no-history",
+                    *extra,
+                ],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
 
         forged = verify("forged", "--keys", str(keys), "--json")
         assert forged.returncode == 1, forged.stderr  # the demo's promise: forged is nonconformant
@@ -165,5 +194,7 @@ def test_serve_writes_the_fleets_public_keys_and_verify_with_them_gives_each_its
         assert "signature: verified" in steady.stdout and "card_signature_unverifiable" not in steady.stdout
         unkeyed = verify("steady")  # without the keys: says what would make it checkable
         assert "signature: unverifiable" in unkeyed.stdout
-        assert "to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid steady-card-1), " \
+        assert (
+            "to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid steady-card-1), "
             "or keys in the config, or --allow-jku" in unkeyed.stdout
+        )

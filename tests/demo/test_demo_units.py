@@ -64,8 +64,11 @@ def test_the_table_is_consistent() -> None:
 
 def test_the_issue_table_rows_are_all_there() -> None:
     required = {
-        "steady": ("conformant", set()), "legacy": ("conformant", set()), "sdk-built": ("conformant", set()),
-        "unsigned": ("conformant", {"card_unsigned"}), "no-terms": ("conformant", {"terms_not_declared"}),
+        "steady": ("conformant", set()),
+        "legacy": ("conformant", set()),
+        "sdk-built": ("conformant", set()),
+        "unsigned": ("conformant", {"card_unsigned"}),
+        "no-terms": ("conformant", {"terms_not_declared"}),
         "drifting": ("nonconformant", {"projection_mismatch"}),
         "misquoting": ("nonconformant", {"pointer_unresolved"}),
         "fabricating": ("nonconformant", {"proposal_not_committed"}),
@@ -74,9 +77,12 @@ def test_the_issue_table_rows_are_all_there() -> None:
         "forged": ("nonconformant", {"card_signature_invalid"}),
         "tampered-terms": ("nonconformant", {"proposal_digest_mismatch"}),
         "imposing": ("nonconformant", {"interview_required_true"}),
-        "churning": ("churn", {"churn"}), "flaky": ("nonconformant", {"nondeterministic_answer"}),
-        "silent": ("not_offered", {"interview_not_declared"}), "hostile": ("conformant", set()),
-        "openclasp": ("conformant", {"card_unsigned"}), "openclasp-forged": ("conformant", {"card_unsigned"}),
+        "churning": ("churn", {"churn"}),
+        "flaky": ("nonconformant", {"nondeterministic_answer"}),
+        "silent": ("not_offered", {"interview_not_declared"}),
+        "hostile": ("conformant", set()),
+        "openclasp": ("conformant", {"card_unsigned"}),
+        "openclasp-forged": ("conformant", {"card_unsigned"}),
         "reputation": ("conformant", set()),
     }
     for name, (verdict, codes) in required.items():
@@ -99,7 +105,9 @@ def test_unknown_faults_are_refused() -> None:
 def test_projection_copies_the_member_and_refuses_a_missing_one() -> None:
     card = {"name": "n", "skills": [{"id": "a/b", "description": "d"}]}
     assert projection.project("card", card, "/skills/0/id") == {
-        "source": {"document": "card", "member": "/skills/0/id"}, "value": "a/b"}
+        "source": {"document": "card", "member": "/skills/0/id"},
+        "value": "a/b",
+    }
     with pytest.raises(KeyError):
         projection.project("card", card, "/skills/1/id")
     assert projection.skill_index(card, "a/b") == 0
@@ -213,8 +221,10 @@ methods = st.sampled_from([*sorted(f"interview/{q}" for q in projection.QUESTION
 params = st.one_of(param_values, st.dictionaries(st.sampled_from(["skill", "x"]), param_values))
 requests = st.fixed_dictionaries(
     {"jsonrpc": st.sampled_from(["2.0", "2.0", "1.0"]), "method": methods},
-    optional={"id": st.one_of(st.integers(), st.text(max_size=5), st.none(), st.booleans()),
-              "params": params},
+    optional={
+        "id": st.one_of(st.integers(), st.text(max_size=5), st.none(), st.booleans()),
+        "params": params,
+    },
 ).map(lambda d: json.dumps(d).encode())
 
 

@@ -33,11 +33,11 @@ QUESTIONS = ("identity", "capabilities", "usage", "terms", "refusals")
 # The guarded agents answer only with credentials (tests/net/test_auth.py covers them on the wire);
 # the down and throttled agents answer no call at all, and the unimplemented ones every call with
 # -32601 (each tested on their own below).
-OPEN = {n: v for n, v in VARIANTS.items()
-        if v.guard is None and v.outage is None and v.unimplemented is None}
+OPEN = {n: v for n, v in VARIANTS.items() if v.guard is None and v.outage is None and v.unimplemented is None}
 DECLARING = [n for n, v in OPEN.items() if v.interview]
-HONEST = [n for n, v in OPEN.items()
-          if v.interview and not v.faults and v.closure == "standard" and not v.churn]
+HONEST = [
+    n for n, v in OPEN.items() if v.interview and not v.faults and v.closure == "standard" and not v.churn
+]
 STANDARD_CLOSURE = [n for n, v in OPEN.items() if v.interview and v.closure == "standard"]
 WITH_TERMS = [n for n, v in OPEN.items() if v.terms]
 
@@ -54,8 +54,16 @@ def agent_of(fleet: Fleet, name: str) -> RunningAgent:
     return fleet.agents[name]
 
 
-def ask(client: httpx.Client, agent: RunningAgent, method: str, params: Any = None, *,
-        activate: bool = True, header: str = "A2A-Extensions", request_id: Any = 1) -> httpx.Response:
+def ask(
+    client: httpx.Client,
+    agent: RunningAgent,
+    method: str,
+    params: Any = None,
+    *,
+    activate: bool = True,
+    header: str = "A2A-Extensions",
+    request_id: Any = 1,
+) -> httpx.Response:
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         body["params"] = params
@@ -128,7 +136,10 @@ def test_card_declares_what_the_table_says(fleet: Fleet, client: httpx.Client, n
         assert card["protocolVersion"] == "0.3.0" and "supportedInterfaces" not in card
     else:
         assert card["supportedInterfaces"][0] == {
-            "url": agent.jsonrpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+            "url": agent.jsonrpc_url,
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0",
+        }
 
 
 def test_unknown_paths_are_404_and_the_endpoint_takes_only_post(fleet: Fleet, client: httpx.Client) -> None:
@@ -148,8 +159,11 @@ def test_interview_methods_exist_only_under_activation(fleet: Fleet, client: htt
     assert response.status_code == 200
     assert "a2a-extensions" not in response.headers
     if agent.variant.needs_activation:
-        assert response.json() == {"jsonrpc": "2.0", "id": 1,
-                                   "error": {"code": -32601, "message": "Method not found"}}
+        assert response.json() == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32601, "message": "Method not found"},
+        }
     else:
         assert response.json()["result"]["question"] == "identity"  # eager answers anyway
 
@@ -179,8 +193,11 @@ def test_v03_interface_also_accepts_the_x_header(fleet: Fleet, client: httpx.Cli
 def test_activation_is_an_exact_uri_in_a_list(fleet: Fleet, client: httpx.Client) -> None:
     agent = fleet.agents["steady"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "interview/identity"}
-    listed = client.post(agent.jsonrpc_url, json=body,
-                         headers={"A2A-Extensions": f"https://example.org/other, {INTERVIEW_URI}"})
+    listed = client.post(
+        agent.jsonrpc_url,
+        json=body,
+        headers={"A2A-Extensions": f"https://example.org/other, {INTERVIEW_URI}"},
+    )
     assert listed.json()["result"]["question"] == "identity"
     for near_miss in (INTERVIEW_URI + "/", INTERVIEW_URI.upper(), INTERVIEW_URI.replace("v1", "v2")):
         response = client.post(agent.jsonrpc_url, json=body, headers={"A2A-Extensions": near_miss})
@@ -236,15 +253,34 @@ def test_identity_and_usage_members_follow_the_layout(fleet: Fleet, client: http
         answer = ask(client, fleet.agents[name], f"interview/{question}").json()["result"]
         return [p["source"]["member"] for p in answer["projections"]]
 
-    assert members("steady", "identity") == ["/name", "/provider", "/version", "/supportedInterfaces",
-                                              "/signatures"]
-    assert members("legacy", "identity") == ["/name", "/provider", "/version", "/url", "/preferredTransport",
-                                              "/protocolVersion", "/signatures"]
+    assert members("steady", "identity") == [
+        "/name",
+        "/provider",
+        "/version",
+        "/supportedInterfaces",
+        "/signatures",
+    ]
+    assert members("legacy", "identity") == [
+        "/name",
+        "/provider",
+        "/version",
+        "/url",
+        "/preferredTransport",
+        "/protocolVersion",
+        "/signatures",
+    ]
     assert "/signatures" not in members("unsigned", "identity")
     assert members("steady", "usage") == [
-        "/supportedInterfaces", "/defaultInputModes", "/defaultOutputModes",
-        "/skills/0/inputModes", "/skills/0/outputModes", "/skills/1/inputModes", "/skills/1/outputModes",
-        "/securitySchemes", "/securityRequirements"]
+        "/supportedInterfaces",
+        "/defaultInputModes",
+        "/defaultOutputModes",
+        "/skills/0/inputModes",
+        "/skills/0/outputModes",
+        "/skills/1/inputModes",
+        "/skills/1/outputModes",
+        "/securitySchemes",
+        "/securityRequirements",
+    ]
     assert members("legacy", "usage")[-2:] == ["/securitySchemes", "/security"]
 
 
@@ -253,10 +289,19 @@ def test_terms_project_every_clause_with_the_committed_locator(fleet: Fleet, cli
     entries = extension(card_of(client, agent), TERMS_URI)["params"]["proposals"]
     answer = ask(client, agent, "interview/terms").json()["result"]
     assert answer["declared"] is True
-    cited = [(p["source"]["url"], p["source"]["digest"], p["source"]["member"])
-             for p in answer["projections"]]
-    clauses = ["/parties", "/scope", "/price", "/volume", "/change_control", "/termination", "/disputes",
-               "/confidentiality"]
+    cited = [
+        (p["source"]["url"], p["source"]["digest"], p["source"]["member"]) for p in answer["projections"]
+    ]
+    clauses = [
+        "/parties",
+        "/scope",
+        "/price",
+        "/volume",
+        "/change_control",
+        "/termination",
+        "/disputes",
+        "/confidentiality",
+    ]
     assert cited == [(e["url"], e["digest"], m) for e in entries for m in clauses]
 
 
@@ -301,10 +346,17 @@ def test_flaky_answers_differ_between_two_identical_asks(fleet: Fleet, client: h
 def test_drifting_differs_in_exactly_two_members(fleet: Fleet, client: httpx.Client) -> None:
     agent = fleet.agents["drifting"]
     card = card_of(client, agent)
-    wrong = {q: check_projections(client, card, ask(client, agent, f"interview/{q}").json()["result"])
-             for q in QUESTIONS}
-    assert wrong == {"identity": [], "capabilities": [], "usage": ["/defaultOutputModes"],
-                     "terms": ["/price"], "refusals": []}
+    wrong = {
+        q: check_projections(client, card, ask(client, agent, f"interview/{q}").json()["result"])
+        for q in QUESTIONS
+    }
+    assert wrong == {
+        "identity": [],
+        "capabilities": [],
+        "usage": ["/defaultOutputModes"],
+        "terms": ["/price"],
+        "refusals": [],
+    }
 
 
 def test_misquoting_cites_a_member_that_does_not_exist(fleet: Fleet, client: httpx.Client) -> None:
@@ -352,8 +404,11 @@ def test_hostile_content_is_served_exactly(fleet: Fleet, client: httpx.Client) -
     disputes = next(p["value"] for p in answer["projections"] if p["source"]["member"] == "/disputes")
     depth, node = 0, disputes["ladder"]
     while isinstance(node, (dict, list)):
-        node = node["level"] if isinstance(node, dict) and "level" in node else (
-            node[0] if isinstance(node, list) else node["bottom"])
+        node = (
+            node["level"]
+            if isinstance(node, dict) and "level" in node
+            else (node[0] if isinstance(node, list) else node["bottom"])
+        )
         depth += 1
     assert depth >= 40
     selector = skill_ids(json.loads(raw))[1]  # a bidi override inside a skill id
@@ -365,8 +420,12 @@ def test_hostile_content_is_served_exactly(fleet: Fleet, client: httpx.Client) -
 
 
 def refusal_for(card: dict[str, Any]) -> dict[str, Any]:
-    return {"refused": True, "reason": "out_of_scope", "detail": "no declared skill matches",
-            "declared_skills": skill_ids(card)}
+    return {
+        "refused": True,
+        "reason": "out_of_scope",
+        "detail": "no declared skill matches",
+        "declared_skills": skill_ids(card),
+    }
 
 
 @pytest.mark.parametrize("name", STANDARD_CLOSURE)
@@ -412,14 +471,19 @@ def test_an_agent_that_implements_no_interview_method_answers_each_method_not_fo
     agent = agent_of(fleet, name)
     extensions = card_of(client, agent)["capabilities"]["extensions"]
     assert INTERVIEW_URI in [e["uri"] for e in extensions]  # declared, and not one method of it built
-    calls = [(f"interview/{q}", None) for q in QUESTIONS] + [("interview/usage", {"skill": "x"}),
-                                                              ("interview/undefined", {})]
+    calls = [(f"interview/{q}", None) for q in QUESTIONS] + [
+        ("interview/usage", {"skill": "x"}),
+        ("interview/undefined", {}),
+    ]
     for method, params in calls:
         for activate in (True, False):
             response = ask(client, agent, method, params, activate=activate, request_id=7)
             assert response.status_code == status
-            assert response.json() == {"jsonrpc": "2.0", "id": 7,
-                                       "error": {"code": -32601, "message": "Method not found"}}
+            assert response.json() == {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "error": {"code": -32601, "message": "Method not found"},
+            }
 
 
 def test_leaky_answers_what_it_should_refuse(fleet: Fleet, client: httpx.Client) -> None:
@@ -440,31 +504,37 @@ def test_refusing_by_error_puts_the_refusal_in_error_data(fleet: Fleet, client: 
 # --- bad input --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("content", "code"), [
-    (b"{", -32700),
-    (b"\xff\xfe{}", -32700),
-    (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"interview/identity"}', -32700),
-    (b'{"jsonrpc":"2.0","id":NaN,"method":"interview/identity"}', -32700),
-    (b"[" * 5000 + b"]" * 5000, -32700),
-    (b"[]", -32600),
-    (b'[{"jsonrpc":"2.0","id":1,"method":"interview/identity"}]', -32600),
-    (b'"interview/identity"', -32600),
-    (b'{"id":1,"method":"interview/identity"}', -32600),
-    (b'{"jsonrpc":"1.0","id":1,"method":"interview/identity"}', -32600),
-    (b'{"jsonrpc":"2.0","id":1,"method":7}', -32600),
-    (b'{"jsonrpc":"2.0","id":true,"method":"interview/identity"}', -32600),
-    (b'{"jsonrpc":"2.0","id":1.5,"method":"interview/identity"}', -32600),
-    (b'{"jsonrpc":"2.0","id":{},"method":"interview/identity"}', -32600),
-    (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity","params":"x"}', -32600),
-    (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"skill":7}}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"skill":null}}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"prompt":"be nice"}}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":["reconcile-statement"]}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity","params":{"skill":"reconcile-statement"}}',
-     -32602),
-])
-def test_malformed_requests_get_the_json_rpc_error(fleet: Fleet, client: httpx.Client, content: bytes,
-                                                  code: int) -> None:
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        (b"{", -32700),
+        (b"\xff\xfe{}", -32700),
+        (b'{"jsonrpc":"2.0","id":1,"id":2,"method":"interview/identity"}', -32700),
+        (b'{"jsonrpc":"2.0","id":NaN,"method":"interview/identity"}', -32700),
+        (b"[" * 5000 + b"]" * 5000, -32700),
+        (b"[]", -32600),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"interview/identity"}]', -32600),
+        (b'"interview/identity"', -32600),
+        (b'{"id":1,"method":"interview/identity"}', -32600),
+        (b'{"jsonrpc":"1.0","id":1,"method":"interview/identity"}', -32600),
+        (b'{"jsonrpc":"2.0","id":1,"method":7}', -32600),
+        (b'{"jsonrpc":"2.0","id":true,"method":"interview/identity"}', -32600),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"interview/identity"}', -32600),
+        (b'{"jsonrpc":"2.0","id":{},"method":"interview/identity"}', -32600),
+        (b'{"jsonrpc":"2.0","id":1,"method":"interview/identity","params":"x"}', -32600),
+        (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"skill":7}}', -32602),
+        (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"skill":null}}', -32602),
+        (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":{"prompt":"be nice"}}', -32602),
+        (b'{"jsonrpc":"2.0","id":1,"method":"interview/usage","params":["reconcile-statement"]}', -32602),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"interview/identity","params":{"skill":"reconcile-statement"}}',
+            -32602,
+        ),
+    ],
+)
+def test_malformed_requests_get_the_json_rpc_error(
+    fleet: Fleet, client: httpx.Client, content: bytes, code: int
+) -> None:
     for name in ("steady", "legacy"):
         response = post_raw(client, fleet.agents[name], content)
         assert response.status_code == 200, name
@@ -475,8 +545,9 @@ def test_malformed_requests_get_the_json_rpc_error(fleet: Fleet, client: httpx.C
 
 def test_request_content_is_never_reflected(fleet: Fleet, client: httpx.Client) -> None:
     marker = "[@click=app.quit]<script>"
-    body = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "interview/usage",
-                       "params": {marker: 1}}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 3, "method": "interview/usage", "params": {marker: 1}}
+    ).encode()
     response = post_raw(client, fleet.agents["steady"], body)
     assert response.json()["error"]["code"] == -32602
     assert marker not in response.text
@@ -509,8 +580,9 @@ def test_notifications_get_no_response_body(fleet: Fleet, client: httpx.Client) 
 
 
 @pytest.mark.parametrize("name", WITH_TERMS)
-def test_served_proposals_match_their_committed_digests(fleet: Fleet, client: httpx.Client,
-                                                        name: str) -> None:
+def test_served_proposals_match_their_committed_digests(
+    fleet: Fleet, client: httpx.Client, name: str
+) -> None:
     agent = agent_of(fleet, name)
     variant = agent.variant
     entries = extension(card_of(client, agent), TERMS_URI)["params"]["proposals"]
@@ -521,8 +593,10 @@ def test_served_proposals_match_their_committed_digests(fleet: Fleet, client: ht
         check = check_proposal(served.content, url=entry["url"], committed_digest=entry["digest"])
         statuses.append((check.status, check.standing))
     faulty = {
-        None: ("verified", True), "tampered": ("digest_mismatch", True),
-        "wrong_key": ("signature_invalid", True), "unsigned": ("unsigned", True),
+        None: ("verified", True),
+        "tampered": ("digest_mismatch", True),
+        "wrong_key": ("signature_invalid", True),
+        "unsigned": ("unsigned", True),
         "not_standing": ("verified", False),
     }[variant.proposal_fault]
     assert statuses == [("verified", True), faulty]
@@ -546,20 +620,31 @@ def test_openclasp_documents(fleet: Fleet, client: httpx.Client, name: str) -> N
     assert client.get(agent.base_url + "/.well-known/agent-card.json").content == a2a_raw.content
     a2a_card = a2a_raw.json()
     assert a2a_card["signatures"] == []
-    entry = next(e for e in a2a_card["capabilities"]["extensions"]
-                 if e["uri"] == "https://openclasp.vercel.app/extensions/trust/v0.1")
+    entry = next(
+        e
+        for e in a2a_card["capabilities"]["extensions"]
+        if e["uri"] == "https://openclasp.vercel.app/extensions/trust/v0.1"
+    )
     assert entry["required"] is False
     public = client.get(entry["params"]["openClaspCardUrl"]).json()
     key_doc = client.get(public["verification"]["verificationKeyUrl"]).json()
     assert verify_attestation(public, key_doc).ok is (name == "openclasp")
     assert consistency_problems(a2a_card, entry["params"], public, a2a_card_url=agent.card_url) == []
-    for reference in (public["agentId"], public["slug"], public["profileUrl"], public["cardUrl"],
-                      public["a2aAgentCardUrl"]):
+    for reference in (
+        public["agentId"],
+        public["slug"],
+        public["profileUrl"],
+        public["cardUrl"],
+        public["a2aAgentCardUrl"],
+    ):
         resolved = client.get(agent.base_url + "/directory/resolve", params={"reference": reference})
         assert resolved.status_code == 200, reference
         found = resolved.json()
         assert (found["agentId"], found["cardUrl"], found["a2aCardUrl"]) == (
-            public["agentId"], public["cardUrl"], public["a2aAgentCardUrl"])
+            public["agentId"],
+            public["cardUrl"],
+            public["a2aAgentCardUrl"],
+        )
     for unknown in ("", "nobody", public["slug"].upper(), public["profileUrl"] + "/"):
         missing = client.get(agent.base_url + "/directory/resolve", params={"reference": unknown})
         assert missing.status_code == 404, unknown
@@ -584,8 +669,12 @@ def test_sdk_built_card_comes_from_the_sdk_route(fleet: Fleet, client: httpx.Cli
 
 def test_sdk_built_passes_ordinary_traffic_to_the_sdk(fleet: Fleet, client: httpx.Client) -> None:
     agent = agent_of(fleet, "sdk-built")
-    body = {"jsonrpc": "2.0", "id": 9, "method": "SendMessage", "params": {"message": {
-        "messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "SendMessage",
+        "params": {"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}},
+    }
     response = client.post(agent.jsonrpc_url, json=body, headers={"A2A-Version": "1.0"})
     assert response.status_code == 200
     reply = response.json()

@@ -13,7 +13,6 @@ from tests.support.paths import REPO
 pytestmark = pytest.mark.slow  # a benchmark
 
 
-
 @pytest.mark.timeout(300)
 def test_the_benchmark_runs_and_the_large_signed_transcript_still_verifies() -> None:
     done = subprocess.run(

@@ -97,10 +97,12 @@ def malformed() -> dict[str, tuple[bytes, str]]:
             "/exchanges/3/response_body_b64 is not base64",
         ),
         "truncated as a string": (
-            json.dumps(_exchange(good, truncated="no")).encode(), "/exchanges/3/truncated",
+            json.dumps(_exchange(good, truncated="no")).encode(),
+            "/exchanges/3/truncated",
         ),
         "an exchange that is a list": (
-            json.dumps({**good, "exchanges": [*good["exchanges"][:2], []]}).encode(), "/exchanges/2 must be",
+            json.dumps({**good, "exchanges": [*good["exchanges"][:2], []]}).encode(),
+            "/exchanges/2 must be",
         ),
         "a report that is a list": (json.dumps({**good, "report": []}).encode(), "/report must be an object"),
         "keys that are not a JWKS": (json.dumps({**good, "keys": {"keys": 5}}).encode(), "/keys/keys"),
@@ -109,10 +111,12 @@ def malformed() -> dict[str, tuple[bytes, str]]:
             "/report/ran_by/role",
         ),
         "an envelope that is a string": (
-            json.dumps({**good, "run_attestation": "trust me"}).encode(), "/run_attestation",
+            json.dumps({**good, "run_attestation": "trust me"}).encode(),
+            "/run_attestation",
         ),
         "a decoy report before the real one": (
-            f'{{"report": {decoy}, "report": {real}, {others}'.encode(), "duplicate key 'report'",
+            f'{{"report": {decoy}, "report": {real}, {others}'.encode(),
+            "duplicate key 'report'",
         ),
         "not a transcript": (b'{"transcript_version": 99}', "transcript_version 1 expected"),
         "not JSON": (b"\xff\xfe{", "not valid UTF-8"),
@@ -174,15 +178,24 @@ def _lie(data: dict[str, Any], *path: str, value: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("path", "value", "named"),
     [
-        (("card", "name"), "ACME Payments",
-         '/report/card/name: its bytes give "Stonework Books" but it states "ACME Payments"'),
+        (
+            ("card", "name"),
+            "ACME Payments",
+            '/report/card/name: its bytes give "Stonework Books" but it states "ACME Payments"',
+        ),
         (("card", "url"), "https://acme.example/card.json", "/report/card/url: its bytes give"),
-        (("card", "signature", "status"), "verified",
-         '/report/card/signature/status: its bytes give "unverifiable"'),
+        (
+            ("card", "signature", "status"),
+            "verified",
+            '/report/card/signature/status: its bytes give "unverifiable"',
+        ),
         (("findings",), [], '/report/findings/0: its bytes give {"code":"card_signature_unverifiable"'),
         (("verdict",), "conformant", "/report/verdict"),
-        (("target",), "http://10.0.0.1/internal",
-         "it states the target 'http://10.0.0.1/internal', but its first card request went to"),
+        (
+            ("target",),
+            "http://10.0.0.1/internal",
+            "it states the target 'http://10.0.0.1/internal', but its first card request went to",
+        ),
     ],
 )
 def test_a_stated_report_its_bytes_do_not_give_is_refused_naming_the_first_difference(
@@ -237,8 +250,9 @@ def test_verify_offline_checks_the_card_under_your_keys_never_the_files(
     assert json.loads(out)["card"]["signature"]["key_source"] == "user"  # yours, in this check
     # An attacker's transcript carries its own key under the agent's kid, with a card it signed.
     attacker = generate_key("ES256", kid="card-key-1")
-    forged = conformant_run(keys=public_jwks(attacker), card=sign_card(make_card(sign=False), attacker,
-                                                                        kid="card-key-1"))
+    forged = conformant_run(
+        keys=public_jwks(attacker), card=sign_card(make_card(sign=False), attacker, kid="card-key-1")
+    )
     path = write(tmp_path, "forged.json", transcript(forged))
     code, out, _ = _cli(capsys, "verify", "--offline", str(path), "--keys", str(mine), "--json")
     signature = json.loads(out)["card"]["signature"]
@@ -252,8 +266,9 @@ def test_a_key_set_the_run_fetched_from_the_cards_jku_counts_only_with_allow_jku
 ) -> None:
     jku = "http://127.0.0.1:8765/.well-known/jwks.json"
     card = sign_card(make_card(sign=False), CARD_KEY, kid="card-key-1", jku=jku)
-    fetched = Exchange(purpose="jwks", attempt=1, method="GET", url=jku, status=200,
-                       response_body=json.dumps(KEYS).encode())
+    fetched = Exchange(
+        purpose="jwks", attempt=1, method="GET", url=jku, status=200, response_body=json.dumps(KEYS).encode()
+    )
     exchanges = [attempt(card)[0], fetched, *attempt(card)[1:]]
     report = report_of(exchanges, keys={}, ran_by={"name": "ci", "role": "self"})
     assert report["card"]["signature"]["key_source"] == "jku"
@@ -298,9 +313,16 @@ def test_a_big_integer_swapped_in_a_signed_transcript_is_not_evidence(
     assert "integers beyond +-(2^53-1)" in report["run_attestation"]["detail"]
     assert "/report/questions/identity/projections/4/value" in report["run_attestation"]["detail"]
     # Everywhere a user meets it.
-    (tmp_path / "runner.jwks").write_text(json.dumps({"keys": [
-        {"kty": "OKP", "crv": "Ed25519", "x": base64.urlsafe_b64encode(raw).rstrip(b"=").decode()}
-        for raw in trusted.values()]}))
+    (tmp_path / "runner.jwks").write_text(
+        json.dumps(
+            {
+                "keys": [
+                    {"kty": "OKP", "crv": "Ed25519", "x": base64.urlsafe_b64encode(raw).rstrip(b"=").decode()}
+                    for raw in trusted.values()
+                ]
+            }
+        )
+    )
     path = write(tmp_path, "swapped.json", swapped)
     trust = ("--trust-runner", str(tmp_path / "runner.jwks"))
     code, out, err = _cli(capsys, "verify", "--offline", str(path), *trust, "--json")

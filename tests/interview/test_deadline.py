@@ -58,9 +58,23 @@ def _verify(
 ) -> tuple[int, dict[str, Any], float]:
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "explorer", "verify", "--json", "--no-history", "--timeout", str(TIMEOUT),
-         *args, f"{base}/{shape}/.well-known/agent-card.json"],
-        capture_output=True, text=True, timeout=180, check=False, env={**os.environ, **(env or {})},
+        [
+            sys.executable,
+            "-m",
+            "explorer",
+            "verify",
+            "--json",
+            "--no-history",
+            "--timeout",
+            str(TIMEOUT),
+            *args,
+            f"{base}/{shape}/.well-known/agent-card.json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
     elapsed = time.monotonic() - started
     assert proc.stdout, proc.stderr
@@ -70,15 +84,18 @@ def _verify(
 
 def _span(report: dict[str, Any]) -> float:
     """Seconds from the run's start to its end, as the report states them."""
+
     def at(text: str) -> datetime:
         return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
     return (at(report["finished_at"]) - at(report["started_at"])).total_seconds()
 
 
 def _cut(code: int, report: dict[str, Any], bound: float, elapsed: float) -> None:
     assert (code, report["verdict"]) == (3, "unreachable"), report["findings"]
-    (summary,) = [f for f in report["findings"] if f["code"] == "deadline" and "question" not in f
-                  and "probe" not in f]
+    (summary,) = [
+        f for f in report["findings"] if f["code"] == "deadline" and "question" not in f and "probe" not in f
+    ]
     assert summary["severity"] == "error" and f"({bound:g} s)" in summary["detail"]
     assert _span(report) < bound + 1.5
     assert elapsed < bound + SLACK
@@ -107,7 +124,12 @@ def test_the_deadline_option_sets_the_bound(agent: str) -> None:
 def test_forty_openid_connect_schemes_cost_one_discovery_not_forty(agent: str) -> None:
     """Before: forty discovery documents one after another, 1 s each, per attempt: 80 s and more."""
     code, report, elapsed = _verify(
-        agent, "schemes", "--oauth2-client-id", "slow-client", "--oauth2-client-secret", "env:SLOW_SECRET",
+        agent,
+        "schemes",
+        "--oauth2-client-id",
+        "slow-client",
+        "--oauth2-client-secret",
+        "env:SLOW_SECRET",
         env={"SLOW_SECRET": "slow-secret-value-42"},
     )
     assert code in (1, 3), report["findings"]  # re-run cut or not: bounded either way
@@ -140,8 +162,12 @@ def test_four_jku_key_sets_are_fetched_at_once(agent: str) -> None:
 
 
 def test_a_cut_run_re_derives_offline_to_the_same_report(agent: str) -> None:
-    run = asyncio.run(run_interview(agent + "/answers/.well-known/agent-card.json",
-                                    Options(timeout=TIMEOUT, reruns=5, deadline=3.0, runner="tests")))
+    run = asyncio.run(
+        run_interview(
+            agent + "/answers/.well-known/agent-card.json",
+            Options(timeout=TIMEOUT, reruns=5, deadline=3.0, runner="tests"),
+        )
+    )
     assert run.report["verdict"] == "unreachable"
     assert any(e.error and e.error.startswith("deadline") for e in run.exchanges)
     again = reverify_offline(Run.from_transcript(json.loads(json.dumps(run.to_transcript()))))

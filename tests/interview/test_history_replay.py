@@ -81,9 +81,7 @@ def test_interview_records_and_compares_with_the_run_before(tmp_path: Path) -> N
         assert step.run_id == first_id + 1 and step.previous_id == first_id
         assert step.comparison is not None and step.comparison.identical
         assert "no change since run 1" in tick_line(step)
-        step2 = interview(
-            target, options, history=None, previous=(step.run_id, step.run.report), run_fn=fake
-        )
+        step2 = interview(target, options, history=None, previous=(step.run_id, step.run.report), run_fn=fake)
         assert step2.run_id is None and len(history.runs()) == 2
     assert asked == [(CARD_URL, "self"), (CARD_URL, "self")]
     line = tick_line(step2)

@@ -150,16 +150,49 @@ def outcomes(server: HostileServer, request: pytest.FixtureRequest) -> dict[str,
 def test_the_table_covers_the_issue() -> None:
     assert len(HOSTILE_CASES) >= 40
     must = {
-        "card-not-json", "card-truncated", "card-duplicate-keys", "card-nan", "card-infinity", "card-1e400",
-        "big-int-differs", "card-lone-surrogate", "card-invalid-utf8", "card-deep-nesting", "card-50mb",
-        "card-endless-chunked", "card-trickle", "card-silent", "rpc-silent", "card-reset-mid-body",
-        "rpc-http-500", "card-http-503-retry-after-9999", "rpc-http-429-absurd-retry-after",
-        "card-redirect-other-host", "card-redirect-private-public-only", "card-redirect-loop",
-        "answer-array", "answer-string", "answer-null", "pointer-slash", "pointer-tilde-2",
-        "pointer-leading-zero", "pointer-dash", "equal-key-order", "equal-number-forms",
-        "equal-escaped-unicode", "differs-unicode-normalization", "sig-jku-other-host", "sig-alg-none",
-        "sig-hs256-public-key", "sig-kid-not-string", "sig-100kb-protected-header", "terms-digest-uppercase",
-        "terms-digest-sha512", "nkey-bad-crc", "nkey-wrong-prefix", "markup-everywhere",
+        "card-not-json",
+        "card-truncated",
+        "card-duplicate-keys",
+        "card-nan",
+        "card-infinity",
+        "card-1e400",
+        "big-int-differs",
+        "card-lone-surrogate",
+        "card-invalid-utf8",
+        "card-deep-nesting",
+        "card-50mb",
+        "card-endless-chunked",
+        "card-trickle",
+        "card-silent",
+        "rpc-silent",
+        "card-reset-mid-body",
+        "rpc-http-500",
+        "card-http-503-retry-after-9999",
+        "rpc-http-429-absurd-retry-after",
+        "card-redirect-other-host",
+        "card-redirect-private-public-only",
+        "card-redirect-loop",
+        "answer-array",
+        "answer-string",
+        "answer-null",
+        "pointer-slash",
+        "pointer-tilde-2",
+        "pointer-leading-zero",
+        "pointer-dash",
+        "equal-key-order",
+        "equal-number-forms",
+        "equal-escaped-unicode",
+        "differs-unicode-normalization",
+        "sig-jku-other-host",
+        "sig-alg-none",
+        "sig-hs256-public-key",
+        "sig-kid-not-string",
+        "sig-100kb-protected-header",
+        "terms-digest-uppercase",
+        "terms-digest-sha512",
+        "nkey-bad-crc",
+        "nkey-wrong-prefix",
+        "markup-everywhere",
     }
     assert must <= set(HOSTILE_CASES), sorted(must - set(HOSTILE_CASES))
     layers = {case.layer for case in HOSTILE_CASES.values()}
@@ -169,8 +202,16 @@ def test_the_table_covers_the_issue() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_each_case_differs_from_the_honest_agent_in_one_way(name: str) -> None:
     case = HOSTILE_CASES[name]
-    faults = [case.resign, case.serve_card, case.serve_jwks, case.edit_proposal, case.edit_digest,
-              case.answer, case.probe, case.wire]
+    faults = [
+        case.resign,
+        case.serve_card,
+        case.serve_jwks,
+        case.edit_proposal,
+        case.edit_digest,
+        case.answer,
+        case.probe,
+        case.wire,
+    ]
     allowed = 0 if name == "honest" else 1 + (case.serve_jwks is not None)  # a jku attack: key + set
     assert sum(f is not None for f in faults) <= allowed
     assert set(case.expected_codes) | set(case.forbidden_codes) <= set(CODES)
@@ -201,8 +242,9 @@ def test_case_outcome(outcomes: dict[str, Outcome], name: str) -> None:
     assert case.expected_codes <= outcome.codes, sorted(outcome.codes)
 
 
-@pytest.mark.parametrize("name", _marked([n for n in NAMES if HOSTILE_CASES[n].forbidden_codes],
-                                         FORBIDDEN_BUGS))
+@pytest.mark.parametrize(
+    "name", _marked([n for n in NAMES if HOSTILE_CASES[n].forbidden_codes], FORBIDDEN_BUGS)
+)
 def test_case_forbidden_codes(outcomes: dict[str, Outcome], name: str) -> None:
     found = HOSTILE_CASES[name].forbidden_codes & outcomes[name].codes
     assert not found, [f for f in outcomes[name].report["findings"] if f["code"] in found]
@@ -268,8 +310,14 @@ def test_huge_and_endless_bodies_are_cut_at_the_cap(outcomes: dict[str, Outcome]
     assert len(card.response_body) <= 8 * MIB
 
 
-@pytest.mark.parametrize("name", ["card-http-503-retry-after-9999", "rpc-http-429-absurd-retry-after",
-                                  "rpc-http-429-negative-retry-after"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "card-http-503-retry-after-9999",
+        "rpc-http-429-absurd-retry-after",
+        "rpc-http-429-negative-retry-after",
+    ],
+)
 def test_absurd_retry_after_is_not_waited_for(outcomes: dict[str, Outcome], name: str) -> None:
     assert outcomes[name].seconds < TIMEOUT
 
@@ -310,8 +358,14 @@ def test_big_integers_equal_only_as_doubles_are_not_called_equal(
 
 # --- the real command, in a subprocess --------------------------------------------------------------
 
-CLI_CASES = ["honest", "card-nan", "rpc-silent", "answer-markup-error", "card-redirect-loop",
-             "big-int-differs"]
+CLI_CASES = [
+    "honest",
+    "card-nan",
+    "rpc-silent",
+    "answer-markup-error",
+    "card-redirect-loop",
+    "big-int-differs",
+]
 SUMMARY_CASES = ["markup-everywhere", "answer-markup-error"]
 CLI_AT_ONCE = 2  # interpreter start-up is the cost here; more at once only contends for the CPU
 
@@ -324,8 +378,20 @@ class CliRun:
 
 
 def _cli(server: HostileServer, keys: Path, name: str, as_json: bool) -> list[str]:
-    argv = [sys.executable, "-m", "explorer", "verify", server.case_url(name), "--timeout", str(TIMEOUT),
-            "--keys", str(keys), "--no-history", "--runner", "hostile-suite"]
+    argv = [
+        sys.executable,
+        "-m",
+        "explorer",
+        "verify",
+        server.case_url(name),
+        "--timeout",
+        str(TIMEOUT),
+        "--keys",
+        str(keys),
+        "--no-history",
+        "--runner",
+        "hostile-suite",
+    ]
     return argv + ["--json"] if as_json else argv
 
 
@@ -341,8 +407,12 @@ def cli_runs(
     out: dict[tuple[str, bool], CliRun] = {}
     for index in range(0, len(jobs), CLI_AT_ONCE):
         batch = jobs[index : index + CLI_AT_ONCE]
-        procs = [subprocess.Popen(_cli(server, keys, n, j), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env=env, cwd=REPO) for n, j in batch]
+        procs = [
+            subprocess.Popen(
+                _cli(server, keys, n, j), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO
+            )
+            for n, j in batch
+        ]
         for job, proc in zip(batch, procs, strict=True):
             stdout, stderr = proc.communicate(timeout=120)
             out[job] = CliRun(proc.returncode, stdout, stderr)
@@ -350,8 +420,9 @@ def cli_runs(
 
 
 def _seconds(report: dict[str, Any]) -> float:
-    start, end = (datetime.fromisoformat(report[k].replace("Z", "+00:00"))
-                  for k in ("started_at", "finished_at"))
+    start, end = (
+        datetime.fromisoformat(report[k].replace("Z", "+00:00")) for k in ("started_at", "finished_at")
+    )
     return (end - start).total_seconds()
 
 

@@ -74,8 +74,13 @@ async def test_a_steady_run_records_every_exchange_in_order(fleet: Any) -> None:
     assert purposes.count("proposal") == 2
     for q in QUESTIONS:
         assert purposes.count(f"ask:{q}#1") == 1 and purposes.count(f"ask:{q}#2") == 1
-    for probe in ("undefined_method", "unmatched_selector", "valid_selector", "unactivated_call",
-                  "unactivated_call_no_params"):
+    for probe in (
+        "undefined_method",
+        "unmatched_selector",
+        "valid_selector",
+        "unactivated_call",
+        "unactivated_call_no_params",
+    ):
         assert f"probe:{probe}" in purposes
     assert {e.attempt for e in run.exchanges} == {1}
     assert run.report["attempts"] == 1

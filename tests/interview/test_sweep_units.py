@@ -239,7 +239,11 @@ def test_every_spelling_of_a_loopback_address_is_one_host() -> None:
     async def main() -> tuple[list[tuple[Host, ...]], tuple[Host, ...], tuple[Host, ...]]:
         gate = HostGate()
         spelled = [await gate.hosts_of(url) for url in spellings]
-        return spelled, await gate.hosts_of("http://LocalHost:8080/"), await gate.hosts_of("https://127.0.0.1/")
+        return (
+            spelled,
+            await gate.hosts_of("http://LocalHost:8080/"),
+            await gate.hosts_of("https://127.0.0.1/"),
+        )
 
     spelled, localhost, default_port = asyncio.run(main())
     assert spelled == [(("127.0.0.1", 8080),)] * len(spellings)

@@ -18,10 +18,10 @@ from tests.support.paths import REPO
 pytestmark = pytest.mark.slow  # benchmarks
 
 
-
 def _run(*args: str) -> dict:
-    done = subprocess.run([sys.executable, *args, "--json"], cwd=REPO, capture_output=True, text=True,
-                          timeout=560)
+    done = subprocess.run(
+        [sys.executable, *args, "--json"], cwd=REPO, capture_output=True, text=True, timeout=560
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

@@ -91,7 +91,11 @@ def test_public_only_still_takes_ipv6_forms_of_public_addresses(address: str) ->
 
 
 def test_a_name_under_localhost_is_not_loopback_for_secrets() -> None:
-    for url in ("http://idp.localhost:8080/token", "http://a.b.localhost/token", "http://localhost.example/t"):
+    for url in (
+        "http://idp.localhost:8080/token",
+        "http://a.b.localhost/token",
+        "http://localhost.example/t",
+    ):
         assert not is_loopback_host(url)
         assert "plain http only on loopback" in (token_url_refusal(url) or "")
         assert jku_refusal(url.replace("/token", "/jwks.json").replace("/t", "/jwks.json")) is not None

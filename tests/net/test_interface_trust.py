@@ -119,23 +119,41 @@ def _card(kind: str, card_origin: str, interface: str) -> dict[str, Any]:
         schemes = SCHEMES[kind]
     name = next(iter(schemes))
     return agent_card(
-        "two-origins", url=f"{interface}/rpc", skills=["lookup"], securitySchemes=schemes,
+        "two-origins",
+        url=f"{interface}/rpc",
+        skills=["lookup"],
+        securitySchemes=schemes,
         securityRequirements=[{"schemes": {name: {"list": []}}}],
     )
 
 
 def _verify(card_origin: str, *options: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Any:
     """`verify CARD_URL OPTIONS --json`: (exit status, report, stderr)."""
-    code = main(["verify", f"{card_origin}/.well-known/agent-card.json", "--timeout", "5", "--json",
-                 "--no-history", "--reruns", "0", *options])
+    code = main(
+        [
+            "verify",
+            f"{card_origin}/.well-known/agent-card.json",
+            "--timeout",
+            "5",
+            "--json",
+            "--no-history",
+            "--reruns",
+            "0",
+            *options,
+        ]
+    )
     out, err = capsys.readouterr()
     return code, json.loads(out), err
 
 
 def _credentials_seen() -> list[str]:
     """Every credential-bearing header value the interface got."""
-    return [value for headers in _Interface.seen for name, value in headers.items()
-            if name in ("authorization", "x-api-key")]
+    return [
+        value
+        for headers in _Interface.seen
+        for name, value in headers.items()
+        if name in ("authorization", "x-api-key")
+    ]
 
 
 def _finding(report: dict[str, Any], code: str) -> dict[str, Any] | None:
@@ -168,8 +186,9 @@ def test_the_interface_s_origin_pinned_by_the_user_gets_the_credential(
 ) -> None:
     card_origin, interface = origins
     _CardHost.card = _card(kind, card_origin, interface)
-    code, report, _ = _verify(card_origin, *OPTIONS[kind], "--interface-origin", interface,
-                              tmp_path=tmp_path, capsys=capsys)
+    code, report, _ = _verify(
+        card_origin, *OPTIONS[kind], "--interface-origin", interface, tmp_path=tmp_path, capsys=capsys
+    )
     assert _finding(report, "auth_origin_untrusted") is None, report["findings"]
     assert _Interface.seen, report["findings"]
     expected = SENT[kind] if kind == "api_key" else f"Bearer {SENT[kind]}"
@@ -254,8 +273,9 @@ def test_the_refusal_is_recorded_and_reads_the_same_offline(
     card_origin, interface = origins
     _CardHost.card = _card("bearer", card_origin, interface)
     transcripts = tmp_path / "transcripts"
-    code, report, _ = _verify(card_origin, *OPTIONS["bearer"], "--transcripts", str(transcripts),
-                              tmp_path=tmp_path, capsys=capsys)
+    code, report, _ = _verify(
+        card_origin, *OPTIONS["bearer"], "--transcripts", str(transcripts), tmp_path=tmp_path, capsys=capsys
+    )
     assert code == 3 and _finding(report, "auth_origin_untrusted") is not None
     written = next(transcripts.glob("*.json"))
     assert BEARER not in written.read_text()

@@ -168,8 +168,12 @@ async def test_a_host_header_the_user_gives_is_sent_instead_of_ours_and_the_fram
         await writer.drain()
 
     async with Loopback(agent) as server, Fetcher(Limits(timeout=3.0)) as f:
-        ex = await f.post(server.base + "/rpc", b"{}", purpose="ask:identity#1",
-                          headers={"Host": "agent.example", "Content-Length": "999"})
+        ex = await f.post(
+            server.base + "/rpc",
+            b"{}",
+            purpose="ask:identity#1",
+            headers={"Host": "agent.example", "Content-Length": "999"},
+        )
     assert ex.status == 200 and ex.error is None
     lines = [line.lower() for line in heads[0].split(b"\r\n")]
     assert [line for line in lines if line.startswith(b"host:")] == [b"host: agent.example"]
@@ -226,8 +230,10 @@ async def test_gzip_and_deflate_answers_are_decoded() -> None:
     async def agent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await _request_head(reader)
         encoding, body = bodies[head.split(b" ")[1]]
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n"
-                     b"Connection: close\r\n\r\n%s" % (encoding, len(body), body))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n"
+            b"Connection: close\r\n\r\n%s" % (encoding, len(body), body)
+        )
         await writer.drain()
 
     async with Loopback(agent) as server:
@@ -240,8 +246,9 @@ async def test_a_compression_bomb_is_cut_at_the_cap() -> None:
 
     async def agent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _request_head(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s"
-                     % (len(bomb), bomb))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s" % (len(bomb), bomb)
+        )
         await writer.drain()
 
     async with Loopback(agent) as server:
@@ -264,7 +271,7 @@ async def test_informational_answers_are_skipped_and_a_body_may_end_with_the_con
     async def agent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _request_head(reader)
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n")
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{\"framed\":\"by close\"}")
+        writer.write(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{"framed":"by close"}')
         await writer.drain()
 
     async with Loopback(agent) as server:
@@ -322,6 +329,7 @@ def test_a_plain_run_never_imports_httpx(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
     assert out.stdout.split() == ["200", "{}", "False", "False"], out.stderr
 
+
 async def test_framing_chunked_with_a_trailer_no_content_and_http10_to_the_close() -> None:
     # Keep-alive only where the framing allows it: a chunked body (trailer and all) and a 204
     # keep the connection; an HTTP/1.0 answer framed by the close does not.
@@ -330,12 +338,14 @@ async def test_framing_chunked_with_a_trailer_no_content_and_http10_to_the_close
             head = await _request_head(reader)
             path = head.split(b" ")[1]
             if path == b"/chunked":
-                writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                             b"5\r\n{\"a\":\r\n3\r\n12}\r\n0\r\nX-Trailer: t\r\n\r\n")
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b'5\r\n{"a":\r\n3\r\n12}\r\n0\r\nX-Trailer: t\r\n\r\n'
+                )
             elif path == b"/empty":
                 writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
             else:
-                writer.write(b"HTTP/1.0 200 OK\r\n\r\n{\"old\":true}")
+                writer.write(b'HTTP/1.0 200 OK\r\n\r\n{"old":true}')
                 await writer.drain()
                 return  # the close ends the body
             await writer.drain()

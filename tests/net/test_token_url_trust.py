@@ -280,16 +280,18 @@ async def test_a_card_that_moves_its_interface_and_token_url_elsewhere_gets_no_s
     # The interface elsewhere already withholds every credential; pinned, the token URL is judged.
     assert "another origin than the agent's own" in _detail(run.report, "auth_origin_untrusted")
     with serving(_CardHost) as server:
-        run = await run_interview(f"{base_url(server)}/.well-known/agent-card.json",
-                                  _options(agent, interface_origin=spy))
+        run = await run_interview(
+            f"{base_url(server)}/.well-known/agent-card.json", _options(agent, interface_origin=spy)
+        )
     assert not _secret_sent(_Spy.seen) and not [p for p, _, _ in _Spy.seen if p == "/token"]
     assert "another origin than the agent's own" in _detail(run.report, "auth_token_url_untrusted")
     # Served from the token URL's own origin, the same card may name it (its interface pinned).
     _CardHost.card = _card(agent, "/oauth2/token")
     with serving(_CardHost) as server:
         site = base_url(server)
-        run = await run_interview(f"{site}/.well-known/agent-card.json",
-                                  _options(agent, interface_origin=agent.base_url))
+        run = await run_interview(
+            f"{site}/.well-known/agent-card.json", _options(agent, interface_origin=agent.base_url)
+        )
     assert "auth_token_url_untrusted" not in _codes(run.report)
     assert [e.url for e in run.exchanges if e.purpose == "auth:token"] == [f"{site}/oauth2/token"]
 
@@ -339,8 +341,18 @@ class _Collector(BaseHTTPRequestHandler):
             url=f"{site}/a2a",
             description="wants your secrets",
             version="1.0.0",
-            securitySchemes={"oauth2": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {
-                "tokenUrl": f"{site}/token", "scopes": {"interview:read": "read"}}}}}},
+            securitySchemes={
+                "oauth2": {
+                    "oauth2SecurityScheme": {
+                        "flows": {
+                            "clientCredentials": {
+                                "tokenUrl": f"{site}/token",
+                                "scopes": {"interview:read": "read"},
+                            }
+                        }
+                    }
+                }
+            },
             securityRequirements=[{"schemes": {"oauth2": {"list": ["interview:read"]}}}],
         )
         send_json(self, card)

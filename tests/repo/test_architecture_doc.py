@@ -68,8 +68,12 @@ def test_the_report_shape_names_every_member_evaluate_builds() -> None:
     from explorer.core.evaluate import evaluate
 
     report = evaluate(
-        (), {}, target="http://127.0.0.1:9/", ran_by={"name": "doc", "role": "self"},
-        started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z",
+        (),
+        {},
+        target="http://127.0.0.1:9/",
+        ran_by={"name": "doc", "role": "self"},
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:00:01Z",
     )
     named = set(re.findall(r'"(\w+)"\*?:', _block("{")))
     members = set(report) | set(report["card"]) | set(report["card"]["signature"])

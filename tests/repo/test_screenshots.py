@@ -111,6 +111,7 @@ def test_the_readme_shows_the_pngs_and_links_the_svgs() -> None:
 
 # --- rendering -------------------------------------------------------------------------------------
 
+
 def _has_chromium() -> bool:
     try:
         find_chromium()
@@ -135,7 +136,7 @@ PICTURE = """<svg viewBox="0 0 400 200" xmlns="http://www.w3.org/2000/svg">
 
 def test_local_fonts_drops_every_remote_source_and_keeps_the_text() -> None:
     svg = PICTURE.format(font="https://cdn.example/font.woff2").replace(
-        'src: url(', 'src: local("Remote Mono"), url(', 1
+        "src: url(", 'src: local("Remote Mono"), url(', 1
     )
     local = local_fonts(svg)
     assert 'src: local("Remote Mono");' in local
@@ -192,8 +193,15 @@ def test_the_script_renders_an_html_page_at_the_size_given(tmp_path: Path) -> No
     )
     out = tmp_path / "shots" / "page.png"
     done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "chromium_png.py"), str(page), "--size", "320x200",
-         "-o", str(out)],
+        [
+            sys.executable,
+            str(REPO / "scripts" / "chromium_png.py"),
+            str(page),
+            "--size",
+            "320x200",
+            "-o",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         timeout=180,

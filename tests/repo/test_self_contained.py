@@ -38,8 +38,11 @@ def _text_files() -> list[Path]:
     except (OSError, subprocess.SubprocessError):
         paths = [p for p in REPO.rglob("*") if not SKIPPED_DIRS & set(p.relative_to(REPO).parts)]
     return [
-        p for p in paths
-        if p.suffix in TEXT_SUFFIXES and p.is_file() and not SKIPPED_DIRS & set(p.relative_to(REPO).parts)
+        p
+        for p in paths
+        if p.suffix in TEXT_SUFFIXES
+        and p.is_file()
+        and not SKIPPED_DIRS & set(p.relative_to(REPO).parts)
         and not p.name.endswith(".egg-info")
     ]
 

@@ -149,8 +149,13 @@ def test_a_tui_killed_at_random_moments_keeps_every_recorded_run(
     reported: dict[int, int] = {}
     kills = 0
     for attempt in range(6):
-        proc = subprocess.Popen([sys.executable, "-c", _TUI, str(home), store_url, str(keys), *targets],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _TUI, str(home), store_url, str(keys), *targets],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         assert proc.stdout is not None
         seen = proc.stdout.readline()
         if attempt % 3 == 0:
@@ -187,8 +192,11 @@ def tiny_fs(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "tiny"
     mount.mkdir()
     try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(mount)],
-                              capture_output=True, timeout=10)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(mount)],
+            capture_output=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         pytest.skip(f"cannot mount a tmpfs here: {exc}")
     if done.returncode != 0:
@@ -316,8 +324,9 @@ def test_a_page_quota_gives_a_clear_error_and_keeps_earlier_runs(tmp_path: Path,
 WAL_ROOM = 32 * 1024 + 4096
 
 
-def _verify_cli(server: HostileServer, name: str, home: Path, keys_dir: Path,
-                limit: int | None = None) -> subprocess.CompletedProcess[str]:
+def _verify_cli(
+    server: HostileServer, name: str, home: Path, keys_dir: Path, limit: int | None = None
+) -> subprocess.CompletedProcess[str]:
     keys = keys_dir / "jwks.json"
     if not keys.exists():
         keys.write_text(json.dumps(server.jwks), encoding="utf-8")
@@ -326,11 +335,32 @@ def _verify_cli(server: HostileServer, name: str, home: Path, keys_dir: Path,
         if limit is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    argv = [sys.executable, "-m", "explorer", "verify", server.case_url(name), "--json", "--timeout", "5",
-            "--keys", str(keys), "--home", str(home), "--runner", "faults"]
+    argv = [
+        sys.executable,
+        "-m",
+        "explorer",
+        "verify",
+        server.case_url(name),
+        "--json",
+        "--timeout",
+        "5",
+        "--keys",
+        str(keys),
+        "--home",
+        str(home),
+        "--runner",
+        "faults",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=REPO,
-                          preexec_fn=limited if limit is not None else None)
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=REPO,
+        preexec_fn=limited if limit is not None else None,
+    )
 
 
 def test_a_file_size_limit_on_verify_prints_the_verdict_says_it_was_not_recorded_and_exits_6(

@@ -360,9 +360,17 @@ def _record_version_2(path: Path, runs: list) -> None:
             """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
                    answers_sha256, report_doc, exchanges_doc, keys_doc, volatile)
                VALUES (?, ?, ?, 'claim', 'self', 'tester', ?, ?, ?, ?, ?, ?)""",
-            (agent_id, f"2025-01-0{n + 1}T00:00:00.000Z", run.report["verdict"], run.report["card"]["sha256"],
-             run.report["answers_sha256"], put_document(conn, encoded.report)[0], skeleton,
-             put_document(conn, encoded.keys)[0], encoded.volatile),
+            (
+                agent_id,
+                f"2025-01-0{n + 1}T00:00:00.000Z",
+                run.report["verdict"],
+                run.report["card"]["sha256"],
+                run.report["answers_sha256"],
+                put_document(conn, encoded.report)[0],
+                skeleton,
+                put_document(conn, encoded.keys)[0],
+                encoded.volatile,
+            ),
         )
     conn.execute("PRAGMA user_version=2")
     conn.execute("COMMIT")
@@ -412,8 +420,7 @@ def test_a_second_opening_in_one_process_keeps_every_connection_seeing_other_pro
     )
     try:
         for expected in (3, 4):
-            subprocess.run([sys.executable, "-c", writer, str(REPO), str(home)],
-                           check=True, timeout=60)
+            subprocess.run([sys.executable, "-c", writer, str(REPO), str(home)], check=True, timeout=60)
             assert first.last_run_id() == expected and second.last_run_id() == expected
             assert first.mark() == ChangeMark(expected, expected, 0)
     finally:

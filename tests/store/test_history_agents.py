@@ -39,11 +39,24 @@ E = "http://127.0.0.1:41005/.well-known/agent-card.json"
 K1, K2, K3 = "k1" * 22, "k2" * 22, "k3" * 22  # thumbprints, as a report states them
 
 
-def _run(n: int, url: str, *, name: str = "Steady Agent", signers: list[str] | None = None,
-         card: str = "c1", declared: str = "d1", verdict: str = "conformant") -> Run:
+def _run(
+    n: int,
+    url: str,
+    *,
+    name: str = "Steady Agent",
+    signers: list[str] | None = None,
+    card: str = "c1",
+    declared: str = "d1",
+    verdict: str = "conformant",
+) -> Run:
     """A run at `url` whose report states its card's name, digests and signers (none: unsigned)."""
-    run = make_run(name=name, card_url=url, verdict=verdict,
-                   started_at=f"2025-01-01T00:00:{n:02d}.000Z", elapsed_ms=1.0 + n)
+    run = make_run(
+        name=name,
+        card_url=url,
+        verdict=verdict,
+        started_at=f"2025-01-01T00:00:{n:02d}.000Z",
+        elapsed_ms=1.0 + n,
+    )
     report = copy.deepcopy(dict(run.report))
     report["card"]["sha256"] = card
     report["card"]["declarations_sha256"] = declared
@@ -204,8 +217,13 @@ def test_forgetting_an_agent_by_an_old_address_forgets_it_at_every_address(store
 
 def test_a_copy_keeps_every_agent_and_its_addresses(store_factory, fresh_store_url) -> None:
     source = store_factory()
-    for run in (_run(1, A, signers=[K1]), _run(2, B, signers=[K1]), _run(3, C), _no_card(4, C),
-                _run(5, A, name="Drifting", signers=[K3])):
+    for run in (
+        _run(1, A, signers=[K1]),
+        _run(2, B, signers=[K1]),
+        _run(3, C),
+        _no_card(4, C),
+        _run(5, A, name="Drifting", signers=[K3]),
+    ):
         source.record(run)
     with open_store(fresh_store_url()) as target:
         assert copy_history(source, target).proved

@@ -15,7 +15,6 @@ from tests.support.paths import REPO
 pytestmark = pytest.mark.slow  # a benchmark
 
 
-
 def _bench(*argv: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(REPO / "bench" / "history_scale.py"), "--runs", "3000", "--agents", "30",

@@ -89,14 +89,20 @@ def check_whole(url: str) -> list[int]:
             if history.kind == "sqlite":
                 assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
                 assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
-            assert conn.execute(
-                "SELECT COUNT(*) FROM doc_links WHERE child NOT IN (SELECT id FROM documents)"
-            ).fetchone()[0] == 0
-            assert conn.execute(
-                """SELECT COUNT(*) FROM runs WHERE report_doc NOT IN (SELECT id FROM documents)
+            assert (
+                conn.execute(
+                    "SELECT COUNT(*) FROM doc_links WHERE child NOT IN (SELECT id FROM documents)"
+                ).fetchone()[0]
+                == 0
+            )
+            assert (
+                conn.execute(
+                    """SELECT COUNT(*) FROM runs WHERE report_doc NOT IN (SELECT id FROM documents)
                    OR exchanges_doc NOT IN (SELECT id FROM documents)
                    OR keys_doc NOT IN (SELECT id FROM documents)"""
-            ).fetchone()[0] == 0
+                ).fetchone()[0]
+                == 0
+            )
             kept = conn.execute(
                 """SELECT id, runs, last_run, churn, changes, last_verdict, last_recorded_at, last_signature,
                           last_kinds
@@ -235,8 +241,13 @@ def test_runners_importing_the_same_transcripts_at_once_record_each_once(store_u
     with open_store(store_url):
         pass  # created before the race, which is about the runs
     procs = [
-        subprocess.Popen([sys.executable, "-c", _IMPORTER, store_url, str(REPO)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _IMPORTER, store_url, str(REPO)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(4)
     ]
     for proc in procs:

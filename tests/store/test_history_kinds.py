@@ -128,8 +128,15 @@ def test_a_copy_keeps_every_mark_and_kind(store_factory, fresh_store_url) -> Non
 # --- real signatures ------------------------------------------------------------------------------
 
 
-def _signed_run(n: int, card: dict[str, Any], key: Any, *, stated: bool, card_url: str = CARD_URL,
-                verdict: str = "conformant") -> Run:
+def _signed_run(
+    n: int,
+    card: dict[str, Any],
+    key: Any,
+    *,
+    stated: bool,
+    card_url: str = CARD_URL,
+    verdict: str = "conformant",
+) -> Run:
     """A run of `card` signed now with `key` (ES256: other bytes at every signing), its card fetch
     carrying the signed bytes; its report states its marks only when `stated`, as this version's do."""
     run = make_run(card_url=card_url, verdict=verdict, **_tick(n))
@@ -204,8 +211,10 @@ def _previous_version(url: str) -> Iterator[_Statements]:
     with psycopg.connect(location.conninfo, autocommit=False) as raw:
         for statement in pg_schema.MIGRATIONS[1]:
             raw.execute(statement)  # type: ignore[arg-type]
-        raw.execute(f"INSERT INTO {pg_schema.MARKER_TABLE}(application, version) VALUES (%s, 1)",
-                    (pg_schema.APPLICATION,))
+        raw.execute(
+            f"INSERT INTO {pg_schema.MARKER_TABLE}(application, version) VALUES (%s, 1)",
+            (pg_schema.APPLICATION,),
+        )
         yield _Statements(raw, postgres=True)
         raw.commit()
 
@@ -222,30 +231,46 @@ def _write_as_previous_version(url: str, runs: list[Run]) -> None:
         ids = {}
         for doc in (encoded.exchanges, encoded.report, encoded.keys, *encoded.bodies):
             body, encoding = pack_document(doc)
-            q.execute("INSERT INTO documents(sha256, size, encoding, body) VALUES (?, ?, ?, ?) "
-                      "ON CONFLICT (sha256) DO NOTHING", (doc.digest, len(doc.raw), encoding, body))
+            q.execute(
+                "INSERT INTO documents(sha256, size, encoding, body) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (sha256) DO NOTHING",
+                (doc.digest, len(doc.raw), encoding, body),
+            )
             found = q.execute("SELECT id FROM documents WHERE sha256 = ?", (doc.digest,)).fetchone()
             ids[doc.digest] = found[0]
         for doc in encoded.bodies:
-            q.execute("INSERT INTO doc_links(parent, child) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                      (ids[encoded.exchanges.digest], ids[doc.digest]))
+            q.execute(
+                "INSERT INTO doc_links(parent, child) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (ids[encoded.exchanges.digest], ids[doc.digest]),
+            )
         fields, agent = summary_fields(run.report), agent_of(run.report)
-        q.execute("INSERT INTO agents(agent, name) VALUES (?, ?) ON CONFLICT (agent) DO NOTHING",
-                  (agent, fields["name"]))
+        q.execute(
+            "INSERT INTO agents(agent, name) VALUES (?, ?) ON CONFLICT (agent) DO NOTHING",
+            (agent, fields["name"]),
+        )
         agent_id = q.execute("SELECT id FROM agents WHERE agent = ?", (agent,)).fetchone()[0]
         current = (fields["verdict"], fields["card_sha256"], fields["answers_sha256"])
         changed = 1 if agent in last and last[agent] != current else 0
         last[agent] = current
-        listed = [fields[k] for k in ("verdict", "standing", "role", "runner", "card_sha256",
-                                      "answers_sha256")]
+        listed = [
+            fields[k] for k in ("verdict", "standing", "role", "runner", "card_sha256", "answers_sha256")
+        ]
         documents = [ids[doc.digest] for doc in (encoded.report, encoded.exchanges, encoded.keys)]
         q.execute(
             """INSERT INTO runs(agent_id, recorded_at, verdict, standing, role, runner, card_sha256,
                    answers_sha256, report_doc, exchanges_doc, keys_doc, volatile, attestation, changed,
                    signature)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            (agent_id, f"2025-01-0{n + 1}T00:00:00.000Z", *listed, *documents, encoded.volatile,
-             encoded.attestation, changed, fields["signature"]),
+            (
+                agent_id,
+                f"2025-01-0{n + 1}T00:00:00.000Z",
+                *listed,
+                *documents,
+                encoded.volatile,
+                encoded.attestation,
+                changed,
+                fields["signature"],
+            ),
         )
     q.execute("""UPDATE agents SET
         runs = (SELECT COUNT(*) FROM runs WHERE agent_id = agents.id),
@@ -285,13 +310,16 @@ def test_a_previous_version_history_is_migrated_and_its_next_runs_compared_by_de
         # old runs keep the change they were recorded with, the card digest standing for the
         # declarations; the kinds say so
         assert [(rows[i].kinds, rows[i].changed) for i in (1, 2, 3)] == [
-            ((), False), (("declarations",), True), (("declarations",), True)
+            ((), False),
+            (("declarations",), True),
+            (("declarations",), True),
         ]
         assert rows[5].kinds == ("declarations", "verdict")  # a re-signed card read as changed, then
         # each agent's latest run has its marks from its own bytes; the others have none
         assert rows[3].declarations_sha256 == declarations_sha256(card)
-        assert rows[3].signers == tuple(signers_of(verify_card(sign_card(card, key, kid="card-1"),
-                                                               public_jwks(key))))
+        assert rows[3].signers == tuple(
+            signers_of(verify_card(sign_card(card, key, kid="card-1"), public_jwks(key)))
+        )
         assert rows[2].declarations_sha256 is None and rows[2].signers is None
         fleet = {row.agent: row for row in history.fleet()}
         assert (fleet[CARD_URL].churn, fleet[CARD_URL].changes) == (0, 2)  # was churn 2: changes only

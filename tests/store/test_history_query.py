@@ -76,7 +76,8 @@ def test_every_filter_narrows_and_the_order_is_newest_first(recorded) -> None:
     assert _ids(history, since=START + timedelta(hours=7)) == [ids["c2"], ids["b3"], ids["a5"]]
     assert _ids(history, until=START + timedelta(hours=2)) == [ids["b1"], ids["a1"]]
     assert _ids(history, since=START + timedelta(hours=2), until=START + timedelta(hours=4)) == [
-        ids["a3"], ids["a2"]
+        ids["a3"],
+        ids["a2"],
     ]
     assert _ids(history, limit=3) == order[:3]
     assert _ids(history, before=ids["a4"], limit=2) == [ids["b2"], ids["a3"]]
@@ -150,7 +151,9 @@ def test_fleet_rows_and_agents_come_from_the_kept_counters(recorded) -> None:
     assert fleet[OTHER].last_change_at == "2026-01-01T04:00:00.000Z"  # b2's hour
     assert fleet[THIRD].last_change_at is None and (fleet[THIRD].churn, fleet[THIRD].changes) == (0, 0)
     assert [(a.agent, a.runs, a.last_run_id) for a in history.agents()] == [
-        (THIRD, 2, ids["c2"]), (OTHER, 3, ids["b3"]), (CARD_URL, 5, ids["a5"])
+        (THIRD, 2, ids["c2"]),
+        (OTHER, 3, ids["b3"]),
+        (CARD_URL, 5, ids["a5"]),
     ]
 
 
@@ -162,7 +165,11 @@ def test_forgetting_repairs_the_successor_and_the_counters(recorded) -> None:
     history.forget_run(ids["a5"])  # the latest: the fleet row falls back to a4
     row = next(r for r in history.fleet() if r.agent == CARD_URL)
     assert (row.runs, row.last_run_id, row.verdict, row.churn, row.changes) == (
-        3, ids["a4"], "nonconformant", 0, 1
+        3,
+        ids["a4"],
+        "nonconformant",
+        0,
+        1,
     )
     assert row.last_change_at == "2026-01-01T05:00:00.000Z" and row.kinds == ("answers", "verdict")
     assert history.forget_agent(THIRD) == 2

@@ -29,8 +29,14 @@ PW = "Pw-s3cr3t-9q"
 
 
 def _cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    done = subprocess.run([sys.executable, "-m", "explorer", *args], capture_output=True, text=True,
-                          cwd=cwd, env={**os.environ, **(env or {})}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "explorer", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
     return done.returncode, done.stdout, done.stderr
 
 
@@ -112,8 +118,18 @@ def test_paths_that_only_look_odd_are_still_paths(tmp_path: Path) -> None:
 
 def _record(server: Any, work: Path, spec: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """One run recorded into `spec` (a card file whose interface is down), then listed from it."""
-    code, out, err = _cli(work, "verify", str(DATA / "steady-card.json"), "--timeout", "1", "--reruns", "0",
-                          "--history", spec, env=env)
+    code, out, err = _cli(
+        work,
+        "verify",
+        str(DATA / "steady-card.json"),
+        "--timeout",
+        "1",
+        "--reruns",
+        "0",
+        "--history",
+        spec,
+        env=env,
+    )
     assert code == 3, err  # the card's interface is not reachable from here: unreachable, and recorded
     code, out, err = _cli(work, "history", "--history", spec, "--json", env=env)
     assert code == 0, err
@@ -133,8 +149,10 @@ def test_a_keyword_string_reaches_a_real_postgresql_and_names_its_password_by_re
 
     postgres_server.role("ie_keyword_role", PW)
     owned = urlsplit(postgres_server.fresh_database(owner="ie_keyword_role")).path.lstrip("/")
-    spec = (f"host=127.0.0.1 port={postgres_server.port} dbname={owned} user=ie_keyword_role "
-            "password=env:IE_KEYWORD_PW")
+    spec = (
+        f"host=127.0.0.1 port={postgres_server.port} dbname={owned} user=ie_keyword_role "
+        "password=env:IE_KEYWORD_PW"
+    )
     listed = _record(postgres_server, work, spec, env={"IE_KEYWORD_PW": PW})
     assert len(listed["runs"]) == 1, listed
     assert PW not in json.dumps(listed)

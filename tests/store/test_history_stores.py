@@ -38,8 +38,14 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 def _signed(run: Any, n: int) -> Any:
     """A run carrying an envelope (its bytes are what a copy must keep exactly)."""
-    return replace(run, attestation={"payloadType": "application/vnd.in-toto+json", "payload": f"cGF5{n}",
-                                     "signatures": [{"keyid": "k", "sig": "c2ln" * (n + 1)}]})
+    return replace(
+        run,
+        attestation={
+            "payloadType": "application/vnd.in-toto+json",
+            "payload": f"cGF5{n}",
+            "signatures": [{"keyid": "k", "sig": "c2ln" * (n + 1)}],
+        },
+    )
 
 
 # --- the URL ------------------------------------------------------------------------------------------
@@ -67,7 +73,9 @@ def test_a_password_reference_is_resolved_and_never_shown(monkeypatch) -> None:
     assert located.password_ref == "env:IE_PG"
     assert located.shown == "postgresql://runner@db.example:5433/evidence"
     assert "env:" not in (located.conninfo or "") and "sslmode=require" in (located.conninfo or "")
-    by_query = parse_location("postgresql://runner@db/evidence?password=file:/run/secrets/pg&sslmode=verify-full")
+    by_query = parse_location(
+        "postgresql://runner@db/evidence?password=file:/run/secrets/pg&sslmode=verify-full"
+    )
     assert by_query.password_ref == "file:/run/secrets/pg" and "password" not in (by_query.conninfo or "")
 
     from explorer.config.history_choice import HistoryChoiceError, choose_history
@@ -121,8 +129,14 @@ def test_a_postgresql_url_without_the_extra_names_the_install_command(tmp_path: 
         "from explorer.cli import main\n"
         "sys.exit(main(['history', '--history', 'postgresql://runner@127.0.0.1:1/evidence']))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "INTERVIEW_EXPLORER_HOME": str(tmp_path)})
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "INTERVIEW_EXPLORER_HOME": str(tmp_path)},
+    )
     assert done.returncode == 2, done.stderr
     assert "pip install 'interview-explorer[postgres]'" in done.stderr and "Traceback" not in done.stderr
 
@@ -159,14 +173,17 @@ def test_every_history_command_works_on_the_chosen_store(store_url: str, store_k
 def test_a_postgresql_database_of_another_application_is_refused_untouched(postgres_server) -> None:
     url = postgres_server.fresh_database()
     database = url.split("?")[0].rsplit("/", 1)[1]
-    postgres_server.psql("CREATE TABLE notes (id int, text text); INSERT INTO notes VALUES (1, 'precious')",
-                         database)
-    before = postgres_server.psql("SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace "
-                                  "ORDER BY relname", database)
+    postgres_server.psql(
+        "CREATE TABLE notes (id int, text text); INSERT INTO notes VALUES (1, 'precious')", database
+    )
+    before = postgres_server.psql(
+        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY relname", database
+    )
     with pytest.raises(HistoryError, match="not an Interview Explorer history"):
         open_store(url)
-    after = postgres_server.psql("SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace "
-                                 "ORDER BY relname", database)
+    after = postgres_server.psql(
+        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY relname", database
+    )
     assert before == after and postgres_server.psql("SELECT text FROM notes", database).strip() == "precious"
 
 
@@ -184,10 +201,20 @@ def test_a_postgresql_history_from_a_newer_explorer_is_refused(postgres_server, 
 
 def test_runners_creating_one_postgresql_history_at_once_create_it_once(postgres_server) -> None:
     url = postgres_server.fresh_database()
-    probe = ("import sys\nfrom explorer.store.location import open_store\n"
-             "with open_store(sys.argv[1]) as s: print(s.mark())\n")
-    procs = [subprocess.Popen([sys.executable, "-c", probe, url], cwd=REPO, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    probe = (
+        "import sys\nfrom explorer.store.location import open_store\n"
+        "with open_store(sys.argv[1]) as s: print(s.mark())\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", probe, url],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
@@ -219,8 +246,11 @@ def test_a_runner_starting_afresh_sends_no_document_the_postgresql_history_holds
 def test_a_copy_to_the_other_backend_and_back_is_proved_and_byte_exact(
     store_url: str, tmp_path: Path, request, capsys
 ) -> None:
-    other = (f"sqlite:///{tmp_path / 'other.sqlite3'}" if store_url.startswith("postgresql")
-             else _postgres_or_skip(request))
+    other = (
+        f"sqlite:///{tmp_path / 'other.sqlite3'}"
+        if store_url.startswith("postgresql")
+        else _postgres_or_skip(request)
+    )
     with open_store(store_url) as store:
         made = [make_run(elapsed_ms=1.0 + n) for n in range(7)]
         ids = [store.record(_signed(run, n) if n % 2 else run) for n, run in enumerate(made)]
@@ -312,8 +342,10 @@ def test_a_password_reaches_the_server_only_from_a_reference_or_libpq(
     secret_file.write_text(SECRET + "\n")
     monkeypatch.setenv("IE_PG_PASSWORD", SECRET)
     monkeypatch.delenv("PGPASSWORD", raising=False)
-    for url in (f"postgresql://runner:env:IE_PG_PASSWORD@{tcp}",
-                f"postgresql://runner@{tcp}?password=file:{secret_file}"):
+    for url in (
+        f"postgresql://runner:env:IE_PG_PASSWORD@{tcp}",
+        f"postgresql://runner@{tcp}?password=file:{secret_file}",
+    ):
         code, out, err = _cli(capsys, "history", "--json", "--history", url)
         assert code == 0 and out == "", err
     monkeypatch.setenv("PGPASSWORD", SECRET)  # libpq's own

@@ -72,9 +72,28 @@ class Server:
 
     def psql(self, sql: str, database: str = "postgres") -> str:
         done = subprocess.run(
-            [str(self.bin_dir / "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
-             "-h", str(self.sockets), "-p", str(self.port), "-U", self.user, "-d", database, "-c", sql],
-            capture_output=True, text=True, timeout=60,
+            [
+                str(self.bin_dir / "psql"),
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                str(self.sockets),
+                "-p",
+                str(self.port),
+                "-U",
+                self.user,
+                "-d",
+                database,
+                "-c",
+                sql,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         if done.returncode != 0:
             raise RuntimeError(done.stderr)
@@ -90,8 +109,11 @@ class Server:
         self.psql(f"CREATE ROLE \"{name}\" LOGIN PASSWORD '{password}'")
 
     def stop(self) -> None:
-        _as_owner(self.owner, [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
-                  timeout=60)
+        _as_owner(
+            self.owner,
+            [str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop"],
+            timeout=60,
+        )
         shutil.rmtree(self.data.parent, ignore_errors=True)  # the cluster's own temporary folder
 
 
@@ -103,8 +125,15 @@ def _as_owner(owner: str | None, argv: list[str], timeout: float) -> subprocess.
             os.setgid(entry.pw_gid)
             os.setuid(entry.pw_uid)
 
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=become,
-                              cwd="/", env={**os.environ, "HOME": entry.pw_dir or "/"})
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            preexec_fn=become,
+            cwd="/",
+            env={**os.environ, "HOME": entry.pw_dir or "/"},
+        )
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
 
@@ -120,8 +149,10 @@ def start_server(folder: Path, *, durable: bool = False) -> tuple[Server | None,
         try:
             pwd.getpwnam("postgres")
         except KeyError:
-            return None, ("running as root without a `postgres` user to own the test cluster "
-                          "(apt-get install postgresql)")
+            return None, (
+                "running as root without a `postgres` user to own the test cluster "
+                "(apt-get install postgresql)"
+            )
         owner = "postgres"
     # Not under `folder` when it is pytest's: a pytest starting elsewhere on the machine sets its
     # base folder back to mode 0700, which would lock the `postgres` user out of the cluster.
@@ -135,8 +166,19 @@ def start_server(folder: Path, *, durable: bool = False) -> tuple[Server | None,
     user = owner or pwd.getpwuid(os.geteuid()).pw_name
     # The unix socket trusts its user (the tests' superuser); TCP asks a role for its password, as
     # a team's server does, so the tests of passwords meet real authentication.
-    initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", user, "--auth-local=trust",
-              "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync", "--locale=C"]
+    initdb = [
+        str(bin_dir / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        user,
+        "--auth-local=trust",
+        "--auth-host=scram-sha-256",
+        "-E",
+        "UTF8",
+        "--no-sync",
+        "--locale=C",
+    ]
     for attempt in range(3):  # a machine busy with other clusters can fail one transiently
         done = _as_owner(owner, initdb, timeout=120)
         if done.returncode == 0:
@@ -147,12 +189,28 @@ def start_server(folder: Path, *, durable: bool = False) -> tuple[Server | None,
         said = " ".join((done.stdout + done.stderr).split())
         return None, f"initdb failed three times: {said[-800:]}"
     port = _free_port()
-    options = (f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={sockets} "
-               "-c synchronous_commit=off -c max_connections=100 "
-               + ("-c shared_buffers=256MB -c max_wal_size=2GB" if durable
-                  else "-c fsync=off -c full_page_writes=off -c shared_buffers=32MB"))
-    start = [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-t", "60",
-             "-o", options, "start"]
+    options = (
+        f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={sockets} "
+        "-c synchronous_commit=off -c max_connections=100 "
+        + (
+            "-c shared_buffers=256MB -c max_wal_size=2GB"
+            if durable
+            else "-c fsync=off -c full_page_writes=off -c shared_buffers=32MB"
+        )
+    )
+    start = [
+        str(bin_dir / "pg_ctl"),
+        "-D",
+        str(data),
+        "-l",
+        str(base / "log"),
+        "-w",
+        "-t",
+        "60",
+        "-o",
+        options,
+        "start",
+    ]
     done = _as_owner(owner, start, timeout=90)
     if done.returncode != 0:
         log = (base / "log").read_text(errors="replace")[-500:] if (base / "log").exists() else ""

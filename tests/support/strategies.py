@@ -56,7 +56,8 @@ def json_values(
     members = list_size if object_size is None else object_size
     return st.recursive(
         leaves,
-        lambda children: st.lists(children, max_size=list_size)
-        | st.dictionaries(names, children, max_size=members),
+        lambda children: (
+            st.lists(children, max_size=list_size) | st.dictionaries(names, children, max_size=members)
+        ),
         max_leaves=max_leaves,
     )

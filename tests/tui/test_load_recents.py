@@ -57,8 +57,11 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             return out
 
         done = asyncio.run(runs())
-        urls = {"older": older.agents["drifting"].card_url, "newer": newer.agents["drifting"].card_url,
-                "steady": newer.agents["steady"].card_url}
+        urls = {
+            "older": older.agents["drifting"].card_url,
+            "newer": newer.agents["drifting"].card_url,
+            "steady": newer.agents["steady"].card_url,
+        }
     silent = asyncio.run(run_interview(urls["steady"], Options(timeout=2.0)))  # its fleet has stopped
     impostor = _renamed_key(done[1])  # steady's name and card, another key
     with History.open(home) as history:

@@ -19,7 +19,6 @@ from tests.support.paths import REPO
 pytestmark = pytest.mark.slow  # a benchmark
 
 
-
 @pytest.mark.timeout(240)
 def test_the_startup_benchmark_paints_the_interview_screen_and_reports_a_ratio() -> None:
     done = subprocess.run(

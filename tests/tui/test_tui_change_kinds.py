@@ -64,8 +64,9 @@ def test_a_sweep_row_counts_churn_verdicts_as_churn_and_only_changes_as_changes(
     rotated = Finished("http://a/card", "A", "conformant", "claim", "verified", "c3", "x1", "d1", ("k2",))
     entry = fleet.finish("http://a/", rotated, run_id=None, at="T3")
     assert (entry.churn, entry.changes, entry.kinds, entry.last_change_at) == (0, 1, ("key",), "T3")
-    churned = Finished("http://a/card", "A", "churn", "claim", "verified", "c3", "x1", "d1", ("k2",),
-                       kinds=("verdict",))  # as the history recorded it
+    churned = Finished(
+        "http://a/card", "A", "churn", "claim", "verified", "c3", "x1", "d1", ("k2",), kinds=("verdict",)
+    )  # as the history recorded it
     entry = fleet.finish("http://a/", churned, run_id=4, at="T4")
     assert (entry.churn, entry.changes, entry.runs) == (1, 2, 4)
     assert [e.name for e in fleet.view("changes")] == ["A"]

@@ -367,7 +367,7 @@ async def test_on_a_short_terminal_the_load_screen_gives_the_reference_agents_th
 
 
 async def test_a_plain_session_starts_the_reference_agents_from_the_load_screen_and_stops_them(
-    tui: Tui
+    tui: Tui,
 ) -> None:
     import socket
     from urllib.parse import urlsplit

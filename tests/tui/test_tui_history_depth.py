@@ -54,8 +54,11 @@ def _run(n: int) -> Any:
     tick = {"started_at": f"2025-01-01T00:00:{n % 60:02d}.000Z", "elapsed_ms": 1.0 + n}
     if n % 3 == 0:
         odd = n % 30 == 27
-        return make_run(answered_name="Impostor" if odd else None,
-                        verdict="nonconformant" if odd else "conformant", **tick)
+        return make_run(
+            answered_name="Impostor" if odd else None,
+            verdict="nonconformant" if odd else "conformant",
+            **tick,
+        )
     if n % 3 == 1:
         verdict = "churn" if n % 21 == 1 else "conformant"
         return make_run(card_url=OTHER, name="Other", verdict=verdict, **tick)
@@ -253,7 +256,9 @@ def _verify(url: str, history: str) -> None:
     """Another runner: `verify` in a process of its own, recording into the same history."""
     done = subprocess.run(
         [sys.executable, "-m", "explorer", "verify", url, "--history", history, "-q"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode in (0, 1), done.stderr
     assert "not recorded" not in done.stderr, done.stderr
@@ -271,8 +276,9 @@ async def test_runs_another_process_records_show_up_without_a_key(
     fleet: Any, store_url: str, store_factory: Any, tmp_path: Path, size: Any
 ) -> None:
     store = store_factory()
-    first = [store.record(make_run(started_at=f"2025-01-01T00:00:0{n}.000Z", elapsed_ms=1.0 + n))
-             for n in range(3)]
+    first = [
+        store.record(make_run(started_at=f"2025-01-01T00:00:0{n}.000Z", elapsed_ms=1.0 + n)) for n in range(3)
+    ]
     steady = fleet.agents["steady"].card_url
     app, reads = app_for(tmp_path, history_choice=choose_history(store_url))
     async with app.run_test(size=size) as pilot:
@@ -300,7 +306,8 @@ async def test_runs_another_process_records_show_up_without_a_key(
         assert table.current.run_id == first[1]  # the highlighted run stays highlighted
         assert "5 runs" in title(screen)
         store.forget_run(first[0])  # forgotten elsewhere: gone from the list too
-        await wait_for(pilot, lambda: [r.run_id for r in screen.rows] == [fifth, fourth, first[2], first[1]],
-                       timeout=30)
+        await wait_for(
+            pilot, lambda: [r.run_id for r in screen.rows] == [fifth, fourth, first[2], first[1]], timeout=30
+        )
         assert table.current.run_id == first[1]
     assert reads.on_loop == [], f"store reads on the event loop: {reads.on_loop}"

@@ -177,11 +177,14 @@ def test_unsigned_member_is_said_in_words() -> None:
 
 
 def test_a_member_signed_except_dropped_empties_says_so_on_the_signed_line() -> None:
-    projection = {**_projection("/supportedInterfaces/0", "match", "x", "x", signed=False),
-                  "unsigned_empty": ["/supportedInterfaces/0/tenant", "/x\x1b[2J"]}
+    projection = {
+        **_projection("/supportedInterfaces/0", "match", "x", "x", signed=False),
+        "unsigned_empty": ["/supportedInterfaces/0/tenant", "/x\x1b[2J"],
+    }
     text, ok = model.signed_text(ReportView.of(_report()), Projection.of(projection))
-    assert ok and text.startswith("yes, except empty members the signer's canonical form drops: "
-                                  "/supportedInterfaces/0/tenant")
+    assert ok and text.startswith(
+        "yes, except empty members the signer's canonical form drops: /supportedInterfaces/0/tenant"
+    )
     assert "\x1b" not in text  # a pointer is agent text
 
 

@@ -81,8 +81,14 @@ async def test_a_short_timeout_and_public_only_reach_the_interview(
     app = explorer_on(slow_card, tmp_path / "home", *argv)
     try:
         async with app.run_test(size=(160, 45)) as pilot:
-            await wait_for(pilot, lambda: bool(app.screen.query("#load-error"))
-                           and app.screen.query_one("#load-error", Static).display, timeout=60)
+            await wait_for(
+                pilot,
+                lambda: (
+                    bool(app.screen.query("#load-error"))
+                    and app.screen.query_one("#load-error", Static).display
+                ),
+                timeout=60,
+            )
             error = plain(app.screen.query_one("#load-error", Static))
     finally:
         app.context.close()

@@ -58,8 +58,14 @@ def test_a_root_cause_comes_first_with_the_findings_it_explains_beneath_it() -> 
             _finding("method_error", question="usage", cause="a_cause_this_run_does_not_have"),
         )
     ]
-    assert model.grouped_findings(findings) == [(0, False), (2, False), (1, True), (4, True), (3, False),
-                                                (5, False)]
+    assert model.grouped_findings(findings) == [
+        (0, False),
+        (2, False),
+        (1, True),
+        (4, True),
+        (3, False),
+        (5, False),
+    ]
     assert model.grouped_findings(findings[:1]) == [(0, False)]
 
 
@@ -72,18 +78,41 @@ def test_what_changed_is_said_in_kinds_and_signed_again_is_no_change() -> None:
     assert both == "≠ declarations+answers · signed again"
     assert model.change_words(("verdict", "answers", "a-kind-from-the-future")) == "≠ answers+verdict"
     rows = [  # newest first; the same declarations and signers under other card bytes: signed again
-        {"agent": "a", "card_sha256": "c3", "declarations_sha256": "d1", "signers": ["k2"],
-         "answers_sha256": "x", "verdict": "conformant"},
-        {"agent": "a", "card_sha256": "c2", "declarations_sha256": "d1", "signers": ["k1"],
-         "answers_sha256": "x", "verdict": "conformant"},
-        {"agent": "a", "card_sha256": "c1", "declarations_sha256": "d1", "signers": ["k1"],
-         "answers_sha256": "x", "verdict": "conformant"},
+        {
+            "agent": "a",
+            "card_sha256": "c3",
+            "declarations_sha256": "d1",
+            "signers": ["k2"],
+            "answers_sha256": "x",
+            "verdict": "conformant",
+        },
+        {
+            "agent": "a",
+            "card_sha256": "c2",
+            "declarations_sha256": "d1",
+            "signers": ["k1"],
+            "answers_sha256": "x",
+            "verdict": "conformant",
+        },
+        {
+            "agent": "a",
+            "card_sha256": "c1",
+            "declarations_sha256": "d1",
+            "signers": ["k1"],
+            "answers_sha256": "x",
+            "verdict": "conformant",
+        },
     ]
     assert model.churn_markers(rows) == ["≠ key", "~ signed again", "first"]
 
 
-def _report(verdict: str, *, findings: tuple[dict[str, Any], ...] = (), signature: str = "verified",
-            questions: str = "answered") -> dict[str, Any]:
+def _report(
+    verdict: str,
+    *,
+    findings: tuple[dict[str, Any], ...] = (),
+    signature: str = "verified",
+    questions: str = "answered",
+) -> dict[str, Any]:
     projection = {"source": {"document": "card", "member": "/name"}, "status": "match", "value": "A"}
     return {
         "verdict": verdict,
@@ -95,13 +124,23 @@ def _report(verdict: str, *, findings: tuple[dict[str, Any], ...] = (), signatur
                 "status": signature,
                 "alg": "ES256",
                 "kid": "k1",
-                "signatures": [{"index": 0, "alg": "ES256", "kid": "k1", "status": signature,
-                                "detail": "does not verify with the key for kid 'k1'"}],
+                "signatures": [
+                    {
+                        "index": 0,
+                        "alg": "ES256",
+                        "kid": "k1",
+                        "status": signature,
+                        "detail": "does not verify with the key for kid 'k1'",
+                    }
+                ],
             },
         },
         "questions": {
-            name: ({"status": "answered", "projections": [projection]} if questions == "answered"
-                   else {"status": questions})
+            name: (
+                {"status": "answered", "projections": [projection]}
+                if questions == "answered"
+                else {"status": questions}
+            )
             for name in model.QUESTIONS
         },
         "findings": list(findings),
@@ -109,23 +148,42 @@ def _report(verdict: str, *, findings: tuple[dict[str, Any], ...] = (), signatur
 
 
 def _exchange(purpose: str, status: int | None, body: bytes = b"", error: str | None = None) -> Exchange:
-    return Exchange(purpose=purpose, attempt=1, method="POST", url="http://a.example/rpc", status=status,
-                    response_body=body, error=error)
+    return Exchange(
+        purpose=purpose,
+        attempt=1,
+        method="POST",
+        url="http://a.example/rpc",
+        status=status,
+        response_body=body,
+        error=error,
+    )
 
 
 def test_the_reason_is_what_decided_the_verdict_when_no_answer_conflicts() -> None:
-    forged = ReportView.of(_report("nonconformant", signature="invalid", findings=(
-        _finding("card_signature_invalid", member="/signatures"),)))
+    forged = ReportView.of(
+        _report(
+            "nonconformant",
+            signature="invalid",
+            findings=(_finding("card_signature_invalid", member="/signatures"),),
+        )
+    )
     reason = model.verdict_reason(forged)
     assert reason is not None and (reason.kind, reason.summary) == ("signature", "signature invalid")
     said = "\n".join(line.text for line in reason.lines)
     assert "signature 0 (ES256 · k1): invalid, does not verify with the key for kid 'k1'" in said
     assert "5 of 5 projections match the card" in said
 
-    down = ReportView.of(_report("unreachable", questions="error", findings=(
-        _finding("http_status", detail="answered HTTP 503"),)))
-    calls = [_exchange("card", 200), _exchange("ask:identity#1", 503), _exchange("ask:identity#2", 503),
-             _exchange("probe:undefined_method", None, error="ConnectError: refused")]
+    down = ReportView.of(
+        _report(
+            "unreachable", questions="error", findings=(_finding("http_status", detail="answered HTTP 503"),)
+        )
+    )
+    calls = [
+        _exchange("card", 200),
+        _exchange("ask:identity#1", 503),
+        _exchange("ask:identity#2", 503),
+        _exchange("probe:undefined_method", None, error="ConnectError: refused"),
+    ]
     reason = model.verdict_reason(down, calls)
     assert reason is not None and reason.kind == "statuses"
     lines = [line.text for line in reason.lines]
@@ -134,17 +192,31 @@ def test_the_reason_is_what_decided_the_verdict_when_no_answer_conflicts() -> No
     without = model.verdict_reason(down)  # a record without its exchanges: the questions' statuses
     assert without is not None and "identity: error" in [line.text for line in without.lines]
 
-    unimplemented = ReportView.of(_report("nonconformant", questions="error", findings=(
-        _finding(CAUSE), _finding("method_error", question="identity", cause=CAUSE))))
+    unimplemented = ReportView.of(
+        _report(
+            "nonconformant",
+            questions="error",
+            findings=(_finding(CAUSE), _finding("method_error", question="identity", cause=CAUSE)),
+        )
+    )
     reason = model.verdict_reason(unimplemented)
     assert reason is not None and (reason.kind, reason.summary) == ("root cause", "interview not implemented")
     assert reason.heading == f"{CAUSE} detail"
     assert reason.lines[-1].text.startswith("↳ ✗ method_error [identity]: ") and reason.lines[-1].depth == 1
 
-    card = b'{"name": "Agent A", "skills": [{"id": "s1", "name": "Skill one"}], "capabilities": ' \
-           b'{"extensions": [{"uri": "https://example.com/ext", "required": true}]}}'
-    silent = ReportView.of(_report("not_offered", questions="not_asked", findings=(_finding(
-        "interview_not_declared", "info", detail="absence says nothing about the agent"),)))
+    card = (
+        b'{"name": "Agent A", "skills": [{"id": "s1", "name": "Skill one"}], "capabilities": '
+        b'{"extensions": [{"uri": "https://example.com/ext", "required": true}]}}'
+    )
+    silent = ReportView.of(
+        _report(
+            "not_offered",
+            questions="not_asked",
+            findings=(
+                _finding("interview_not_declared", "info", detail="absence says nothing about the agent"),
+            ),
+        )
+    )
     reason = model.verdict_reason(silent, [_exchange("card", 200, card)])
     assert reason is not None and reason.heading == "absence says nothing about the agent"
     lines = [line.text for line in reason.lines]
@@ -161,17 +233,32 @@ def test_the_reason_is_what_decided_the_verdict_when_no_answer_conflicts() -> No
 # --- on screen, against the reference agents ---------------------------------------------------------
 
 REASONS = {  # agent: (the reason tab's summary, what is on screen without a keystroke, at 80x24 too)
-    "forged": ("signature invalid", ("the card's signature does not verify",
-                                     "signature 0 (ES256 · forged-card-1): invalid")),
-    "down": ("questions not answered", ("✓ card: HTTP 200", "✗ interview/identity: HTTP 503",
-                                        "✗ interview/refusals: HTTP 503")),
-    "unimplemented": ("interview not implemented", (
-        "every interview call (5 questions and 5 probes) was answered JSON-RPC error -32601",
-        "what follows from it:", "↳ · activation_not_echoed")),
-    "silent": ("interview not declared", (
-        "absence says nothing about the agent", "what the card does declare:",
-        "reconcile-statement · Reconcile a statement", "flag-exceptions · Flag exceptions",
-        "https://agentsow.com/extensions/a2a-terms/v1")),
+    "forged": (
+        "signature invalid",
+        ("the card's signature does not verify", "signature 0 (ES256 · forged-card-1): invalid"),
+    ),
+    "down": (
+        "questions not answered",
+        ("✓ card: HTTP 200", "✗ interview/identity: HTTP 503", "✗ interview/refusals: HTTP 503"),
+    ),
+    "unimplemented": (
+        "interview not implemented",
+        (
+            "every interview call (5 questions and 5 probes) was answered JSON-RPC error -32601",
+            "what follows from it:",
+            "↳ · activation_not_echoed",
+        ),
+    ),
+    "silent": (
+        "interview not declared",
+        (
+            "absence says nothing about the agent",
+            "what the card does declare:",
+            "reconcile-statement · Reconcile a statement",
+            "flag-exceptions · Flag exceptions",
+            "https://agentsow.com/extensions/a2a-terms/v1",
+        ),
+    ),
 }
 
 

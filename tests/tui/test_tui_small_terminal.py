@@ -191,8 +191,10 @@ async def test_the_header_says_what_would_make_an_unverifiable_signature_checkab
         header = screen.query_one("#header")
         said = words("\n".join(screen_text(pilot.app).split("\n")[header.region.y : header.region.bottom]))
         assert "signature ? unverifiable" in said, said
-        assert ("to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid drifting-card-1), "
-                "or keys in the config, or --allow-jku to trust the key set the card names") in said, said
+        assert (
+            "to check it: --keys JWKS_FILE_OR_URL with the signer's public key (kid drifting-card-1), "
+            "or keys in the config, or --allow-jku to trust the key set the card names"
+        ) in said, said
         assert "verdict" in said and "standing claim" in said, said  # the hint pushed no fact out
 
 
@@ -241,8 +243,11 @@ async def test_f1_shows_the_whole_help_and_leaves_the_screen_as_it_was(
             frames.append(words(screen_text(app)))
             await pilot.press("down")
         # Every sentence can be read whole on some frame: nothing is cut mid-sentence.
-        for sentence in ("n jumps to the next problem, c copies the pointer, y copies the value, v shows "
-                         "the whole value.", "v Whole value", "ctrl+p lists every command by name"):
+        for sentence in (
+            "n jumps to the next problem, c copies the pointer, y copies the value, v shows the whole value.",
+            "v Whole value",
+            "ctrl+p lists every command by name",
+        ):
             assert any(sentence in frame for frame in frames), sentence
         await pilot.press("f1")
         await wait_for(pilot, lambda: app.screen is screen)

@@ -36,14 +36,18 @@ CLIENT_ID = "explorer-client"
 SECRET = "s3cret-Value-9f2"  # what must never be drawn
 OAUTH2_CARD = {  # the card's one way in: OAuth 2.0 client credentials (a client id, then a secret)
     "securitySchemes": {
-        "cc": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "http://127.0.0.1:9/token",
-                                                                 "scopes": {}}}},
+        "cc": {
+            "type": "oauth2",
+            "flows": {"clientCredentials": {"tokenUrl": "http://127.0.0.1:9/token", "scopes": {}}},
+        },
     },
     "security": [{"cc": []}],
 }
 AGENTS = (
     DemoAgent("steady", "answers as its card says", "conformant", "http://127.0.0.1:9/steady/card.json"),
-    DemoAgent("drifting", "answers what it never signed", "nonconformant", "http://127.0.0.1:9/drifting/card.json"),
+    DemoAgent(
+        "drifting", "answers what it never signed", "nonconformant", "http://127.0.0.1:9/drifting/card.json"
+    ),
 )
 
 

@@ -30,7 +30,10 @@ pytestmark = [
 def test_the_browser_benchmark_draws_both_ways_and_weighs_a_session() -> None:
     done = subprocess.run(
         [sys.executable, str(REPO / "bench" / "web_first_paint.py"), "--runs", "1", "--json"],
-        cwd=REPO, capture_output=True, text=True, timeout=380,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=380,
     )
     assert done.returncode in (0, 1), done.stdout + done.stderr  # 1: over the target on a loaded machine
     figures = json.loads(done.stdout)

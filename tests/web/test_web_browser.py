@@ -43,8 +43,11 @@ def _origin(url: str) -> str | None:
 
 
 def _wait_for_text(driver: Any, needle: str, since: int = 0) -> None:
-    wait_until(lambda: needle in chromium.tapped_text(driver)[since:], timeout=SESSION_WAIT,
-               what=f"{needle!r} to be drawn in the browser")
+    wait_until(
+        lambda: needle in chromium.tapped_text(driver)[since:],
+        timeout=SESSION_WAIT,
+        what=f"{needle!r} to be drawn in the browser",
+    )
 
 
 def test_drifting_in_chromium_is_interviewed_recorded_and_nothing_leaves_the_origin(tmp_path: Path) -> None:
@@ -213,7 +216,8 @@ def test_a_hostile_page_on_another_loopback_port_cannot_drive_the_explorer(tmp_p
             driver.get(base_url(hostile) + "/")
             result = wait_until(
                 lambda: (r := driver.execute_script("return window.__result")) != "pending" and r,
-                timeout=SESSION_WAIT, what="the hostile page's WebSocket to settle",
+                timeout=SESSION_WAIT,
+                what="the hostile page's WebSocket to settle",
             )
             assert result == "refused"
             console = [entry["message"] for entry in driver.get_log("browser")]

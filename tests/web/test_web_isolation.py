@@ -186,8 +186,16 @@ def test_relative_paths_given_to_serve_are_read_from_where_it_was_started(
     (here / "home").mkdir()
     (here / "home" / "config.toml").write_text('runner = "runner-of-the-relative-home"\n')
     served = _start(
-        here, "cards/steady-card.json", "--keys", "keys.jwks", "--history", "kept/history.sqlite3",
-        "--home", "home", "--bearer", "file:token.txt",
+        here,
+        "cards/steady-card.json",
+        "--keys",
+        "keys.jwks",
+        "--history",
+        "kept/history.sqlite3",
+        "--home",
+        "home",
+        "--bearer",
+        "file:token.txt",
     )
     started.append(served)
     _open_session(served, "steady")
@@ -221,16 +229,29 @@ def test_an_explorer_in_the_user_site_packages_is_found_and_nothing_else_is(
     monkeypatch.setattr(session_process, "_user_site_in_use", lambda: str(user_site))
     command = session_command("probe_module")
     assert command[:3] == (sys.executable, "-I", "-c")
-    done = subprocess.run([*command, "--check"], cwd=here, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(here)})
+    done = subprocess.run(
+        [*command, "--check"],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(here)},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["['--check']", "False", "False"]
 
 
 def test_no_variable_python_reads_reaches_a_session_even_when_a_setting_names_it() -> None:
-    server = {"PATH": "/usr/bin", "PYTHONPATH": "/planted", "PYTHONHOME": "/planted",
-              "PYTHONSTARTUP": "/planted/x.py", "PYTHONSAFEPATH": "1", "PYTHONUSERBASE": "/planted",
-              "pythonpath": "/planted", "TOKEN": "kept"}
+    server = {
+        "PATH": "/usr/bin",
+        "PYTHONPATH": "/planted",
+        "PYTHONHOME": "/planted",
+        "PYTHONSTARTUP": "/planted/x.py",
+        "PYTHONSAFEPATH": "1",
+        "PYTHONUSERBASE": "/planted",
+        "pythonpath": "/planted",
+        "TOKEN": "kept",
+    }
     env = session_environment(server, {"PYTHONPATH", "TOKEN"}, {"PYTHONHOME": "/planted"})
     assert env == {"PATH": "/usr/bin", "TOKEN": "kept"}
 
@@ -243,18 +264,27 @@ def test_relative_paths_are_made_absolute_and_urls_and_names_are_not(
     (tmp_path / "stonework").write_text("{}")  # a file named like a configured agent
     config = Config(agents={"stonework": AgentConfig("stonework", "https://stonework.example")})
     options = {
-        "target": "card.json", "home": "home", "from_": "list.txt", "history": "kept/h.sqlite3",
+        "target": "card.json",
+        "home": "home",
+        "from_": "list.txt",
+        "history": "kept/h.sqlite3",
         "keys": ["keys.jwks", "https://keys.example/jwks.json", "/etc/abs.jwks"],
-        "bearer": "file:token.txt", "api_key": "env:API_KEY", "oauth2_client_secret": "file:/abs/secret",
+        "bearer": "file:token.txt",
+        "api_key": "env:API_KEY",
+        "oauth2_client_secret": "file:/abs/secret",
         "runner": "me",
     }
     out = anchored_options(options, config)
     assert out == {
-        "target": str(tmp_path / "card.json"), "home": str(tmp_path / "home"),
-        "from_": str(tmp_path / "list.txt"), "history": str(tmp_path / "kept" / "h.sqlite3"),
+        "target": str(tmp_path / "card.json"),
+        "home": str(tmp_path / "home"),
+        "from_": str(tmp_path / "list.txt"),
+        "history": str(tmp_path / "kept" / "h.sqlite3"),
         "keys": [str(tmp_path / "keys.jwks"), "https://keys.example/jwks.json", "/etc/abs.jwks"],
-        "bearer": f"file:{tmp_path / 'token.txt'}", "api_key": "env:API_KEY",
-        "oauth2_client_secret": "file:/abs/secret", "runner": "me",
+        "bearer": f"file:{tmp_path / 'token.txt'}",
+        "api_key": "env:API_KEY",
+        "oauth2_client_secret": "file:/abs/secret",
+        "runner": "me",
     }
     for kept in ("stonework", "https://agent.example", "12", "missing-card.json"):
         assert anchored_options({"target": kept}, config)["target"] == kept

@@ -64,8 +64,16 @@ def test_serve_prints_one_url_with_a_fresh_token_on_loopback(serve: Serve) -> No
 def test_no_token_or_a_wrong_token_is_403_and_starts_no_process(serve: Serve) -> None:
     served = serve()
     wrong = served.token[:-1] + ("A" if served.token[-1] != "A" else "B")
-    for path in ("/", f"/?token={wrong}", "/?token=", f"/?token={served.token}&token={served.token}",
-                 "/ws", "/static/js/textual.js", "/static/page.js", "/download/0123abcd"):
+    for path in (
+        "/",
+        f"/?token={wrong}",
+        "/?token=",
+        f"/?token={served.token}&token={served.token}",
+        "/ws",
+        "/static/js/textual.js",
+        "/static/page.js",
+        "/download/0123abcd",
+    ):
         answer = served.request(path)
         assert answer.status == 403, (path, answer.status)
         assert answer.cookie() is None, path
@@ -321,7 +329,10 @@ def test_a_target_the_explorer_cannot_open_is_reported_before_any_url(tmp_path: 
 
     done = subprocess.run(
         [sys.executable, "-m", "explorer", "serve", str(tmp_path / "missing-card.json")],
-        capture_output=True, text=True, timeout=SESSION_WAIT, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=SESSION_WAIT,
+        cwd=tmp_path,
     )
     assert done.returncode == 2
     assert done.stdout == ""
@@ -334,7 +345,10 @@ def test_an_address_other_machines_reach_needs_the_acknowledgement(tmp_path: Pat
 
     done = subprocess.run(
         [sys.executable, "-m", "explorer", "serve", "--host", "0.0.0.0"],
-        capture_output=True, text=True, timeout=SESSION_WAIT, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=SESSION_WAIT,
+        cwd=tmp_path,
     )
     assert done.returncode == 2 and done.stdout == ""
     assert "--expose" in done.stderr and "reverse proxy" in done.stderr

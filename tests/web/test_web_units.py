@@ -36,8 +36,16 @@ def test_every_guard_is_fresh_and_its_url_holds_only_the_token() -> None:
 def test_the_token_and_the_cookie_match_only_themselves() -> None:
     guard = Guard.fresh((LOCAL,))
     assert guard.token_ok(guard.token)
-    for wrong in (None, "", guard.token[:-1], guard.token + "x", guard.token.upper(), guard.cookie_secret,
-                  "é" * 43, guard.token + "\0"):
+    for wrong in (
+        None,
+        "",
+        guard.token[:-1],
+        guard.token + "x",
+        guard.token.upper(),
+        guard.cookie_secret,
+        "é" * 43,
+        guard.token + "\0",
+    ):
         assert not guard.token_ok(wrong), wrong
     assert guard.cookie_ok(guard.cookie_secret)
     assert not guard.cookie_ok(guard.token) and not guard.cookie_ok(None) and not guard.cookie_ok("")
@@ -47,17 +55,34 @@ def test_the_host_header_must_name_an_address_browsers_use() -> None:
     guard = Guard.fresh((public_address("https://explorer.example.org"), LOCAL))
     for host in ("127.0.0.1:8123", "EXPLORER.example.org", "explorer.example.org"):
         assert guard.host_ok(host), host
-    for host in (None, "", "127.0.0.1", "127.0.0.1:8124", "localhost:8123", "attacker.example:8123",
-                 "explorer.example.org:8443", "explorer.example.org.attacker.example", "127.0.0.1:8123 "
-                 "x"):
+    for host in (
+        None,
+        "",
+        "127.0.0.1",
+        "127.0.0.1:8124",
+        "localhost:8123",
+        "attacker.example:8123",
+        "explorer.example.org:8443",
+        "explorer.example.org.attacker.example",
+        "127.0.0.1:8123 x",
+    ):
         assert not guard.host_ok(host), host
 
 
 def test_the_origin_must_be_one_of_the_servers_own() -> None:
     guard = Guard.fresh((LOCAL,))
     assert guard.origin_ok("http://127.0.0.1:8123")
-    for origin in (None, "", "null", "http://127.0.0.1:8124", "http://localhost:8123", "https://127.0.0.1:8123",
-                   "http://127.0.0.1:8123/", "http://attacker.example", "http://127.0.0.1"):
+    for origin in (
+        None,
+        "",
+        "null",
+        "http://127.0.0.1:8124",
+        "http://localhost:8123",
+        "https://127.0.0.1:8123",
+        "http://127.0.0.1:8123/",
+        "http://attacker.example",
+        "http://127.0.0.1",
+    ):
         assert not guard.origin_ok(origin), origin
 
 
@@ -69,10 +94,18 @@ def test_addresses_are_written_as_browsers_write_them() -> None:
     assert Guard.fresh((public_address("https://x.example"),)).secure
 
 
-@pytest.mark.parametrize("text", [
-    "explorer.example.org", "ftp://x.example", "https://user:pw@x.example", "https://x.example/path",
-    "https://x.example/?q=1", "https://x.example:99999", "https://",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "explorer.example.org",
+        "ftp://x.example",
+        "https://user:pw@x.example",
+        "https://x.example/path",
+        "https://x.example/?q=1",
+        "https://x.example:99999",
+        "https://",
+    ],
+)
 def test_a_public_origin_is_exactly_scheme_host_and_port(text: str) -> None:
     with pytest.raises(ValueError):
         public_address(text)
@@ -87,8 +120,13 @@ def test_a_public_origin_keeps_its_port_and_drops_the_default_one() -> None:
 
 
 def test_loopback_addresses_need_no_acknowledgement() -> None:
-    for host, bound in (("127.0.0.1", "127.0.0.1"), ("localhost", "127.0.0.1"), ("127.0.0.2", "127.0.0.2"),
-                        ("::1", "::1"), ("[::1]", "::1")):
+    for host, bound in (
+        ("127.0.0.1", "127.0.0.1"),
+        ("localhost", "127.0.0.1"),
+        ("127.0.0.2", "127.0.0.2"),
+        ("::1", "::1"),
+        ("[::1]", "::1"),
+    ):
         binding = plan_binding(host, 0)
         assert binding.host == bound and binding.warning is None
     assert [a.origin for a in plan_binding("127.0.0.1", 0).addresses(8123)] == ["http://127.0.0.1:8123"]
@@ -109,7 +147,10 @@ def test_listening_everywhere_also_needs_the_origin_browsers_use() -> None:
     binding = plan_binding("0.0.0.0", 0, expose=True, public_origin="https://explorer.example.org")
     assert [a.origin for a in binding.addresses(9000)] == ["https://explorer.example.org"]
     behind = plan_binding("127.0.0.1", 9000, public_origin="https://explorer.example.org")
-    assert [a.origin for a in behind.addresses(9000)] == ["https://explorer.example.org", "http://127.0.0.1:9000"]
+    assert [a.origin for a in behind.addresses(9000)] == [
+        "https://explorer.example.org",
+        "http://127.0.0.1:9000",
+    ]
 
 
 @pytest.mark.parametrize("host", ["example.org", "my-laptop", ""])
@@ -122,19 +163,36 @@ def test_a_host_name_is_refused(host: str) -> None:
 
 
 SERVER_ENV = {
-    "PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "LC_TIME": "en_GB.UTF-8", "TZ": "UTC",
-    "PYTHONPATH": "/src", "HTTPS_PROXY": "http://proxy:3128", "INTERVIEW_EXPLORER_HOME": "/data",
-    "STONEWORK_TOKEN": "secret-a", "AWS_SECRET_ACCESS_KEY": "secret-b", "GITHUB_TOKEN": "secret-c",
-    "SSH_AUTH_SOCK": "/tmp/agent", "DISPLAY": ":0", "TEXTUAL": "devtools", "PYTHONSTARTUP": "/evil.py",
+    "PATH": "/usr/bin",
+    "HOME": "/home/u",
+    "LANG": "C.UTF-8",
+    "LC_TIME": "en_GB.UTF-8",
+    "TZ": "UTC",
+    "PYTHONPATH": "/src",
+    "HTTPS_PROXY": "http://proxy:3128",
+    "INTERVIEW_EXPLORER_HOME": "/data",
+    "STONEWORK_TOKEN": "secret-a",
+    "AWS_SECRET_ACCESS_KEY": "secret-b",
+    "GITHUB_TOKEN": "secret-c",
+    "SSH_AUTH_SOCK": "/tmp/agent",
+    "DISPLAY": ":0",
+    "TEXTUAL": "devtools",
+    "PYTHONSTARTUP": "/evil.py",
 }
 
 
 def test_a_session_gets_named_variables_only() -> None:
     env = session_environment(SERVER_ENV, {"STONEWORK_TOKEN", "UNSET_VAR"}, {"EXTRA": "1"})
     assert env == {
-        "PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "LC_TIME": "en_GB.UTF-8", "TZ": "UTC",
-        "HTTPS_PROXY": "http://proxy:3128", "INTERVIEW_EXPLORER_HOME": "/data",
-        "STONEWORK_TOKEN": "secret-a", "EXTRA": "1",
+        "PATH": "/usr/bin",
+        "HOME": "/home/u",
+        "LANG": "C.UTF-8",
+        "LC_TIME": "en_GB.UTF-8",
+        "TZ": "UTC",
+        "HTTPS_PROXY": "http://proxy:3128",
+        "INTERVIEW_EXPLORER_HOME": "/data",
+        "STONEWORK_TOKEN": "secret-a",
+        "EXTRA": "1",
     }
 
 
@@ -143,7 +201,9 @@ def test_references_are_found_wherever_settings_hold_them() -> None:
     agents = [{"bearer": "env:AGENT_BEARER", "oauth2_scopes": ("read",)}, {"api_key": "file:~/key"}]
     options = {"header": ["X-Api: env:HEADER_VAR", "Plain: value"], "bearer": "env:CLI", "target": "env:"}
     assert referenced_variables(config_settings, agents, options, None, 3) == {
-        "GLOBAL_TOKEN", "AGENT_BEARER", "CLI",
+        "GLOBAL_TOKEN",
+        "AGENT_BEARER",
+        "CLI",
     }
 
 
@@ -179,8 +239,10 @@ def test_the_page_loads_nothing_from_another_host() -> None:
     assert 'data-font-size="16"' in text and 'id="terminal"' in text
     for name, (path, _media_type) in page.static_files().items():
         assert path.is_file(), name
-    ours = [page.page(), *(path.read_text() for name, (path, _) in page.static_files().items()
-                            if name.startswith("page."))]
+    ours = [
+        page.page(),
+        *(path.read_text() for name, (path, _) in page.static_files().items() if name.startswith("page.")),
+    ]
     for text in ours:
         assert not re.search(r"(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}", text, re.I), text[:200]
     assert "googleapis" not in "".join(ours)

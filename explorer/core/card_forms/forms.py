@@ -121,4 +121,3 @@ def member_is_signed(pointer: str, unsigned: Iterable[str]) -> bool:
         if pointer == "":
             return False
     return True
-

@@ -83,8 +83,11 @@ def _fold_v03(data: Obj) -> None:
             for index, iface in enumerate(additional):
                 if not isinstance(iface, Obj):
                     raise FormError(f"an additionalInterfaces entry is not an object{where(iface)}")
-                folded = Obj(url=iface.get("url", NULL), protocolBinding=iface.get("transport", NULL),
-                             protocolVersion=version)
+                folded = Obj(
+                    url=iface.get("url", NULL),
+                    protocolBinding=iface.get("transport", NULL),
+                    protocolVersion=version,
+                )
                 folded.presence_of = (f"/additionalInterfaces/{index}",)
                 interfaces.append(folded)
         data["supportedInterfaces"] = interfaces
@@ -192,7 +195,9 @@ def _v1_message(node: Any, name: str) -> Obj:
         if isinstance(node, Leaf) and isinstance(node.value, str):
             return Obj()
         if isinstance(node, list) and all(
-            isinstance(e, Leaf) and isinstance(e.value, str) and e.value not in names
+            isinstance(e, Leaf)
+            and isinstance(e.value, str)
+            and e.value not in names
             and _EXTENSION_NAME.match(e.value) is None
             for e in node
         ):

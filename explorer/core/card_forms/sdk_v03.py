@@ -32,7 +32,10 @@ from explorer.core.card_forms.tracked import (
 )
 
 _SCHEME_MARKERS = (
-    ("apiKey", "in"), ("http", "scheme"), ("oauth2", "flows"), ("openIdConnect", "openIdConnectUrl"),
+    ("apiKey", "in"),
+    ("http", "scheme"),
+    ("oauth2", "flows"),
+    ("openIdConnect", "openIdConnectUrl"),
 )
 
 

@@ -384,13 +384,19 @@ class FleetScreen(Screen[None]):
         elif not self.loaded:
             status.update(Content.styled("reading the history…", "dim"))
         elif not self.rows and self.fleet.all():
-            undo = [*(["v shows another verdict"] if self.verdict is not None else []),
-                    *(["esc clears the find"] if self.find else [])]
-            status.update(Content.assemble(("no agent here matches", "bold"),
-                                           (f"; {' and '.join(undo)}" if undo else "", "dim")))
+            undo = [
+                *(["v shows another verdict"] if self.verdict is not None else []),
+                *(["esc clears the find"] if self.find else []),
+            ]
+            status.update(
+                Content.assemble(
+                    ("no agent here matches", "bold"), (f"; {' and '.join(undo)}" if undo else "", "dim")
+                )
+            )
         else:
-            status.update(Content.styled("runs recorded elsewhere into this history show up by themselves",
-                                         "dim"))
+            status.update(
+                Content.styled("runs recorded elsewhere into this history show up by themselves", "dim")
+            )
 
     def current(self) -> FleetEntry | None:
         entry = self.query_one(FleetTable).current

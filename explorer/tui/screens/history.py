@@ -57,7 +57,12 @@ POLL_EVERY = 2.0  # seconds between looks at the history's change mark
 AGENTS_SHOWN = 60  # agents listed in the sidebar at once (the find field narrows the rest)
 SIDEBAR_FROM = 110  # columns from which the agents sidebar is shown without asking
 VERDICTS: tuple[str | None, ...] = (
-    None, "nonconformant", "churn", "unreachable", "conformant", "not_offered"
+    None,
+    "nonconformant",
+    "churn",
+    "unreachable",
+    "conformant",
+    "not_offered",
 )
 # The columns with every agent listed, in order; with one agent, "agent" is left out (the title
 # names it). What a reader scans for comes first, so a narrow terminal still shows it: the
@@ -174,8 +179,10 @@ class HistoryScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="history"):
             yield Static(id="history-title")
-            yield Input(id="history-date", placeholder="go to a date: 2026-01-31, 2026-01-31T12:00, 7d "
-                                                       "(empty: the newest runs)")
+            yield Input(
+                id="history-date",
+                placeholder="go to a date: 2026-01-31, 2026-01-31T12:00, 7d (empty: the newest runs)",
+            )
             with Horizontal(id="history-body"):
                 with Vertical(id="agents-pane"):
                     yield Input(id="agent-find", placeholder="find an agent")
@@ -390,7 +397,8 @@ class HistoryScreen(Screen[None]):
     def _fill_agents(self) -> None:
         wanted = self.query_one("#agent-find", Input).value.strip().casefold()
         matching = [
-            a for a in self.agents
+            a
+            for a in self.agents
             if not wanted or wanted in (a.name or "").casefold() or wanted in a.agent.casefold()
         ]
         self.shown_agents = matching[:AGENTS_SHOWN]
@@ -411,8 +419,11 @@ class HistoryScreen(Screen[None]):
             )
         if len(matching) > len(self.shown_agents):
             more = len(matching) - len(self.shown_agents)
-            options.append(Option(Content.styled(f"… {more} more: type above to narrow", "dim"),
-                                  id="more", disabled=True))
+            options.append(
+                Option(
+                    Content.styled(f"… {more} more: type above to narrow", "dim"), id="more", disabled=True
+                )
+            )
         sidebar = self.query_one(AgentFilter)
         highlighted = sidebar.highlighted
         sidebar.set_options(options)
@@ -559,8 +570,11 @@ class HistoryScreen(Screen[None]):
             self.notify("mark two runs with space, then press c", severity="warning")
             return
         first, second = sorted(self.marked)
-        with_runs(self, [first, second],
-                  lambda runs: self.app.push_screen(CompareScreen(runs[0], first, runs[1], second)))
+        with_runs(
+            self,
+            [first, second],
+            lambda runs: self.app.push_screen(CompareScreen(runs[0], first, runs[1], second)),
+        )
 
     def _with_current(self, then: Any) -> None:
         """Load the selected run in a worker, then `then(run, row)`."""
@@ -581,8 +595,9 @@ class HistoryScreen(Screen[None]):
         from explorer.tui.screens.watch import WatchScreen
 
         self._with_current(
-            lambda run, row: self.app.push_screen(WatchScreen(str(run.report.get("target") or row.target),
-                                                              first=run))
+            lambda run, row: self.app.push_screen(
+                WatchScreen(str(run.report.get("target") or row.target), first=run)
+            )
         )
 
     def action_export(self) -> None:

@@ -396,8 +396,10 @@ class InterviewScreen(Screen[None]):
             context.sign_in([target, card.url or ""], result.secrets)
             words = "signed in for this session (the secret stays in memory); interviewing again"
             if result.saved:
-                words += (f"\nsaved a config entry to {result.saved}; before the next session export "
-                          + ", ".join(result.exports))
+                words += (
+                    f"\nsaved a config entry to {result.saved}; before the next session export "
+                    + ", ".join(result.exports)
+                )
             self.notify(words, title="sign in", markup=False)
             self.action_replay()
 
@@ -438,7 +440,8 @@ class InterviewScreen(Screen[None]):
         if self.churned:
             commands.append(
                 PaletteCommand(
-                    "show: churned", "what the first attempt found, gone on the re-run (churn)",
+                    "show: churned",
+                    "what the first attempt found, gone on the re-run (churn)",
                     self.action_churned,
                 )
             )

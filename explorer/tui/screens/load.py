@@ -254,10 +254,14 @@ class LoadScreen(Screen[None]):
         note.update(
             Content("\n").join(
                 [
-                    *(Content.assemble((f"{name} not started: ", "bold"), safe.text(why, 200))
-                      for name, why in sorted(skipped.items())),
-                    *(Content.assemble((f"{name}: ", "bold"), safe.text(where, 200))
-                      for name, where in sorted(moved.items())),
+                    *(
+                        Content.assemble((f"{name} not started: ", "bold"), safe.text(why, 200))
+                        for name, why in sorted(skipped.items())
+                    ),
+                    *(
+                        Content.assemble((f"{name}: ", "bold"), safe.text(where, 200))
+                        for name, where in sorted(moved.items())
+                    ),
                 ]
             )
         )
@@ -336,7 +340,10 @@ class LoadScreen(Screen[None]):
         if self.recent and context.read_stored:  # pictures show the recents as recorded
             asked = list(self.recent)
             self.run_worker(
-                lambda: self._probe_recent(asked), thread=True, exclusive=True, group="recent-probe",
+                lambda: self._probe_recent(asked),
+                thread=True,
+                exclusive=True,
+                group="recent-probe",
                 name="probe-recent",
             )
 

@@ -36,13 +36,20 @@ def first_attempt_parts(report: ReportView, width: int) -> tuple[Content, list[C
     marked where they differ."""
     conflicts = first_attempt_conflicts(report.raw)
     churn = report.verdict == "churn"
-    lead = ("these conflicts of the first attempt were gone on the re-run (churn)" if churn
-            else "the first attempt found these conflicts; the question tabs show the re-run")
+    lead = (
+        "these conflicts of the first attempt were gone on the re-run (churn)"
+        if churn
+        else "the first attempt found these conflicts; the question tabs show the re-run"
+    )
     parts: list[Content] = []
     for number, found in enumerate(conflicts, 1):
         where = " ".join(w for w in (found.question, found.probe, found.member) if w) or "the card"
-        head = Content.assemble((f"✗ {number}/{len(conflicts)}  ", "bold"), safe.text(where, 200, "bold"),
-                                "  ", safe.text(found.code, 60))
+        head = Content.assemble(
+            (f"✗ {number}/{len(conflicts)}  ", "bold"),
+            safe.text(where, 200, "bold"),
+            "  ",
+            safe.text(found.code, 60),
+        )
         a, b = found.raw.get("value_canonical"), found.raw.get("source_canonical")  # as the conflict saw them
         if isinstance(a, str) and isinstance(b, str):
             body = canonical_content(a, b, width)

@@ -81,14 +81,22 @@ class ExplorerFooter(Footer):
         for (binding, enabled, tooltip), display, show in zip(rows, displays, shown, strict=True):
             if show:
                 yield FooterKey(
-                    binding.key, display, binding.description, binding.action,
-                    disabled=not enabled, tooltip=tooltip,
+                    binding.key,
+                    display,
+                    binding.description,
+                    binding.action,
+                    disabled=not enabled,
+                    tooltip=tooltip,
                 ).data_bind(compact=Footer.compact)
         if palette is not None:
             binding, display, enabled = palette
             yield FooterKey(
-                binding.key, display, binding.description, binding.action,
-                classes="-command-palette", disabled=not enabled,
+                binding.key,
+                display,
+                binding.description,
+                binding.action,
+                classes="-command-palette",
+                disabled=not enabled,
                 tooltip=binding.tooltip or binding.description,
             )
 

@@ -35,8 +35,11 @@ def summary_lines(report: ReportView, name: str) -> Content:
             why = [f for f in report.findings if f.severity == "error" and f.question == name]
             lines.append(Content.styled("no answer was received", "bold"))
             for found in why[:3]:
-                lines.append(Content.assemble(("  ", ""), safe.text(found.code, 60, "bold"), ": ",
-                                              safe.text(found.detail, 300)))
+                lines.append(
+                    Content.assemble(
+                        ("  ", ""), safe.text(found.code, 60, "bold"), ": ", safe.text(found.detail, 300)
+                    )
+                )
             if not why:
                 lines.append(Content.styled("  (see the findings tab for what the call got)", "dim"))
     if name == "terms":
@@ -67,8 +70,14 @@ def summary_lines(report: ReportView, name: str) -> Content:
             request = probe.request
             params = safe.visible(request["params"], 80) if "params" in request else "(no params)"
             sent = f"{request.get('method', '?')} {params}"
-            lines.append(Content.assemble(("  ", ""), safe.text(words, 200, "" if ok else "bold"),
-                                          ("  sent ", "dim"), safe.text(sent, 120, "dim")))
+            lines.append(
+                Content.assemble(
+                    ("  ", ""),
+                    safe.text(words, 200, "" if ok else "bold"),
+                    ("  sent ", "dim"),
+                    safe.text(sent, 120, "dim"),
+                )
+            )
         if not report.probes:
             lines.append(Content.styled("  (no probes were run)", "dim"))
     return Content("\n").join(lines)
