@@ -164,7 +164,9 @@ def _print_agents(fleet: Any, *, verbose: bool) -> None:
             print(f"{agent.name}\t{agent.card_url}\t{agent.variant.expected_verdict}{extra}")
     sys.stdout.flush()
     if guarded:
-        print(f"demo: {', '.join(guarded)}: {GUARDED_NOTE}", file=sys.stderr)
+        # The agents' names are not followed by ": " here: that is how each agent's own verify line
+        # starts, which scripts (and the tests) pick out of stderr.
+        print(f"demo: guarded agents ({', '.join(guarded)}) are {GUARDED_NOTE}", file=sys.stderr)
 
 
 # Said under the listing when it holds a guarded agent: its expected verdict is not what the URL
