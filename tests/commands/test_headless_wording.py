@@ -187,7 +187,11 @@ def test_the_demo_listing_says_which_agents_need_their_credentials(tmp_path: Pat
         _, said = served.stop()
     assert served.agents["guarded-bearer"].verdict == "conformant"  # with its credential, as the table says
     notes = [line for line in said.splitlines() if "conformant only with the agent's demo credential" in line]
-    assert len(notes) == 1 and notes[0].startswith("demo: guarded-bearer: ") and "steady" not in notes[0]
+    assert (
+        len(notes) == 1
+        and notes[0].startswith("demo: guarded agents (guarded-bearer) are ")
+        and "steady" not in notes[0]
+    )
     verdicts = {json.loads(line)["target"]: json.loads(line)["verdict"] for line in swept.stdout.splitlines()}
     assert verdicts[served.url("guarded-bearer")] == "unreachable"  # as the note says, without it
     assert verdicts[served.url("steady")] == "conformant"
