@@ -427,8 +427,10 @@ def call_statuses(exchanges: Sequence[Any]) -> list[tuple[str, str, bool]]:
         problem = ex.problem()
         if problem:
             found[what] = (problem, False)
+        elif ex.status:
+            found[what] = (f"HTTP {ex.status}", True)
         else:
-            found[what] = (f"HTTP {ex.status}" if ex.status else "answered", True)
+            found[what] = ("read from a file" if ex.method == "FILE" else "answered", True)
     return [
         (safe_text(what, limit=200), safe_text(said, limit=200), ok) for what, (said, ok) in found.items()
     ]

@@ -217,14 +217,16 @@ async def test_a_live_sweep_of_an_agent_signed_again_counts_no_change_and_no_chu
             assert isinstance(screen, FleetScreen)
             await wait_for(pilot, lambda: screen.loaded)
             assert [e.runs for e in screen.fleet.entries.values()] == [1]
+            live: list[FleetEntry] = []  # the sweep's row as it finished (the history is read again after)
+            finish = screen.fleet.finish
+
+            def finished(*args: Any, **kwargs: Any) -> FleetEntry:
+                live.append(finish(*args, **kwargs))
+                return live[-1]
+
+            monkeypatch.setattr(screen.fleet, "finish", finished)
             loaded.set()
-            live: list[FleetEntry] = []  # the sweep's row as it finished, before the history is read again
-
-            def finished() -> bool:
-                live.extend(screen.fleet.entries.values() if screen.done == 1 else ())
-                return bool(live)
-
-            await wait_for(pilot, finished, timeout=90)
+            await wait_for(pilot, lambda: bool(live), timeout=90)
             [entry] = live
             assert entry.live and entry.kinds == ("resigned",)
             assert [str(cell) for cell in screen._cells(entry)][3:6] == ["0", "0", "2"]

@@ -150,14 +150,15 @@ async def test_quit_is_in_the_footer_and_the_palette_and_lists_start_highlighted
 
 
 async def test_a_question_that_got_no_answer_says_why(tmp_path: Path) -> None:
-    """An agent whose JSON-RPC endpoint refuses connections: each question tab says no answer
-    came and the cause, instead of "answered with an error:" followed by nothing."""
+    """An agent whose JSON-RPC endpoint refuses connections: the screen opens on the reason for
+    the verdict (how each call was answered), and each question tab says no answer came and the
+    cause, instead of "answered with an error:" followed by nothing."""
     import json
     import socket
 
     from textual.widgets import Static
 
-    from tests.support.tui import plain, wait_for_interview
+    from tests.support.tui import plain, wait_for, wait_for_interview
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -170,6 +171,11 @@ async def test_a_question_that_got_no_answer_says_why(tmp_path: Path) -> None:
         await pilot.pause()
         app.start_interview(str(path))
         screen = await wait_for_interview(pilot)
+        reason = " ".join(plain(line) for line in screen.query_one("#pane-reason").query(Static))
+        assert "✗ interview/identity: transport: ConnectError" in reason and "Connection refused" in reason
+        await pilot.press("1")
+        await wait_for(pilot, lambda: bool(screen.query("#pane-identity")))
+        await pilot.pause()
         summary = plain(screen.query_one("#pane-identity").query(Static).first())
         assert "answered with an error: \n" not in summary + "\n"
         assert "no answer was received" in summary and "Connection refused" in summary, summary
