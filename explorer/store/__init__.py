@@ -4,6 +4,8 @@
 - `sql`: that interface in portable SQL, written once (`SqlHistory`).
 - `marks`: what tells a run's kinds of change apart (declarations digest, signers), from its
   report or its bytes.
+- `identity`: which agent a run is of, one across addresses (its card's signing key and name,
+  else its card URL).
 - `history`: the embedded store, one SQLite file (`History`; one transaction per run).
 - `schema`: the history file's format (recognising the file, opening pragmas, migrations).
 - `postgres`, `pg_schema`: the shared store in PostgreSQL, and its format and migrations.

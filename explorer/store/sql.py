@@ -432,7 +432,12 @@ class SqlHistory(HistoryStore):
                    FROM agents WHERE last_run IS NOT NULL ORDER BY last_run DESC"""
             ).fetchall()
             seen = addresses_by_agent(conn)
-        return [AgentSummary(*row[1:], addresses=seen.get(int(row[0]), (row[1],))) for row in rows]
+        return [
+            AgentSummary(
+                address, name, runs, last_run, recorded_at, verdict, seen.get(int(agent_id), (address,))
+            )
+            for agent_id, address, name, runs, last_run, recorded_at, verdict in rows
+        ]
 
     def fleet(self) -> list[FleetSummary]:
         with self._snapshot() as conn:
