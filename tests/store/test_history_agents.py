@@ -99,6 +99,7 @@ def test_a_signed_agent_moved_to_another_address_is_one_agent(store_factory, rec
     assert (agent.agent, agent.addresses, agent.runs) == (B, (B, A), 3)
     listed = list(history.query(RunQuery()))
     assert [(r.id, r.agent, r.address) for r in listed] == [(moved, B, B), (second, B, A), (first, B, A)]
+    assert listed[1].to_json()["address"] == A  # `history --json` says where each run was
     # either address names the whole agent: its latest, or one it was seen at
     for address in (A, B):
         assert [r.id for r in history.query(RunQuery(agents=(address,)))] == [moved, second, first]
@@ -281,8 +282,11 @@ def test_a_history_holding_one_signed_agent_under_two_urls_is_migrated_to_one_ag
 @pytest.mark.slow  # the steady reference agent served twice, on both backends
 @pytest.mark.timeout(240)
 def test_the_steady_reference_agent_on_two_ports_in_turn_is_one_fleet_row(
-    store_url: str, tmp_path: Path
+    store_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    import json
+
+    from explorer.cli import main
     from explorer.interview.options import Options
     from explorer.interview.procedure import run_interview_sync
     from tests.support.restarts import Restarts
@@ -300,6 +304,13 @@ def test_the_steady_reference_agent_on_two_ports_in_turn_is_one_fleet_row(
         assert (row.agent, row.addresses, row.runs) == (urls[2], (urls[2], urls[1]), 3)
         assert row.verdict == "conformant"
         assert [r.address for r in history.query(RunQuery(agents=(urls[1],)))] == urls[::-1]
+    # `history AGENT` by the port it left, by its card name, by a reference agent's short name
+    capsys.readouterr()
+    at = ["--history", store_url, "--home", str(tmp_path / "home")]
+    for named in (urls[1], row.name, "steady"):
+        assert main(["history", named, "--json", *at]) == 0
+        listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [(line["agent"], line["address"]) for line in listed] == [(urls[2], url) for url in urls[::-1]]
 
 
 @pytest.mark.slow  # the unsigned reference agent served on two ports, on both backends
