@@ -165,6 +165,16 @@ def test_a_js_sdk_agent_is_conformant(agent: JsAgent, tmp_path: Path) -> None:
     assert card["signature"]["status"] == "verified"
     assert card["signature"]["form"] in ("sdk-normalized", "a2a-js")  # the same bytes for this card
     assert card["signature"]["alg"] == "ES256"
+    # A card from another stack, checked against the v1.0 definition: the typed card's scheme in
+    # ts-proto's oneof shape is the one member the definition does not have, and only a warning.
+    assert card["problems"] == [
+        {
+            "code": "member_unknown",
+            "member": "/securitySchemes/bearer/scheme",
+            "layout": "v1.0",
+            "detail": "/securitySchemes/bearer/scheme is not a member of the v1.0 Agent Card",
+        }
+    ]
     for name, question in report["questions"].items():
         statuses = {p["status"] for p in question.get("projections", [])}
         assert statuses <= {"match"}, (name, question)
