@@ -1,8 +1,10 @@
 """Agent Card signatures (A2A v1.0 section 8.4): verify every entry under every payload form; sign.
 
 Each `signatures[]` entry is a JWS with a detached payload. Which bytes that payload is depends
-on who signed (see `explorer.core.card_forms`), so every entry is tried against each form and
-the report names the form that matched, plus the served members that form leaves unsigned.
+on who signed (see `explorer.core.card_forms`), so every entry is tried under every form (its
+`forms`), and the report names the first form that matched, the served members that form leaves
+unsigned, and the client stacks whose own verifiers accept the card (`accepted_by`, with the
+members they disagree on: `card_forms.stacks`).
 
 Verification refuses by construction what JWS verifiers get wrong: the algorithm allow-list is
 explicit (never `none`, never HMAC, so a public key can never double as a MAC secret), symmetric
@@ -24,14 +26,27 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import dataclasses
 import functools
+import hashlib
 import re
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from explorer.core.card_forms.forms import FORMS, member_is_signed, payload_bytes, unsigned_members
+from explorer.core.card_forms import stacks
+from explorer.core.card_forms.forms import (
+    FORMS,
+    member_is_signed,
+    payload_bytes,
+    payload_bytes_cached,
+    payload_bytes_fast,
+    unsigned_members,
+)
+from explorer.core.card_forms.stacks import STACK_FORM, STACKS, Disagreement
 from explorer.core.card_forms.tracked import FormError
 from explorer.core.jsonshape import mapping_of
 from explorer.core.strict_json import StrictJsonError, describe_type
@@ -43,6 +58,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ALLOWED_ALGS",
     "FORMS",
+    "STACKS",
+    "Disagreement",
     "FormError",
     "SignatureCheck",
     "SignatureReport",
@@ -79,6 +96,9 @@ CheckStatus = Literal["verified", "invalid", "unverifiable"]
 KeySource = Literal["user", "jku"]
 
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
+# Forms no client stack verifies and that share no tree with one: tried only for a signature no
+# other form verifies (on a catalogue of thousands of skills each tree costs a third of a second).
+_ONLY_AS_A_LAST_RESORT = frozenset({"sdk-0.3"})
 _KEY_TYPES = frozenset({"EC", "OKP", "RSA"})
 
 
@@ -184,6 +204,8 @@ class SignatureCheck:
     detail: str
     key_source: KeySource | None = None
     thumbprint: str | None = None  # RFC 7638 thumbprint of the key it verified under, when verified
+    forms: tuple[str, ...] = ()  # every form it verifies under with that key (`form` is the first)
+    accepted_by: tuple[str, ...] = ()  # the client stacks whose verifier takes this signature
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,6 +214,8 @@ class SignatureCheck:
             "kid": self.kid,
             "status": self.status,
             "form": self.form,
+            "forms": list(self.forms),
+            "accepted_by": list(self.accepted_by),
             "detail": self.detail,
             "key_source": self.key_source,
             "thumbprint": self.thumbprint,
@@ -210,9 +234,11 @@ class SignatureReport:
     checks: tuple[SignatureCheck, ...]
     unsigned_members: tuple[str, ...] = ()
     detail: str = ""
+    accepted_by: tuple[str, ...] = ()
+    disagreements: tuple[Disagreement, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The report's `card.signature` object (docs/ARCHITECTURE.md)."""
+        """The report's `card.signature` object (docs/ARCHITECTURE.md, docs/CONTRACT.md)."""
         return {
             "status": self.status,
             "form": self.form,
@@ -222,6 +248,8 @@ class SignatureReport:
             "detail": self.detail,
             "signatures": [c.to_json() for c in self.checks],
             "unsigned_members": list(self.unsigned_members),
+            "accepted_by": list(self.accepted_by),
+            "disagreements": [d.to_json() for d in self.disagreements],
         }
 
 
@@ -266,24 +294,72 @@ def _alg_refusal(alg: str) -> str:
 
 
 class _Payloads:
-    """Payload bytes per form, computed on first use; None where the form cannot apply."""
+    """Payload bytes per form, computed on first use; None where the form cannot apply.
+
+    The SDK forms of a card are kept for the last few cards seen (keyed by the digest of its
+    served form and its signatures in JCS), because one run verifies the same card once per
+    attempt and a catalogue of thousands of skills costs about a second per SDK form, against
+    tens of milliseconds for its JCS."""
 
     def __init__(self, card: Mapping[str, Any]) -> None:
         self.card = card
         self._cache: dict[str, bytes | None] = {}
+        self._trees: dict[Any, Any] = {}
         self.why_not: dict[str, str] = {}
+        self._key: bytes | None = None
+
+    def _seen(self) -> dict[str, bytes | str] | None:
+        if self._key is None:
+            from explorer.core.canonical import CanonicalError, canonicalize
+
+            served = self.get("served")  # the card without signatures, in JCS
+            if served is None:
+                return None
+            try:
+                signed_by = canonicalize(self.card.get("signatures"))
+            except (CanonicalError, TypeError, ValueError, RecursionError):
+                return None
+            self._key = hashlib.sha256(served + b"\0" + signed_by).digest()
+        with _SEEN_LOCK:
+            if self._key not in _SEEN:
+                _SEEN[self._key] = {}
+                while len(_SEEN) > _SEEN_CARDS:
+                    _SEEN.popitem(last=False)
+            _SEEN.move_to_end(self._key)
+            return _SEEN[self._key]
 
     def get(self, form: str) -> bytes | None:
         if form not in self._cache:
-            try:
-                self._cache[form] = payload_bytes(self.card, form)
-            except FormError as exc:
+            seen = self._seen() if form != "served" else None
+            known = seen.get(form) if seen is not None else None
+            if isinstance(known, bytes):
+                self._cache[form] = known
+            elif isinstance(known, str):
                 self._cache[form] = None
-                self.why_not[form] = str(exc)
-            except Exception as exc:  # a normalizer bug must cost one form, never the whole check
-                self._cache[form] = None
-                self.why_not[form] = f"internal error building this form: {type(exc).__name__}: {exc}"
+                self.why_not[form] = known
+            else:
+                self._build(form)
+                if seen is not None:
+                    payload = self._cache[form]
+                    seen[form] = payload if payload is not None else self.why_not[form]
         return self._cache[form]
+
+    def _build(self, form: str) -> None:
+        try:
+            payload = payload_bytes_cached(self.card, form, self._trees)
+            # Forms often give the same bytes (a v1.0 card's three SDK forms): keep one copy.
+            self._cache[form] = next((p for p in self._cache.values() if p == payload), payload)
+        except FormError as exc:
+            self._cache[form] = None
+            self.why_not[form] = str(exc)
+        except Exception as exc:  # a normalizer bug must cost one form, never the whole check
+            self._cache[form] = None
+            self.why_not[form] = f"internal error building this form: {type(exc).__name__}: {exc}"
+
+
+_SEEN_CARDS = 4
+_SEEN: OrderedDict[bytes, dict[str, bytes | str]] = OrderedDict()
+_SEEN_LOCK = threading.Lock()
 
 
 def _check(
@@ -350,23 +426,16 @@ def _try_keys(
         if isinstance(key_alg, str) and key_alg != alg:
             reasons.append(f"the key with kid {kid!r} is for {key_alg}, the signature says {alg}")
             continue
+        verified: list[str] = []
         for form in FORMS:
+            if verified and form in _ONLY_AS_A_LAST_RESORT:
+                continue
             payload = payloads.get(form)
             if payload is None:
                 continue
             try:
                 if _verify(protected, signature, payload, key):
-                    origin = "a key you supplied" if source == "user" else "the key from the card's own jku"
-                    return SignatureCheck(
-                        index,
-                        alg,
-                        kid,
-                        "verified",
-                        form,
-                        f"verified with {origin} over the {form} payload",
-                        source,
-                        key.thumbprint(),
-                    )
+                    verified.append(form)
             except JoseError as exc:
                 if exc.error != "bad_signature":
                     reasons.append(f"{exc.error}: {exc.description or exc}")
@@ -374,6 +443,19 @@ def _try_keys(
             except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
                 reasons.append(f"cannot verify: {exc}")
                 break
+        if verified:
+            origin = "a key you supplied" if source == "user" else "the key from the card's own jku"
+            return SignatureCheck(
+                index,
+                alg,
+                kid,
+                "verified",
+                verified[0],
+                f"verified with {origin} over the {verified[0]} payload",
+                source,
+                key.thumbprint(),
+                tuple(verified),
+            )
     tried = ", ".join(f for f in FORMS if payloads.get(f) is not None)
     detail = f"does not verify with the key for kid {kid!r} under any payload form ({tried})"
     if reasons:
@@ -416,7 +498,14 @@ def verify_card(
         return jku_stores[url]
 
     payloads = _Payloads(card_doc)
-    checks = tuple(_check(i, entry, payloads, store, jku_store) for i, entry in enumerate(sigs))
+    checks, refused = _stack_checks(sigs, payloads, store, jku_store)
+    accepted_by = tuple(s for s in STACKS if any(s in c.accepted_by for c in checks))
+
+    def accepted_after(other: Mapping[str, Any]) -> tuple[str, ...]:
+        again, _ = _stack_checks(sigs, _Payloads(other), store, jku_store)
+        return tuple(s for s in STACKS if any(s in c.accepted_by for c in again))
+
+    disagreements = stacks.explain(card_doc, accepted_by, refused, payloads.why_not, accepted_after)
     for status in ("verified", "invalid", "unverifiable"):
         best = next((c for c in checks if c.status == status), None)
         if best is None:
@@ -426,9 +515,49 @@ def verify_card(
             unsigned = unsigned_members(card_doc, best.form)
         detail = f"signature {best.index}: {best.detail}"
         return SignatureReport(
-            best.status, best.form, best.alg, best.kid, best.key_source, checks, unsigned, detail
+            best.status,
+            best.form,
+            best.alg,
+            best.kid,
+            best.key_source,
+            checks,
+            unsigned,
+            detail,
+            accepted_by,
+            disagreements,
         )
     raise AssertionError("unreachable: every check has a status")
+
+
+def _stack_checks(
+    sigs: list[Any],
+    payloads: _Payloads,
+    store: _KeyStore,
+    jku_store: Callable[[str], _KeyStore | None],
+) -> tuple[tuple[SignatureCheck, ...], dict[str, tuple[int, str]]]:
+    """Every entry checked under every form, with the client stacks that take it; and for each
+    stack whose form a signature verified under but whose verifier refuses its header, which
+    signature and why."""
+    checks: list[SignatureCheck] = []
+    refused: dict[str, tuple[int, str]] = {}
+    for index, entry in enumerate(sigs):
+        check = _check(index, entry, payloads, store, jku_store)
+        if check.status == "verified":
+            header = _header(entry["protected"])  # it parsed once already
+            takes: list[str] = []
+            for stack in STACKS:
+                if STACK_FORM[stack] not in check.forms:
+                    continue
+                why = stacks.header_refusal(stack, header, entry)
+                if why is None and stack == "a2a-python" and payloads.get(STACK_FORM[stack]) == b"null":
+                    why = "the Python SDK's payload for this card is null, which PyJWT refuses as a payload"
+                if why is None:
+                    takes.append(stack)
+                else:
+                    refused.setdefault(stack, (index, why))
+            check = dataclasses.replace(check, accepted_by=tuple(takes))
+        checks.append(check)
+    return tuple(checks), refused
 
 
 def _protected_headers(card_doc: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -508,7 +637,7 @@ def sign_card(
     header: dict[str, Any] = {"alg": alg, "kid": kid, "typ": "JOSE"}
     if jku is not None:
         header["jku"] = jku
-    payload = payload_bytes(card_doc, form)
+    payload = payload_bytes_fast(card_doc, form)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         token = jws.serialize_compact(header, payload, key, registry=_registry())

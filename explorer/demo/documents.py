@@ -291,8 +291,25 @@ def _sign_card(variant: Variant, doc: dict[str, Any], urls: Urls, key: CardKey) 
     if not variant.signed:
         return doc
     signed = signatures.sign_card(doc, key.key, kid=key.kid, jku=urls.jwks)
+    if variant.stacks_agree:
+        signed = _sign_for_sdks(signed, key, urls)
     if variant.forge_signature:
         signed = {**signed, "description": signed["description"] + " (edited after signing)"}
+    return signed
+
+
+def _sign_for_sdks(signed: dict[str, Any], key: CardKey, urls: Urls) -> dict[str, Any]:
+    """The served-form signature, plus one over each official SDK's payload form whose bytes differ
+    from every form signed so far, so that a client following A2A section 8.4 and both official
+    SDKs' verifiers all accept the card (`card.signature.accepted_by`). The SDKs drop members the
+    card means (an API key requirement with no scopes, `{"list": []}`, is an empty they drop), so
+    serving only their form would change what the card declares."""
+    done = {signatures.payload_bytes(signed, "served")}
+    for form in ("sdk-normalized", "a2a-js"):
+        payload = signatures.payload_bytes(signed, form)
+        if payload not in done:
+            signed = signatures.sign_card(signed, key.key, kid=key.kid, jku=urls.jwks, form=form)
+            done.add(payload)
     return signed
 
 

@@ -8,6 +8,10 @@ This is how an agent builder who already runs on a2a-sdk adds the extension with
 - interview answers are projected from exactly what that route serves (`agent_card_to_dict` of
   the signed card), never from the dict the card was built from, because the SDK drops defaults
   such as `"required": false` on the way out;
+- the SDK's signature covers its normalised form only, which its route does not serve (it still
+  serves an API key requirement with no scopes, an empty the signer dropped), so a client
+  following A2A section 8.4 would reject it: the card also carries a served-form signature
+  (`_sign_other_forms`), and every client stack accepts it (`card.signature.accepted_by`);
 - a small front endpoint sits on the JSON-RPC path: requests that activate the interview, or
   name an `interview/*` method, go to the same `Agent.handle_rpc` every other demo agent uses;
   everything else is replayed, byte for byte, into the SDK's own JSON-RPC route.
@@ -87,6 +91,29 @@ def _without_httpx_cli() -> None:
     import explorer.net  # noqa: F401
 
 
+def _sign_other_forms(
+    card: Any, key: documents.CardKey, urls: documents.Urls, served: dict[str, Any]
+) -> None:
+    """Append a signature over each payload form other stacks verify (the served form of A2A
+    section 8.4, the JS SDK's) whose bytes differ from the SDK's own: the SDK drops members its
+    route still serves (`securityRequirements: [{"schemes": {"apiKey": {}}}]`, an API key with no
+    scopes), so its signature alone is rejected by a client following the spec."""
+    from a2a.types import AgentCardSignature
+
+    from explorer.core import signatures
+
+    done = {signatures.payload_bytes(served, "sdk-normalized")}
+    signed = served
+    for form in ("served", "a2a-js"):
+        payload = signatures.payload_bytes(served, form)
+        if payload in done:
+            continue
+        signed = signatures.sign_card(signed, key.key, kid=key.kid, jku=urls.jwks, form=form)
+        entry = signed["signatures"][-1]
+        card.signatures.append(AgentCardSignature(protected=entry["protected"], signature=entry["signature"]))
+        done.add(payload)
+
+
 def build(
     variant: Variant,
     urls: documents.Urls,
@@ -114,6 +141,8 @@ def build(
         protected_header={"kid": key.kid, "alg": "ES256", "jku": urls.jwks, "typ": "JOSE"},
     )
     card = signer(card)
+    if variant.stacks_agree:
+        _sign_other_forms(card, key, urls, agent_card_to_dict(card))
     served = agent_card_to_dict(card)
     docs = dataclasses.replace(
         plain,

@@ -18,6 +18,9 @@ description and a verdict is a steady v1.0 agent):
 - `layout`: "v1.0" (`supportedInterfaces`) or "v0.3" (`url` + `preferredTransport`).
 - `sdk`: card built, signed and served by the official a2a-sdk (`explorer.demo.sdk_agent`).
 - `signed` / `forge_signature`: JWS card signature present / present but not verifying.
+- `stacks_agree`: a signed card also carries a signature over each official SDK's payload form
+  that differs from the served one, so every client stack accepts it (`card.signature.accepted_by`);
+  off for `legacy`, kept to show which stacks reject a served-form signature and why.
 - `interview` / `interview_required`: the interview entry is declared / declared `required: true`.
 - `terms`: the terms extension with two standing proposals is declared.
 - `proposal_fault`: one committed proposal is "tampered" (served bytes differ from the committed
@@ -75,6 +78,7 @@ class Variant:
     sdk: bool = False
     signed: bool = True
     forge_signature: bool = False
+    stacks_agree: bool = True
     interview: bool = True
     interview_required: bool = False
     terms: bool = True
@@ -119,7 +123,13 @@ _UNIMPLEMENTED = (
 
 _TABLE: tuple[Variant, ...] = (
     _v("steady", "v1.0 card, ES256, terms with two proposals, everything consistent", "conformant"),
-    _v("legacy", "v0.3 card layout, otherwise consistent", "conformant", layout="v0.3"),
+    _v(
+        "legacy",
+        "v0.3 card, consistent; the official SDKs reject its signature",
+        "conformant",
+        layout="v0.3",
+        stacks_agree=False,
+    ),
     _v(
         "sdk-built",
         "built on the official a2a-sdk server and signer; interview methods in front of its JSON-RPC route",

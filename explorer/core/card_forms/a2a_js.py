@@ -27,9 +27,11 @@ from explorer.core.card_forms.tracked import (
     Obj,
     canonical_payload,
     clean,
+    clean_plain,
     is_null,
     plain,
     read_card,
+    require_card_object,
     track,
 )
 
@@ -166,3 +168,113 @@ def payload_bytes(card_doc: Mapping[str, Any]) -> bytes:
     if value is None:
         return b"{}"  # canonicalizeAgentCard's own answer for a card with nothing left
     return canonical_payload(value)
+
+
+# --------------------------------------------------------------------------------------------
+# The same message on plain JSON values, for the bytes alone: no tracked tree (a catalogue of
+# thousands of skills builds its payload several times faster). It mirrors the tracked code
+# above step for step; `tests/core/test_payload_fast_path.py` holds the two equal. fromJSON never
+# copies a served container into the message, so the card is only read.
+
+_SNAKE = {field: snake(field) for fields in V1.values() for field in fields}
+
+
+def _plain_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return ",".join("" if v is None else _plain_string(v) for v in value)
+    if isinstance(value, Mapping):
+        return "[object Object]"
+    return _js_text(value)
+
+
+def _plain_boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (Mapping, list, tuple)):
+        return True
+    return bool(value) and value == value  # NaN is falsy
+
+
+def _plain_is_object(value: Any) -> bool:
+    return isinstance(value, (Mapping, list, tuple))
+
+
+def _plain_field(value: Any, field: str, test: Any) -> Any:
+    if not isinstance(value, Mapping):
+        return None
+    for name in (field, _SNAKE[field]):
+        member = value.get(name)
+        if test(member):
+            return member
+    return None
+
+
+def _plain_struct(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain_struct(v) for k, v in value.items() if k != _PROTO}
+    if isinstance(value, (list, tuple)):
+        return [_plain_struct(v) for v in value]
+    return value
+
+
+def _plain_entries(value: Any) -> Iterable[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        return ((str(k), v) for k, v in value.items() if k != _PROTO)
+    return ((str(i), v) for i, v in enumerate(value))
+
+
+def _plain_element(value: Any, kind: Kind) -> Any:
+    if kind == "str":
+        return _plain_string(value)
+    _, name = kind
+    if value is None and name != "StringList":
+        raise FormError(name)
+    return _plain_message(value, name)
+
+
+def _plain_message(value: Any, name: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field, kind in V1[name].items():
+        if kind in ("str", "bool", "bool?") or (isinstance(kind, tuple) and kind[0] == "msg"):
+            member = _plain_field(value, field, _is_set)
+            if member is None:
+                continue
+            if kind == "str":
+                out[field] = _plain_string(member)
+            elif kind == "bool?":
+                out[field] = _plain_boolean(member)
+            elif kind == "bool":
+                if flag := _plain_boolean(member):
+                    out[field] = flag
+            else:
+                out[field] = _plain_message(member, kind[1])
+            if name in V1_ONEOF:
+                break
+        elif kind == "struct":
+            if _plain_is_object(member := _plain_field(value, field, _plain_is_object)):
+                out[field] = _plain_struct(member)
+        elif kind[0] == "rep":
+            member = _plain_field(value, field, lambda v: isinstance(v, (list, tuple)))
+            if member is not None:
+                out[field] = [_plain_element(v, kind[1]) for v in member]
+        else:  # map
+            member = _plain_field(value, field, _plain_is_object)
+            if member is not None:
+                out[field] = {k: _plain_element(v, kind[1]) for k, v in _plain_entries(member)}
+    return out
+
+
+def _is_set(value: Any) -> bool:
+    return value is not None
+
+
+def payload_value(card_doc: Mapping[str, Any]) -> Any:
+    """The JSON value of `payload_tree`, built without tracking (None when nothing is left).
+
+    Raises FormError (or RecursionError) where the SDK would throw; the tracked path says why."""
+    require_card_object(card_doc)
+    message = _plain_message(card_doc, "AgentCard")
+    message.pop("signatures", None)
+    return clean_plain(message)

@@ -27,10 +27,12 @@ from explorer.core.card_forms.tracked import (
     Obj,
     canonical_payload,
     clean,
+    clean_plain,
     describe_node,
     is_null,
     plain,
     read_card,
+    require_card_object,
     track,
     truthy,
     where,
@@ -239,3 +241,194 @@ def payload_tree(card_doc: Mapping[str, Any]) -> Any:
 
 def payload_bytes(card_doc: Mapping[str, Any]) -> bytes:
     return canonical_payload(plain(payload_tree(card_doc)))  # an empty card signs "null"
+
+
+# --------------------------------------------------------------------------------------------
+# The same message on plain JSON values, for the bytes alone: no tracked tree, no deep copy (a
+# catalogue of thousands of skills builds its payload several times faster). It mirrors the
+# tracked code above step for step; `tests/core/test_payload_fast_path.py` holds the two equal.
+# Where the card does not read it raises FormError without a pointer: `forms` then asks the
+# tracked path, whose message names the member.
+
+_ABSENT: Any = object()
+
+
+def _plain_requirements(value: Any) -> list[Any]:
+    if isinstance(value, Mapping):
+        if value:
+            raise FormError("security")
+        return []
+    if isinstance(value, (list, tuple)):
+        out = []
+        for requirement in value:
+            if not isinstance(requirement, Mapping):
+                raise FormError("security")
+            out.append({"schemes": {str(n): {"list": scopes} for n, scopes in requirement.items()}})
+        return out
+    if value == "":
+        return []
+    raise FormError("security")
+
+
+def _plain_fold_v03(card: Mapping[str, Any]) -> dict[str, Any]:
+    """`_fold_v03` on a shallow copy: only the members it changes are copied, the card is untouched."""
+    data = {str(k): v for k, v in card.items()}
+    flag = data.pop("supportsAuthenticatedExtendedCard", None)
+    if flag is not None and bool(flag):
+        caps = data.get("capabilities", _ABSENT)
+        if caps is _ABSENT:
+            caps = {}
+        elif not isinstance(caps, Mapping):
+            raise FormError("capabilities")
+        else:
+            caps = dict(caps)
+        caps.setdefault("extendedAgentCard", True)
+        data["capabilities"] = caps
+
+    main_url = data.pop("url", None)
+    transport = data.pop("preferredTransport", "JSONRPC")
+    version = data.pop("protocolVersion", "0.3.0")
+    additional = data.pop("additionalInterfaces", None)
+    if "supportedInterfaces" not in data and main_url is not None and bool(main_url):
+        interfaces = [{"url": main_url, "protocolBinding": transport, "protocolVersion": version}]
+        if additional is not None and bool(additional):
+            if not isinstance(additional, (list, tuple)):
+                raise FormError("additionalInterfaces")
+            for iface in additional:
+                if not isinstance(iface, Mapping):
+                    raise FormError("additionalInterfaces")
+                interfaces.append(
+                    {
+                        "url": iface.get("url"),
+                        "protocolBinding": iface.get("transport"),
+                        "protocolVersion": version,
+                    }
+                )
+        data["supportedInterfaces"] = interfaces
+
+    legacy = data.pop("security", None)
+    if "securityRequirements" not in data and legacy is not None:
+        data["securityRequirements"] = _plain_requirements(legacy)
+    skills = data.get("skills", [])
+    if not isinstance(skills, (list, tuple)):
+        raise FormError("skills")
+    folded_skills: list[Any] | None = None
+    for index, skill in enumerate(skills):
+        if not isinstance(skill, Mapping):
+            raise FormError("skills")
+        if "security" not in skill:
+            continue
+        if folded_skills is None:
+            folded_skills = list(skills)
+        copied = {str(k): v for k, v in skill.items()}
+        skill_legacy = copied.pop("security")
+        if "securityRequirements" not in copied and skill_legacy is not None:
+            copied["securityRequirements"] = _plain_requirements(skill_legacy)
+        folded_skills[index] = copied
+    if folded_skills is not None:
+        data["skills"] = folded_skills
+
+    schemes = data.get("securitySchemes", {})
+    if bool(schemes):
+        if not isinstance(schemes, Mapping):
+            raise FormError("securitySchemes")
+        folded_schemes: dict[str, Any] = {}
+        for name, scheme in schemes.items():
+            if not isinstance(scheme, Mapping):
+                raise FormError("securitySchemes")
+            copied = {str(k): v for k, v in scheme.items()}
+            kind = copied.pop("type", _ABSENT)
+            if isinstance(kind, (Mapping, list, tuple)):
+                raise FormError("securitySchemes")
+            if not isinstance(kind, str) or kind not in LEGACY_SCHEME_TYPES:
+                folded_schemes[str(name)] = copied
+                continue
+            if kind == "apiKey" and "in" in copied:
+                copied["location"] = copied.pop("in")
+            folded_schemes[str(name)] = {LEGACY_SCHEME_TYPES[kind]: copied}
+        data["securitySchemes"] = folded_schemes
+    return data
+
+
+def _plain_struct(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain_struct(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_struct(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise FormError("struct") from None
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    raise FormError("struct")
+
+
+def _plain_value(value: Any, kind: Kind) -> Any:
+    if kind == "str":
+        if isinstance(value, str):
+            return value
+        raise FormError(kind)
+    if kind in ("bool", "bool?"):
+        if isinstance(value, bool):
+            return None if kind == "bool" and value is False else value
+        raise FormError(kind)
+    if kind == "struct":
+        if not isinstance(value, Mapping):
+            raise FormError(kind)
+        return _plain_struct(value)
+    tag, inner = kind
+    if tag == "msg":
+        return _plain_message(value, inner)
+    if tag == "rep":
+        if not isinstance(value, (list, tuple)):
+            raise FormError(tag)
+        if any(v is None for v in value):
+            raise FormError(tag)
+        return [v for v in (_plain_value(item, inner) for item in value) if v is not None]
+    if not isinstance(value, Mapping):  # map
+        raise FormError(tag)
+    if any(v is None for v in value.values()):
+        raise FormError(tag)
+    return {str(k): _plain_value(v, inner) for k, v in value.items()}
+
+
+def _plain_message(value: Any, name: str) -> dict[str, Any]:
+    fields, names = V1[name], V1_NAMES[name]
+    if not isinstance(value, Mapping):
+        if isinstance(value, str):
+            return {}
+        if isinstance(value, (list, tuple)) and all(
+            isinstance(e, str) and e not in names and _EXTENSION_NAME.match(e) is None for e in value
+        ):
+            return {}
+        raise FormError(name)
+    out: dict[str, Any] = {}
+    for key, member in value.items():
+        field = names.get(key)
+        if field is None:
+            if _EXTENSION_NAME.match(str(key)):
+                raise FormError(name)
+            continue
+        if field in out:
+            raise FormError(name)
+        if member is None:
+            continue
+        if name in V1_ONEOF and out:
+            raise FormError(name)
+        converted = _plain_value(member, fields[field])
+        if converted is not None:
+            out[field] = converted
+    return out
+
+
+def payload_value(card_doc: Mapping[str, Any]) -> Any:
+    """The JSON value of `payload_tree`, built without tracking (None when nothing is left).
+
+    Raises FormError (or RecursionError) when the SDK could not have parsed the card; the
+    tracked path says where."""
+    require_card_object(card_doc)
+    message = _plain_message(_plain_fold_v03(card_doc), "AgentCard")
+    message.pop("signatures", None)
+    return clean_plain(message)

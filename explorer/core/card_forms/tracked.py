@@ -9,9 +9,11 @@ chose the key it is now under), and served members only whose presence it carrie
 `additionalInterfaces` entry becomes an interface, even one whose values are all dropped): those
 are signed as being there, while their own members may still be unsigned.
 
-Here too: the SDKs' `_clean_empty` (`clean`), the two ways a finished tree becomes bytes (JCS and
-`json.dumps(sort_keys=True)`), and `FormError`, raised wherever an SDK could not have read a card
-at all (a `skills` that is not an array, say), so the form does not apply.
+Here too: the SDKs' `_clean_empty` (`clean`, and `clean_plain` for the untracked builders some
+form modules keep beside their tracked one, for the payload bytes alone), the two ways a finished
+tree becomes bytes (JCS and `json.dumps(sort_keys=True)`), and `FormError`, raised wherever an SDK
+could not have read a card at all (a `skills` that is not an array, say), so the form does not
+apply.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ class FormError(ValueError):
     """The card cannot be read the way this form's signer reads it, so the form cannot apply."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per served scalar: a large card has hundreds of thousands
 class Leaf:
     value: Any
     src: str | None  # None for values a normalizer made up (defaults)
@@ -80,6 +82,20 @@ def clean(node: Any) -> Any:
     if node is None or node.value is None or node.value == "":
         return None
     return node
+
+
+def clean_plain(value: Any) -> Any:
+    """`clean` on plain JSON values (the untracked payload paths): new containers, never the
+    served ones."""
+    if isinstance(value, Mapping):
+        out = {k: c for k, v in value.items() if (c := clean_plain(v)) is not None}
+        return out or None
+    if isinstance(value, (list, tuple)):
+        items = [c for v in value if (c := clean_plain(v)) is not None]
+        return items or None
+    if value is None or value == "":
+        return None
+    return value
 
 
 def plain(node: Any) -> Any:
