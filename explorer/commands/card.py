@@ -3,10 +3,16 @@
 A quick look before an interview: the layout, the interfaces (and which one the interview would
 be asked over), the skills, the declared extensions (interview, terms with each committed
 proposal, reputation, OpenClasp), each signature with the payload form it verified under, the
-members that form leaves unsigned, and integers JCS cannot compare exactly. It reads a card file
-or makes the card GETs discovery needs (a base URL tries `/.well-known/agent-card.json`, then
-`/.well-known/agent.json`), plus the `--keys` URLs; it never fetches a `jku` or a proposal
-(`verify --allow-jku` does).
+members that form leaves unsigned, integers JCS cannot compare exactly, and what the declared
+documents say for each of the five questions (`explorer.core.declared`: the members a conformant
+answer projects, whether or not the agent offers the interview). It reads a card file or makes the
+card GETs discovery needs (a base URL tries `/.well-known/agent-card.json`, then
+`/.well-known/agent.json`), plus the `--keys` URLs and the proposals the card's terms entries
+commit to (at most `MAX_PROPOSALS`, without credentials), so the terms question can be read from
+them; it never fetches a `jku` (`verify --allow-jku` does). A card read from a file stays offline:
+its proposals are listed, not fetched, unless `--proposals fetch` asks for them (a card file is
+often read precisely because nothing should be contacted); `--proposals skip` keeps a fetched
+card's look to that one GET.
 
 Exit status: 0 the card was read, 3 it could not be fetched or is not a JSON object, 2 usage
 errors (an unreadable `--keys`, a broken config). Every agent-supplied string goes through
@@ -38,10 +44,13 @@ from explorer.commands.common import (
 if TYPE_CHECKING:
     from explorer.core.card import Card, Extension
     from explorer.core.signatures import SignatureReport
+    from explorer.core.sow import ProposalCheck
 
 COMMAND = "card"
 EXIT_UNREADABLE = 3
 MAX_CARD_BYTES = 8 * 1024 * 1024
+MAX_PROPOSALS = 16  # as many as an interview fetches: a card cannot make this fetch the whole internet
+SHOWN_DECLARED = 40  # members printed per question; `--json` has every one
 
 
 class _Unreadable(Exception):
@@ -56,6 +65,13 @@ class _Unreadable(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", help="card file, card URL, base URL, or a config agent name")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.add_argument(
+        "--proposals",
+        choices=("auto", "fetch", "skip"),
+        default="auto",
+        help="fetch the proposals the card's terms entries commit to: auto (the default) when the "
+        "card itself came over the network, fetch always, skip never",
+    )
     add_setting_arguments(parser, COMMAND)
     add_home_argument(parser, "config lives", history=False)
 
@@ -105,9 +121,61 @@ def _load(target: str, timeout: float) -> tuple[Any, str, str]:
     return doc, exchange.url, via
 
 
+def _committed(card: Card) -> list[tuple[str, str, Any, Any]]:
+    """(url, digest, sow, offering) of every well-formed commitment of the card's terms entries,
+    once each, in card order."""
+    out: list[tuple[str, str, Any, Any]] = []
+    for entry in card.terms:
+        for ref in entry.proposals:
+            if entry.problems or ref.problems or not (ref.url and ref.digest):
+                continue
+            if all((ref.url, ref.digest) != (url, digest) for url, digest, _, _ in out):
+                out.append((ref.url, ref.digest, ref.sow, ref.offering))
+    return out
+
+
+async def _fetch_proposals(urls: list[str], timeout: float) -> dict[str, Any]:
+    """Each proposal URL's exchange, fetched at once."""
+    import asyncio
+
+    from explorer.net.http import Fetcher, Limits
+
+    async with Fetcher(Limits(timeout=timeout, max_bytes=MAX_CARD_BYTES)) as fetcher:
+        fetched = await asyncio.gather(*(fetcher.get(url, purpose="proposal") for url in urls))
+    return dict(zip(urls, fetched, strict=True))
+
+
+def _proposals(card: Card, timeout: float, *, fetch: bool) -> tuple[list[ProposalCheck], list[str]]:
+    """The committed proposals, fetched and checked under their own procedure (the terms extension,
+    sections 5 and 6): the terms question's declared documents; or, when not to `fetch`, none and
+    the URLs that were left alone."""
+    import asyncio
+
+    from explorer.core.sow import check_proposal
+    from explorer.net.discovery import is_url
+
+    committed = _committed(card)[:MAX_PROPOSALS]
+    if not fetch:
+        return [], list(dict.fromkeys(url for url, _, _, _ in committed))
+    urls = list(dict.fromkeys(url for url, _, _, _ in committed if is_url(url)))
+    exchanges = asyncio.run(_fetch_proposals(urls, timeout)) if urls else {}
+    checks = []
+    for url, digest, sow, offering in committed:
+        ex = exchanges.get(url)
+        problem = "not an http(s) URL" if ex is None else ex.problem()
+        body = ex.response_body if ex is not None and problem is None else None
+        checks.append(
+            check_proposal(
+                body, url=url, committed_digest=digest, fetch_error=problem, sow=sow, offering=offering
+            )
+        )
+    return checks, []
+
+
 def run(args: argparse.Namespace) -> int:
     from explorer.core.canonical import CanonicalError, canonicalize, sha256_hex
     from explorer.core.card import parse_card, summary_json
+    from explorer.core.declared import declared_projections
     from explorer.core.signatures import jku_urls, verify_card
     from explorer.core.strict_json import lossy_integers
 
@@ -132,6 +200,18 @@ def run(args: argparse.Namespace) -> int:
         digest = None
     lossy = lossy_integers(doc)
     jku = jku_urls(doc)
+    fetch = args.proposals == "fetch" or (args.proposals == "auto" and via != "file")
+    proposals, not_fetched = _proposals(card, timeout, fetch=fetch)
+    declared = declared_projections(
+        doc,
+        proposals,
+        card_signed=True
+        if report.status == "verified"
+        else None
+        if report.status == "unverifiable"
+        else False,
+        unsigned_members=report.unsigned_members,
+    )
     if args.json:
         out = {
             "target": args.target,
@@ -143,10 +223,15 @@ def run(args: argparse.Namespace) -> int:
             "jku": jku,
             "lossy_integers": lossy,
             "keys": {"sources": sources, "count": len(keys["keys"])},
+            "proposals": [check.to_json() for check in proposals],
+            "proposals_not_fetched": not_fetched,
+            "declared": declared,
         }
         print_json(out, indent=2)
         return EXIT_OK
-    print_lines(_text(card, report, url=url, via=via, digest=digest, lossy=lossy, jku=jku, keys=sources))
+    lines = _text(card, report, url=url, via=via, digest=digest, lossy=lossy, jku=jku, keys=sources)
+    declared_lines = _declared_lines(declared, proposals, not_fetched, offered=card.interview is not None)
+    print_lines(lines + declared_lines)
     return EXIT_OK
 
 
@@ -213,7 +298,8 @@ def _signature_lines(report: SignatureReport, jku: list[str], keys: list[str]) -
     lines = [f"Signature  {report.status}" + (f" (payload form {report.form})" if report.form else "")]
     for check in report.checks:
         head = f"  #{check.index} {_s(check.alg or '?', 20)} kid {_s(check.kid or '?', 80)}: {check.status}"
-        lines.append(head + (f" [{check.form}]" if check.form else ""))
+        forms = ", ".join(check.forms) or check.form
+        lines.append(head + (f" [{forms}]" if forms else ""))
         lines.append(f"      {_s(check.detail, 400)}")
     if report.status == "unsigned":
         lines.append("  the card carries no signatures; nothing in it is signed")
@@ -227,6 +313,9 @@ def _signature_lines(report: SignatureReport, jku: list[str], keys: list[str]) -
             lines.extend(f"  {_s(m, 300)}" for m in report.unsigned_members)
         else:
             lines.append(f"Every served member is covered by the {report.form} payload")
+    from explorer.core.view import Signature
+
+    lines.extend(f"  {line}" for line in Signature.of(report.to_json()).stacks_lines(members=40))
     return lines
 
 
@@ -273,7 +362,70 @@ def _text(
     if lossy:
         lines.append(f"Integers beyond +-(2^53-1), compared only approximately by JCS ({len(lossy)})")
         lines.extend(f"  {_s(p, 300)}" for p in lossy[:50])
-    if card.problems:
-        lines.append(f"Problems ({len(card.problems)})")
-        lines.extend(f"  {_s(p, 300)}" for p in card.problems[:100])
+    lines.extend(_problem_lines(card))
     return lines
+
+
+def _problem_lines(card: Card) -> list[str]:
+    """Each problem against the A2A definitions of the card's layouts: its pointer, the layout whose
+    definition it breaks, what is wrong (`explorer.core.card_schema`; warnings, never a verdict)."""
+    from explorer.core.card_schema import card_problems
+
+    problems = card_problems(card)
+    if not problems:
+        return ["Problems   none against the A2A definitions of its layout"]
+    lines = [f"Problems ({len(problems)}; warnings against the A2A definitions, never part of a verdict)"]
+    for problem in problems:
+        where = _s(problem.member, 200) if problem.member else "(the card)"
+        lines.append(f"  {where} [{_s(problem.layout, 10)} {_s(problem.code, 40)}]")
+        lines.append(f"      {_s(problem.detail, 300)}")
+    return lines
+
+
+def _declared_lines(
+    declared: Mapping[str, list[dict[str, Any]]],
+    proposals: list[ProposalCheck],
+    not_fetched: list[str],
+    *,
+    offered: bool,
+) -> list[str]:
+    """The five questions as the declared documents answer them: each member a conformant answer
+    projects, its value on one line, and whether a verified signature covers it."""
+    from explorer.core.canonical import CanonicalError, canonical_text
+
+    asked = "asked by verify" if offered else "the card does not offer the interview, so nothing is asked"
+    lines = [f"Declared answers (what the declared documents say for each question; {asked})"]
+    for question, members in declared.items():
+        lines.append(f"  {question} ({len(members)} member{'s' if len(members) != 1 else ''})")
+        source = None
+        for entry in members[:SHOWN_DECLARED]:
+            if entry["document"] == "proposal" and (entry.get("url"), entry.get("digest")) != source:
+                source = (entry.get("url"), entry.get("digest"))
+                lines.append(f"    proposal {_s(source[0], 300)} ({_s(source[1], 80)})")
+            try:
+                value = canonical_text(entry["value"])
+            except CanonicalError:
+                value = repr(entry["value"])
+            signed = {True: "signed", False: "unsigned", None: "signature unchecked"}[entry.get("signed")]
+            indent = "      " if source is not None else "    "
+            lines.append(f"{indent}{_s(entry['member'], 200)} ({signed}) = {_s(value, 160)}")
+        if len(members) > SHOWN_DECLARED:
+            lines.append(f"    ... {len(members) - SHOWN_DECLARED} more (--json lists every one)")
+        if question == "terms" and not members:
+            lines.extend(_terms_silence(proposals, not_fetched))
+    return lines
+
+
+def _terms_silence(proposals: list[ProposalCheck], not_fetched: list[str]) -> list[str]:
+    """Why the terms question has nothing declared: no commitment, proposals left unfetched, or
+    proposals not as committed."""
+    if not_fetched:
+        return [
+            f"    proposal {_s(url, 200)}: not fetched (--proposals fetch fetches it)" for url in not_fetched
+        ]
+    if not proposals:
+        return ["    no terms entry commits to a proposal: a conformant answer is declared false"]
+    return [
+        f"    proposal {_s(check.url, 200)}: {_s(check.status.replace('_', ' '), 40)}, nothing to project"
+        for check in proposals
+    ]

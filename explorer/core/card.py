@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from explorer.core.card_schema import CardProblem, card_problems
 from explorer.core.pointer import join
 from explorer.core.strict_json import describe_type
 
@@ -152,7 +153,7 @@ class Card:
     skills: tuple[Skill, ...]
     skill_ids: tuple[str, ...]
     extensions: tuple[Extension, ...]
-    problems: tuple[str, ...] = ()
+    problems: tuple[CardProblem, ...] = ()  # what the reader could not read; `card_problems` adds the rest
 
     def extension(self, uri: str) -> Extension | None:
         """The first entry declaring exactly this URI (consumers match URIs exactly)."""
@@ -184,24 +185,40 @@ class Card:
         return None
 
 
+def _member_layout(member: str, layout: Layout) -> str:
+    """The layout a member read from a card of `layout` belongs to: its own layout's, when only
+    one layout defines its top-level member, else the card's (v1.0 for a mixed card)."""
+    top = member.split("/")[1] if member.count("/") else ""
+    if top in _V03_MARKERS:
+        return "v0.3"
+    if top in _V10_MARKERS:
+        return "v1.0"
+    return "v1.0" if layout == "mixed" else layout
+
+
 class _Reader:
     """Collects problems while reading typed members out of untrusted objects."""
 
-    def __init__(self) -> None:
-        self.problems: list[str] = []
+    def __init__(self, layout: Layout = "v1.0") -> None:
+        self.layout = layout
+        self.problems: list[CardProblem] = []
 
-    def note(self, text: str) -> None:
-        self.problems.append(text)
+    def note(self, text: str, member: str, code: str = "wrong_type") -> None:
+        self.problems.append(CardProblem(code, member, _member_layout(member, self.layout), text))
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(p.detail for p in self.problems)
 
     def string(self, obj: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str | None:
         if key not in obj:
             if required:
-                self.note(f"{where}/{key} is missing")
+                self.note(f"{where}/{key} is missing", f"{where}{join(key)}", "member_missing")
             return None
         value = obj[key]
         if isinstance(value, str):
             return value
-        self.note(f"{where}/{key} should be a string, not {describe_type(value)}")
+        self.note(f"{where}/{key} should be a string, not {describe_type(value)}", f"{where}{join(key)}")
         return None
 
     def boolean(self, obj: Mapping[str, Any], key: str, where: str) -> bool | None:
@@ -210,7 +227,7 @@ class _Reader:
         value = obj[key]
         if isinstance(value, bool):
             return value
-        self.note(f"{where}/{key} should be true or false, not {describe_type(value)}")
+        self.note(f"{where}/{key} should be true or false, not {describe_type(value)}", f"{where}{join(key)}")
         return None
 
     def array(self, obj: Mapping[str, Any], key: str, where: str) -> list[Any]:
@@ -219,7 +236,7 @@ class _Reader:
         value = obj[key]
         if isinstance(value, list):
             return value
-        self.note(f"{where}/{key} should be an array, not {describe_type(value)}")
+        self.note(f"{where}/{key} should be an array, not {describe_type(value)}", f"{where}{join(key)}")
         return []
 
     def objects(
@@ -231,7 +248,7 @@ class _Reader:
             if isinstance(entry, Mapping):
                 yield pointer, entry
             else:
-                self.note(f"{pointer} should be an object, not {describe_type(entry)}")
+                self.note(f"{pointer} should be an object, not {describe_type(entry)}", pointer)
 
     def obj(self, parent: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any] | None:
         if key not in parent or parent[key] is None:
@@ -239,7 +256,7 @@ class _Reader:
         value = parent[key]
         if isinstance(value, Mapping):
             return value
-        self.note(f"{where}/{key} should be an object, not {describe_type(value)}")
+        self.note(f"{where}/{key} should be an object, not {describe_type(value)}", f"{where}{join(key)}")
         return None
 
     def strings(self, obj: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -248,7 +265,10 @@ class _Reader:
             if isinstance(item, str):
                 out.append(item)
             else:
-                self.note(f"{where}/{key}/{i} should be a string, not {describe_type(item)}")
+                self.note(
+                    f"{where}/{key}/{i} should be a string, not {describe_type(item)}",
+                    f"{where}{join(key, i)}",
+                )
         return tuple(out)
 
 
@@ -293,7 +313,8 @@ def _interfaces(doc: Mapping[str, Any], r: _Reader) -> tuple[list[Interface], In
     if chosen is None:
         chosen = next((i for i in additional if i.binding == JSONRPC), None)
     if not interfaces:
-        r.note("the card declares no interface (neither supportedInterfaces nor url)")
+        member = "/url" if _layout(doc) == "v0.3" else "/supportedInterfaces"
+        r.note("the card declares no interface (neither supportedInterfaces nor url)", member, "no_interface")
     return interfaces, chosen
 
 
@@ -305,7 +326,7 @@ def _skills(doc: Mapping[str, Any], r: _Reader) -> list[Skill]:
         if skill_id is None:
             continue
         if skill_id in seen:
-            r.note(f"{where}/id {skill_id!r} repeats an earlier skill id")
+            r.note(f"{where}/id {skill_id!r} repeats an earlier skill id", f"{where}/id", "skill_id_repeated")
         seen.add(skill_id)
         skills.append(
             Skill(
@@ -349,16 +370,16 @@ def _proposal(entry: Any, where: str) -> ProposalRef:
     url = r.string(entry, "url", where, required=True)
     digest = r.string(entry, "digest", where, required=True)
     if url == "":
-        r.note(f"{where}/url is empty")
+        r.note(f"{where}/url is empty", f"{where}/url")
     if digest is not None and _DIGEST.fullmatch(digest) is None:
-        r.note(f"{where}/digest must be 'sha256:' followed by 64 lowercase hex digits")
+        r.note(f"{where}/digest must be 'sha256:' followed by 64 lowercase hex digits", f"{where}/digest")
     return ProposalRef(
         url=url,
         digest=digest,
         sow=r.string(entry, "sow", where),
         offering=r.string(entry, "offering", where),
         pointer=where,
-        problems=tuple(r.problems),
+        problems=r.words,
     )
 
 
@@ -366,33 +387,36 @@ def _terms_entry(ext: Extension) -> TermsEntry:
     r = _Reader()
     where = ext.pointer
     if ext.required is True:
-        r.note(f"{where}/required is true; the terms extension must never be required")
+        r.note(f"{where}/required is true; the terms extension must never be required", f"{where}/required")
     params = ext.params
     if not isinstance(params, Mapping):
         what = "missing" if params is None else f"{describe_type(params)}, not an object"
-        r.note(f"{where}/params is {what}; it must carry sow_spec and proposals")
-        return TermsEntry(ext, None, (), tuple(r.problems))
+        r.note(f"{where}/params is {what}; it must carry sow_spec and proposals", f"{where}/params")
+        return TermsEntry(ext, None, (), r.words)
     pwhere = f"{where}/params"
     sow_spec = r.string(params, "sow_spec", pwhere, required=True)
     if sow_spec == "":
-        r.note(f"{pwhere}/sow_spec is empty")
+        r.note(f"{pwhere}/sow_spec is empty", f"{pwhere}/sow_spec")
     proposals: list[ProposalRef] = []
     if "proposals" not in params:
-        r.note(f"{pwhere}/proposals is missing")
+        r.note(f"{pwhere}/proposals is missing", f"{pwhere}/proposals")
     elif not isinstance(params["proposals"], list):
-        r.note(f"{pwhere}/proposals should be an array, not {describe_type(params['proposals'])}")
+        r.note(
+            f"{pwhere}/proposals should be an array, not {describe_type(params['proposals'])}",
+            f"{pwhere}/proposals",
+        )
     elif not params["proposals"]:
-        r.note(f"{pwhere}/proposals is empty; at least one proposal is required")
+        r.note(f"{pwhere}/proposals is empty; at least one proposal is required", f"{pwhere}/proposals")
     else:
         proposals = [_proposal(p, f"{pwhere}/proposals/{i}") for i, p in enumerate(params["proposals"])]
-    return TermsEntry(ext, sow_spec, tuple(proposals), tuple(r.problems))
+    return TermsEntry(ext, sow_spec, tuple(proposals), r.words)
 
 
 def parse_card(doc: Any) -> Card:
     """Read a parsed JSON document as a card. Raises CardError only if it is not an object."""
     if not isinstance(doc, Mapping):
         raise CardError(f"an agent card must be a JSON object, not {describe_type(doc)}")
-    r = _Reader()
+    r = _Reader(_layout(doc))
     name = r.string(doc, "name", "", required=True)
     description = r.string(doc, "description", "")
     version = r.string(doc, "version", "")
@@ -496,5 +520,5 @@ def summary_json(card: Card) -> dict[str, Any]:
                 if e.uri not in known and (openclasp is None or e.pointer != openclasp.pointer)
             ],
         },
-        "problems": list(card.problems),
+        "problems": [problem.to_json() for problem in card_problems(card)],
     }

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from explorer.core import pointer as jp
 from explorer.core.attempt import Attempt, last_of, parse_body, show, transport_code
 from explorer.core.card import WELL_KNOWN, Card, Extension, parse_card
+from explorer.core.card_schema import CardProblem
 from explorer.core.declarations import Equivalence, card_digests, signers_of
 from explorer.core.diff import CardPair
 from explorer.core.findings import finding
@@ -161,9 +162,14 @@ def compared_card(
         problem = f"a JSON {describe_type(family)}, not an object"
     if problem is not None:
         a.card["problems"].append(
-            f"the card served to A2A-Version {version} could not be read "
-            f"({show(problem, 300)}); the answers are compared with the card fetched "
-            "for its signatures"
+            CardProblem(
+                "family_card_unreadable",
+                "",
+                "v0.3" if version.startswith("0.") else "v1.0",
+                f"the card served to A2A-Version {version} could not be read "
+                f"({show(problem, 300)}); the answers are compared with the card fetched "
+                "for its signatures",
+            ).to_json()
         )
         return doc, None
     sha, declared = card_digests(family)
@@ -201,10 +207,21 @@ def check_signature(
         a.add(
             "card_signature_unverifiable",
             "the card signature cannot be checked (no key for its kid, or "
-            "an algorithm outside the allow-list)" + why,
+            "an algorithm outside the allow-list)" + why + _unread_key_sets(exs),
             member="/signatures",
         )
     return sig
+
+
+def _unread_key_sets(exs: Sequence[Exchange]) -> str:
+    """Why a key set the card's `jku` names gave no key: each fetch that failed, with its reason
+    (a refused redirect, a timeout, an HTTP status), so the finding says what a log line would."""
+    failed = [(ex.url, ex.problem()) for ex in exs if ex.purpose == "jwks" and ex.problem() is not None]
+    if not failed:
+        return ""
+    said = "; ".join(f"{show(url, 200)} gave no keys ({show(problem, 200)})" for url, problem in failed[:3])
+    more = f"; {len(failed) - 3} more" if len(failed) > 3 else ""
+    return f"; jku key set {said}{more}"
 
 
 def unsigned_compared(a: Attempt) -> None:

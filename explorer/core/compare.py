@@ -455,7 +455,7 @@ def _compare_question(qa: Question, qb: Question, *, same_proofs: bool = False) 
             entries.append(change("same", slot[0], pa, pb))
     entries.extend(change("added", slot[0], None, pb) for slot, pb in after.items() if slot not in before)
     status = (qa.raw.get("status"), qb.raw.get("status"))
-    declared = (qa.raw.get("declared"), qb.raw.get("declared"))
+    declared = (qa.declared, qb.declared)  # what each answer says of itself, not the card's members
     return QuestionComparison(
         question=name,
         added=tuple(e for e in entries if e.kind == "added"),

@@ -47,12 +47,15 @@ from explorer.core.card_checks import (
     read_card,
     unsigned_compared,
 )
+from explorer.core.card_schema import card_problems
 from explorer.core.declarations import card_digests
+from explorer.core.declared import declared_projections
 from explorer.core.findings import QUESTIONS, Finding, finding, ordered
 from explorer.core.outage import all_down
 from explorer.core.probes import judge_probes
 from explorer.core.questions import DiffContext, judge_questions
 from explorer.core.run import DEADLINE, Exchange
+from explorer.core.sow import ProposalCheck
 from explorer.core.unimplemented import explain_unimplemented
 from explorer.core.verdict import ROLES, churn_finding, decide_verdict, standing
 
@@ -210,9 +213,27 @@ def _first_attempt(a: Attempt) -> dict[str, Any]:
 
 
 def _empty_questions() -> dict[str, Any]:
-    return {
-        q: {"status": "not_asked", "answer": None, "declared": None, "projections": []} for q in QUESTIONS
-    }
+    return {q: {"status": "not_asked", "answer": None, "declared": [], "projections": []} for q in QUESTIONS}
+
+
+def _declare(
+    a: Attempt,
+    card: dict[str, Any],
+    proposals: Mapping[tuple[str, str], ProposalCheck],
+    sig: Mapping[str, Any],
+    signed_card: dict[str, Any] | None = None,
+) -> None:
+    """Each question's `declared`: what its declared documents say, asked or not (`core.declared`)."""
+    status = sig.get("status")
+    declared = declared_projections(
+        card,
+        proposals.values(),
+        card_signed=True if status == "verified" else None if status == "unverifiable" else False,
+        unsigned_members=tuple(sig.get("unsigned_members") or ()),
+        signed_card=signed_card,
+    )
+    for question, entries in declared.items():
+        a.questions[question]["declared"] = entries
 
 
 def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, via: str | None) -> Attempt:
@@ -232,13 +253,14 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
         name=card.name,
         jsonrpc_url=card.jsonrpc.url if card.jsonrpc else None,
         protocol_version=card.jsonrpc.family if card.jsonrpc else None,
-        problems=list(card.problems),
+        problems=[problem.to_json() for problem in card_problems(card)],  # warnings, never the verdict
     )
     sig = check_signature(a, exs, doc, keys)
     interview = card.interview
     a.offered = interview is not None
     a.card["interview"] = {"declared": a.offered, "required": interview.required if interview else None}
     committed, proposals, terms_declared = check_terms(a, exs, card)
+    _declare(a, doc, proposals, sig)
     check_reputation(a, doc, card)
     check_openclasp(a, exs, doc, card, card_ex, sig.get("status"))
     if interview is None:
@@ -267,6 +289,8 @@ def _evaluate_attempt(exs: Sequence[Exchange], keys: Mapping[str, Any] | None, v
     status = sig.get("status")
     signed = True if status == "verified" else None if status == "unverifiable" else False
     compared, pair = compared_card(a, exs, doc, card_ex)
+    if pair is not None:  # the answers are compared with the card served to the calls' version
+        _declare(a, compared, proposals, sig, signed_card=pair.signed_doc)
     context = DiffContext(
         compared,
         tuple(sig.get("unsigned_members") or ()),

@@ -3,7 +3,9 @@
 Each question is asked twice; the last exchange of each ask is its answer (a 429 waited out and
 retried is reported as `rate_limited`). The first answer is checked for its shape, diffed against
 the declared bytes (section 7, through `DiffContext`), and compared with the second for
-determinism; together they make the report's `questions` and `answers_sha256`. What an interview
+determinism; together they make the report's `questions` and `answers_sha256`. Each question's
+`declared` (what its declared documents say, `explorer.core.declared`) is filled before it is
+asked and left as it is: the answer's own `declared` boolean stays in `answer`. What an interview
 call sent and how its reply reads (`sent_request`, `read_reply`) and what the answers are diffed
 against (`DiffContext`) are shared with the closure probes (`explorer.core.probes`), whose
 valid-selector answer is diffed like a question's.
@@ -239,9 +241,7 @@ def _answer(a: Attempt, q: str, out: RpcOutcome, ctx: DiffContext, in_status: st
     if is_refusal(result):
         _refused(a, q, result, ctx.skill_ids)
         return
-    entry["status"] = "answered"
-    declared = result.get("declared") if isinstance(result, dict) else None
-    entry["declared"] = declared if isinstance(declared, bool) else None
+    entry["status"] = "answered"  # `entry["declared"]` is the card's (`core.declared`); the answer's is in it
     a.findings.extend(check_answer(q, result))
     projections, found = ctx.diff(q, result)
     entry["projections"] = [p.to_json() for p in projections]

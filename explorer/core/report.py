@@ -11,9 +11,11 @@ assert the contract instead of re-describing it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from explorer.core.card_schema import LAYOUTS as CARD_LAYOUTS
+from explorer.core.card_schema import PROBLEM_CODES, CardProblem, problem_pointer_ok
 from explorer.core.findings import CODES, QUESTIONS
 from explorer.core.text import safe_text
 from explorer.core.verdict import ROLES, VERDICTS, standing
@@ -83,10 +85,15 @@ def summary_lines(report: Mapping[str, Any] | ReportView) -> list[str]:
         hint = card.signature.hint()
         if hint:
             lines.append(f"  {hint}")
+    lines.extend(card_problem_lines(card.problems))
     questions = [view.questions[q] for q in QUESTIONS if isinstance(view.member("questions", q), Mapping)]
     if any(q.status != "not_asked" for q in questions):
         lines.append("questions:")
         lines.extend(_question_line(q) for q in questions)
+    declared = [(q.name, len(q.declared_members)) for q in questions]
+    if view.verdict == "not_offered" and any(count for _, count in declared):
+        counts = ", ".join(f"{name} {count}" for name, count in declared)
+        lines.append(f"declared, not asked (members per question): {counts}; `card TARGET` prints them")
     if view.probes:
         lines.append("probes: " + ", ".join(f"{_s(p.name, 40)} {_s(p.outcome, 40)}" for p in view.probes))
     sections = (("findings", view.findings), ("other extensions (never change the verdict)", view.extensions))
@@ -98,6 +105,28 @@ def summary_lines(report: Mapping[str, Any] | ReportView) -> list[str]:
     if conflicts:  # the questions above are the clean re-run's: say what churned
         lines.append("first attempt (before the re-run) found:")
         lines.extend(_finding_line(f) for f in conflicts)
+    return lines
+
+
+SHOWN_CARD_PROBLEMS = 3  # in the summary; `card TARGET` and the JSON report list every one
+
+
+def card_problem_lines(problems: Sequence[CardProblem], shown: int = SHOWN_CARD_PROBLEMS) -> list[str]:
+    """The card's problems in brief: how many, and the first `shown` (warnings; never the verdict)."""
+    if not problems:
+        return []
+    count = len(problems)
+    lines = [
+        f"card problems: {count} warning{'s' if count != 1 else ''} against the A2A definitions "
+        "(never change the verdict; `card TARGET` lists them)"
+    ]
+    for problem in problems[:shown]:
+        where = f" {_s(problem.member, 120)}" if problem.member else ""
+        lines.append(
+            f"  warning {_s(problem.code, 40)} [{_s(problem.layout, 10)}{where}]: {_s(problem.detail, 240)}"
+        )
+    if count > shown:
+        lines.append(f"  ... {count - shown} more")
     return lines
 
 
@@ -173,6 +202,27 @@ def _validate_card(card: Any) -> list[str]:
         else:
             problems.extend(_require(sig, REQUIRED_SIGNATURE_MEMBERS, "card.signature."))
             problems += _one_of(sig, "status", SIGNATURE_STATUSES, "card.signature.", "a known status")
+    if "problems" in card:
+        problems.extend(_validate_card_problems(card["problems"]))
+    return problems
+
+
+def _validate_card_problems(items: Any) -> list[str]:
+    """`card.problems`: a list of `{code, member, layout, detail}` (CONTRACT "Card checks and
+    declared answers"), `member` an RFC 6901 pointer, `layout` v0.3 or v1.0, a known code."""
+    if not isinstance(items, list):
+        return ["card.problems must be a list"]
+    problems: list[str] = []
+    for i, item in enumerate(items):
+        at = f"card.problems[{i}]"
+        if not isinstance(item, Mapping):
+            problems.append(f"{at} must be an object {{code, member, layout, detail}}")
+            continue
+        problems.extend(_require(item, ("code", "member", "layout", "detail"), at + "."))
+        problems += _one_of(item, "code", PROBLEM_CODES, at + ".", "a known card problem code")
+        problems += _one_of(item, "layout", CARD_LAYOUTS, at + ".", "v0.3 or v1.0")
+        if "member" in item and not (isinstance(item["member"], str) and problem_pointer_ok(item["member"])):
+            problems.append(f"{at}.member is not an RFC 6901 pointer")
     return problems
 
 
@@ -190,6 +240,7 @@ def _validate_questions(questions: Any) -> list[str]:
             problems.append(f"questions.{q}.status {entry.get('status')!r} is not a known status")
         if "answer" not in entry:
             problems.append(f"questions.{q}.answer is missing")
+        problems.extend(_validate_declared(entry.get("declared", _MISSING), f"questions.{q}.declared"))
         projections = entry.get("projections")
         if not isinstance(projections, list):
             problems.append(f"questions.{q}.projections must be a list")
@@ -206,6 +257,30 @@ def _validate_questions(questions: Any) -> list[str]:
                 "value_canonical" in proj and "source_canonical" in proj
             ):
                 problems.append(f"{where} is a mismatch without both canonical strings")
+    return problems
+
+
+_MISSING: Any = object()
+DECLARED_DOCUMENTS = ("card", "proposal")
+
+
+def _validate_declared(declared: Any, where: str) -> list[str]:
+    """`questions.<q>.declared`: a list of `{member, document, value}`, a proposal's also with its
+    url and digest (CONTRACT "Card checks and declared answers")."""
+    if declared is _MISSING:
+        return [f"{where} is missing"]
+    if not isinstance(declared, list):
+        return [f"{where} must be a list"]
+    problems: list[str] = []
+    for i, item in enumerate(declared):
+        at = f"{where}[{i}]"
+        if not isinstance(item, Mapping):
+            problems.append(f"{at} must be an object")
+            continue
+        problems.extend(_require(item, ("member", "document", "value"), at + "."))
+        problems += _one_of(item, "document", DECLARED_DOCUMENTS, at + ".", "card or proposal")
+        if item.get("document") == "proposal":
+            problems.extend(_require(item, ("url", "digest"), at + "."))
     return problems
 
 

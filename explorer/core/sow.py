@@ -186,6 +186,16 @@ def clauses(doc: Any) -> list[tuple[str, Any]]:
     return found
 
 
+def clause_members(doc: Mapping[str, Any]) -> list[str]:
+    """Top-level members holding a graded clause, in document order (`/confidentiality` once)."""
+    seen: list[str] = []
+    for member, _grade in clauses(doc):
+        top = "/" + member.split("/")[1]
+        if top not in seen:
+            seen.append(top)
+    return seen
+
+
 @dataclass(frozen=True)
 class ProposalCheck:
     """Everything known about one committed proposal after verification."""

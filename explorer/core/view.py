@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from explorer.core.canonical import CanonicalError, canonical_text
+from explorer.core.card_schema import CardProblem
 from explorer.core.findings import QUESTIONS
 from explorer.core.text import safe_text
 from explorer.core.verdict import ROLES
@@ -138,6 +139,8 @@ class Signature:
     # What the keys a recorded run carries would say (`explorer.evidence.reading`), when it differs:
     # shown as a fact about the file, never trusted.
     with_recorded_keys: Mapping[str, Any] = field(default_factory=dict)
+    accepted_by: tuple[str, ...] = ()  # the client stacks whose verifier accepts it
+    disagreements: tuple[Mapping[str, Any], ...] = ()  # {stack, member, detail, fix} per rejecting member
 
     @classmethod
     def of(cls, data: Any) -> Signature:
@@ -149,6 +152,45 @@ class Signature:
             kid=_str(d.get("kid")),
             key_source=_str(d.get("key_source")),
             with_recorded_keys=_map(d.get("with_recorded_keys")),
+            accepted_by=tuple(_s(x, 40) for x in _list(d.get("accepted_by")) if isinstance(x, str)),
+            disagreements=_maps(d.get("disagreements")),
+        )
+
+    def stacks_lines(self, *, members: int = 6) -> list[str]:
+        """Which client stacks accept the signature and, where they disagree, the members that make
+        the others reject it and the fix (docs/CONTRACT.md "Card checks and declared answers");
+        nothing when no signature verified."""
+        if not self.accepted_by:
+            return []
+        lines = [f"accepted by: {', '.join(self.accepted_by)}"]
+        rejecting = list(dict.fromkeys(_s(d.get("stack"), 40) for d in self.disagreements))
+        if not rejecting:
+            return [lines[0] + " (every client stack)"]
+        lines[0] += f"; rejected by: {', '.join(rejecting)}"
+        for stack in rejecting:
+            mine = [d for d in self.disagreements if _s(d.get("stack"), 40) == stack]
+            for d in mine[:members]:
+                member, detail = _s(d.get("member"), 120), _s(d.get("detail"), 300)
+                said = detail if member and detail.startswith(member) else f"{member or 'the card'}: {detail}"
+                lines.append(f"  {stack}: {said}")
+            if len(mine) > members:
+                lines.append(f"  {stack}: and {len(mine) - members} more (card.signature.disagreements)")
+            fix = _s(mine[0].get("fix"), 400) if mine else ""
+            if fix:
+                lines.append(f"  fix for {stack}: {fix}")
+        return lines
+
+    def stacks_note(self) -> str | None:
+        """One sentence for a header: only when the stacks disagree."""
+        rejecting = list(dict.fromkeys(_s(d.get("stack"), 40) for d in self.disagreements))
+        if not self.accepted_by or not rejecting:
+            return None
+        members = list(dict.fromkeys(_s(d.get("member"), 80) for d in self.disagreements if d.get("member")))
+        shown = members[0] + (f" and {len(members) - 1} more" if len(members) > 1 else "") if members else ""
+        return (
+            f"signature rejected by {', '.join(rejecting)} (accepted by {', '.join(self.accepted_by)})"
+            + (f": {shown}" if shown else "")
+            + "; `card` gives the fix"
         )
 
     @property
@@ -285,6 +327,31 @@ class Projection:
         return canonical_or_json(value)
 
 
+@dataclass(frozen=True, slots=True)
+class DeclaredMember:
+    """One member a conformant answer to a question projects, as the declared documents hold it
+    (`questions.<q>.declared`, CONTRACT "Card checks and declared answers")."""
+
+    member: str | None
+    document: str | None  # card | proposal
+    url: str | None
+    digest: str | None
+    signed: bool | None
+    value: Any
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> DeclaredMember:
+        signed = data.get("signed")
+        return cls(
+            member=_str(data.get("member")),
+            document=_str(data.get("document")),
+            url=_str(data.get("url")),
+            digest=_str(data.get("digest")),
+            signed=signed if isinstance(signed, bool) else None,
+            value=data.get("value"),
+        )
+
+
 @dataclass(frozen=True)
 class Question:
     """One of the five questions: how it went and the projections of its answer (typed when
@@ -292,19 +359,32 @@ class Question:
 
     name: str
     status: str  # answered | refused | error | not_asked
-    declared: bool | None
+    declared: bool | None  # what the answer says of itself (`answer.declared`), when it says it
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
     def of(cls, name: str, data: Any) -> Question:
         d = _map(data)
-        declared = d.get("declared")
+        said = _map(d.get("answer")).get("declared") if d.get("status") == "answered" else None
+        if not isinstance(said, bool):  # a report from before `declared` held the declared members
+            said = d.get("declared")
         return cls(
             name=name,
             status=_str(d.get("status")) or "not_asked",
-            declared=declared if isinstance(declared, bool) else None,
+            declared=said if isinstance(said, bool) else None,
             raw=d,
         )
+
+    @cached_property
+    def declared_members(self) -> tuple[DeclaredMember, ...]:
+        """What the declared documents say for this question, answered or not (empty in a report
+        from before they were reported)."""
+        return tuple(DeclaredMember.of(m) for m in _maps(self.raw.get("declared")))
+
+    @property
+    def answered(self) -> bool:
+        """Whether the agent gave this question an answer (a refusal or an error is not one)."""
+        return self.status == "answered"
 
     @cached_property
     def projections(self) -> tuple[Projection, ...]:
@@ -387,7 +467,7 @@ class Card:
     sha256: str | None
     signature: Signature
     proposals: tuple[Mapping[str, Any], ...]
-    problems: tuple[str, ...]  # why what was fetched is not a usable card, in words
+    problems: tuple[CardProblem, ...]  # {code, member, layout, detail}: warnings, never the verdict
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
@@ -401,7 +481,9 @@ class Card:
             sha256=_str(d.get("sha256")),
             signature=Signature.of(d.get("signature")),
             proposals=_maps(_map(d.get("terms")).get("proposals")),
-            problems=tuple(p for p in _list(d.get("problems")) if isinstance(p, str)),
+            problems=tuple(
+                CardProblem.of(p, _str(d.get("layout"))) for p in _list(d.get("problems")) if p is not None
+            ),
             raw=d,
         )
 
@@ -498,7 +580,7 @@ class ReportView:
         return self.card.name or self.target or "(unnamed agent)"
 
     def standing_words(self, *, how_to_declare: bool = True) -> str:
-        """ "claim: alice declared no independent role (--as independent declares one)" and the like,
+        """ "claim: run by alice, no independent role declared (--as independent declares one)" and the like,
         with the runner's name when known, and for a signed or checked result who signed it with
         which key, or why it is only a claim. `how_to_declare=False` leaves out the options that
         would change it (a role to declare, a key to sign with), where room is short."""
@@ -511,7 +593,11 @@ class ReportView:
             who = _s(name, 80) if name else "the runner"
             return f"claim: {who} says it ran this as {_ROLE_NOUNS[self.role]}, but that cannot be checked"
         if self.role == "self":
-            said = f"claim: {_s(name, 80)} declared no independent role" if name else STANDING_WORDS["self"]
+            said = (
+                f"claim: run by {_s(name, 80)}, no independent role declared"
+                if name
+                else STANDING_WORDS["self"]
+            )
             return f"{said} ({DECLARE_ROLE})" if how_to_declare else said
         words = STANDING_WORDS[self.role]
         if self.standing_signed:

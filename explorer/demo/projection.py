@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explorer.core import pointer
-from explorer.core.sow import clauses
+from explorer.core.sow import clause_members
 
 QUESTIONS: tuple[str, ...] = ("identity", "capabilities", "usage", "terms", "refusals")
 SELECTABLE: frozenset[str] = frozenset({"usage", "terms"})
@@ -137,16 +137,6 @@ def usage(card: Mapping[str, Any], skill: int | None = None) -> dict[str, Any]:
                 members.append(member)
     members += _present(card, _SECURITY)
     return _card_answer("usage", card, members)
-
-
-def clause_members(doc: Mapping[str, Any]) -> list[str]:
-    """Top-level members holding a graded clause, in document order (`/confidentiality` once)."""
-    seen: list[str] = []
-    for member, _grade in clauses(doc):
-        top = "/" + member.split("/")[1]
-        if top not in seen:
-            seen.append(top)
-    return seen
 
 
 def terms(committed: Sequence[Committed] | None, offering: str | None = None) -> dict[str, Any]:

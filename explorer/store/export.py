@@ -10,7 +10,9 @@ headless `export` command offer the same choices with the same suffixes.
   Output is deterministic: the same run always exports to the same bytes.
 - Markdown and HTML show the five questions with each projection beside the source member it
   points to, mismatches marked in words and symbols (never colour alone), and the standing in
-  words. Every agent-supplied string passes through `safe_text`, then is escaped for the format:
+  words. A question the agent did not answer shows its declared members instead ("declared, not
+  answered", `questions.<q>.declared`), so a transcript of any agent says what its card says.
+  Every agent-supplied string passes through `safe_text`, then is escaped for the format:
   Markdown punctuation is backslash-escaped (no raw HTML passes through), HTML is escaped and the
   page carries a Content-Security-Policy that forbids scripts and remote loads.
 - No secret appears in any format: headers are redacted again here, whatever the run holds.
@@ -41,7 +43,17 @@ from explorer.core.run import Run
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as parse_json
 from explorer.core.text import safe_text
-from explorer.core.view import PROBLEM_PROJECTIONS, PROJECTION_MARKS, Finding, Probe, Projection, ReportView
+from explorer.core.view import (
+    PROBLEM_PROJECTIONS,
+    PROJECTION_MARKS,
+    DeclaredMember,
+    Finding,
+    Probe,
+    Projection,
+    Question,
+    ReportView,
+    canonical_or_json,
+)
 from explorer.store.redact import redact_headers
 
 Format = Literal["json", "md", "html"]
@@ -289,11 +301,28 @@ def transcript(run: Run, *, change: Change | None = None) -> dict[str, Any]:
 # --- shared reading of the report: the core's typed view (explorer.core.view) -----------------------
 
 
-def _source_label(p: Projection) -> str:
+def _source_label(p: Projection | DeclaredMember) -> str:
     document = str(p.document)
     if p.url:
         return f"{document} {p.url} ({p.digest})"
     return document
+
+
+_NOT_ANSWERED = (
+    "Declared, not answered: what the declared documents say for this question, member by member "
+    "(the members a conformant answer would project). Nothing here was compared with an answer."
+)
+
+
+def _declared_rows(q: Question) -> tuple[DeclaredMember, ...]:
+    """A question's declared members when the agent did not answer it (an answer is shown as is)."""
+    return () if q.answered else q.declared_members
+
+
+def _signed_word(m: DeclaredMember) -> str:
+    if m.signed is None:
+        return "signature not checked"
+    return "signed" if m.signed else "unsigned"
 
 
 def _facts(view: ReportView, change: Change | None = None) -> list[tuple[str, str]]:
@@ -409,6 +438,21 @@ def _markdown(run: Run, change: Change | None = None) -> str:
         if q.name == "terms" and q.declared is False and not projections:
             out += ["The agent states it has published no terms (`declared: false`).", ""]
             continue
+        declared = _declared_rows(q)
+        if not projections and declared:
+            out += [
+                _NOT_ANSWERED,
+                "",
+                "| # | Source | Member | Signed | Declared value |",
+                "|---|---|---|---|---|",
+            ]
+            for i, m in enumerate(declared, 1):
+                out.append(
+                    f"| {i} | {_md(_source_label(m), 200)} | {_md(m.member, 200)} | {_signed_word(m)} "
+                    f"| {_md(canonical_or_json(m.value), _CELL)} |"
+                )
+            out.append("")
+            continue
         if not projections:
             out += ["No projections.", ""]
             continue
@@ -520,6 +564,21 @@ def _html(run: Run, change: Change | None = None) -> str:
         projections = q.projections
         if q.name == "terms" and q.declared is False and not projections:
             body.append("<p>The agent states it has published no terms (<code>declared: false</code>).</p>")
+            continue
+        declared = _declared_rows(q)
+        if not projections and declared:
+            body.append(f'<p class="note">{html.escape(_NOT_ANSWERED)}</p>')
+            body.append(
+                '<table class="declared"><thead><tr><th>#</th><th>Source</th><th>Member</th><th>Signed</th>'
+                "<th>Declared value</th></tr></thead><tbody>"
+            )
+            for i, m in enumerate(declared, 1):
+                body.append(
+                    f"<tr><td>{i}</td><td>{_h(_source_label(m))}</td>"
+                    f"<td><code>{_h(m.member, 200)}</code></td><td>{_signed_word(m)}</td>"
+                    f"<td><pre>{_h(canonical_or_json(m.value), _BLOCK)}</pre></td></tr>"
+                )
+            body.append("</tbody></table>")
             continue
         if not projections:
             body.append("<p>No projections.</p>")

@@ -127,8 +127,21 @@ def test_json_output_is_one_object(capsys: Any) -> None:
         "jku",
         "lossy_integers",
         "keys",
+        "proposals",
+        "proposals_not_fetched",
+        "declared",
     }
     assert doc["discovered_via"] == "file"
+    # A card file is read offline: its committed proposal is named, not fetched from the internet.
+    assert doc["proposals"] == []
+    assert doc["proposals_not_fetched"] == ["https://stonework.example/terms/reconcile-statement.sow.json"]
+    assert doc["declared"]["terms"] == []
+    assert doc["declared"]["identity"][0] == {
+        "member": "/name",
+        "document": "card",
+        "value": "Stonework Reconciler",
+        "signed": True,
+    }
     assert len(doc["sha256"]) == 64
     assert doc["card"]["layout"] == "v1.0"
     assert doc["card"]["jsonrpc_url"] == "https://stonework.example/a2a"
@@ -142,9 +155,13 @@ def test_json_output_is_one_object(capsys: Any) -> None:
 
 def test_a_base_url_falls_back_to_the_older_well_known_path(server: CardServer, capsys: Any) -> None:
     server.add("/.well-known/agent.json", STEADY.read_bytes())
-    code, out, err = run_card(capsys, server.base, "--keys", str(STEADY_KEYS), "--json")
+    # The steady card names its proposal on stonework.example: the tests stay on loopback.
+    code, out, err = run_card(
+        capsys, server.base, "--keys", str(STEADY_KEYS), "--json", "--proposals", "skip"
+    )
     assert code == 0, err
     doc = json.loads(out)
+    assert doc["proposals_not_fetched"] == ["https://stonework.example/terms/reconcile-statement.sow.json"]
     assert doc["url"] == server.base + "/.well-known/agent.json"
     assert doc["discovered_via"] == "/.well-known/agent.json"
     assert doc["signature"]["status"] == "verified"
@@ -153,7 +170,7 @@ def test_a_base_url_falls_back_to_the_older_well_known_path(server: CardServer, 
 def test_a_card_url_and_keys_from_a_url(server: CardServer, capsys: Any) -> None:
     card_url = server.add("/cards/steady.json", STEADY.read_bytes())
     keys_url = server.add("/keys.jwks", STEADY_KEYS.read_bytes())
-    code, out, _ = run_card(capsys, card_url, "--keys", keys_url)
+    code, out, _ = run_card(capsys, card_url, "--keys", keys_url, "--proposals", "skip")
     assert code == 0
     assert f"Card       {card_url} (via card-url)" in out
     assert "Signature  verified" in out

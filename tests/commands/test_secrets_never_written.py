@@ -145,7 +145,10 @@ def test_an_echoing_agent_gets_no_secret_into_any_output(home: Path, tmp_path: P
         streams.update({"verify --json stdout": out, "verify --json stderr": err})
         report = json.loads(out)
         assert report["attempts"] == 2, report["findings"]  # asked twice: the second heard everything
-        assert "redirect_refused" in err  # the jku's Location, carrying secrets, was refused and said
+        # The jku's Location, carrying secrets, was refused, and the signature finding says so
+        # (request outcomes are a status line on a terminal only; the report is what stays).
+        unverifiable = [f["detail"] for f in report["findings"] if f["code"] == "card_signature_unverifiable"]
+        assert len(unverifiable) == 1 and "gave no keys (redirect_refused" in unverifiable[0], unverifiable
         code, out, err = _cli(home, "verify", agent.base, *common)
         streams.update({"verify stdout": out, "verify stderr": err})
         assert "Echo" in out

@@ -242,7 +242,7 @@ def test_hostile_types_become_problems_not_crashes() -> None:
     assert card.name is None and card.description is None and card.provider is None
     assert card.skills == () and card.interfaces == () and card.jsonrpc is None
     assert card.interview is not None and card.interview.required is None
-    text = "\n".join(card.problems)
+    text = "\n".join(p.detail for p in card.problems)
     for expected in (
         "/name should be a string, not number",
         "/skills should be an array, not string",
@@ -258,9 +258,9 @@ def test_hostile_types_become_problems_not_crashes() -> None:
 def test_skills_without_ids_are_skipped_and_duplicates_noted() -> None:
     card = parse_card(v10_card(skills=[{"name": "no id"}, {"id": "a"}, {"id": "a"}, 3]))
     assert card.skill_ids == ("a", "a")
-    assert any("/skills/0/id is missing" in p for p in card.problems)
-    assert any("repeats an earlier skill id" in p for p in card.problems)
-    assert any("/skills/3 should be an object" in p for p in card.problems)
+    assert any("/skills/0/id is missing" in p.detail for p in card.problems)
+    assert any("repeats an earlier skill id" in p.detail for p in card.problems)
+    assert any("/skills/3 should be an object" in p.detail for p in card.problems)
 
 
 @pytest.mark.parametrize("doc", [[], "card", 3, None, True])

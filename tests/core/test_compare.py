@@ -97,7 +97,7 @@ def test_card_signature_proposal_and_question_status_changes() -> None:
     b["card"]["signature"]["status"] = "invalid"
     b["card"]["terms"]["proposals"][0]["digest"] = "sha256:" + "cd" * 32
     b["questions"]["usage"]["status"] = "refused"
-    b["questions"]["terms"]["declared"] = False
+    b["questions"]["terms"]["answer"]["declared"] = False
     result = compare_reports(a, b)
     assert result.fact("card.sha256") is not None
     assert (result.fact("card.signature").before, result.fact("card.signature").after) == (

@@ -375,7 +375,10 @@ def test_conformant_agent_gives_the_full_report() -> None:
     assert card["terms"]["proposals"][0]["status"] == "verified"
     for q in QUESTIONS:
         entry = report["questions"][q]
-        assert entry["status"] == "answered" and entry["declared"] is True
+        assert entry["status"] == "answered" and entry["answer"]["declared"] is True
+        declared = {d["member"]: d["value"] for d in entry["declared"]}  # the card's, beside the answer's
+        assert declared
+        assert all(declared.get(p["member"], p["value"]) == p["value"] for p in entry["projections"])
         assert entry["projections"] and all(p["status"] == "match" for p in entry["projections"])
     terms = report["questions"]["terms"]["projections"]
     assert {p["document"] for p in terms} == {"proposal"} and all(p["signed"] for p in terms)
@@ -738,7 +741,9 @@ def test_one_card_for_every_version_or_a_family_card_that_fails_changes_nothing(
         report = _v03_report(answers, broken)
         assert report["verdict"] == "conformant"
         assert report["card"]["compared_sha256"] == report["card"]["sha256"]
-        assert any("served to A2A-Version 0.3 could not be read" in p for p in report["card"]["problems"])
+        assert any(
+            "served to A2A-Version 0.3 could not be read" in p["detail"] for p in report["card"]["problems"]
+        )
     # Asked about the v0.3 card but the family card was never fetched: compared with the signed card.
     exs = attempt(V03_SIGNED, answers=_v03_answers(V03_SERVED))
     report = report_of(exs)
@@ -818,7 +823,9 @@ def test_no_terms_extension_and_an_honest_declared_false() -> None:
     report = report_of(attempt(card))
     assert report["verdict"] == "conformant"
     assert codes(report) == ["terms_not_declared"]
-    assert report["questions"]["terms"]["declared"] is False and report["card"]["terms"]["declared"] is False
+    terms = report["questions"]["terms"]
+    assert terms["answer"]["declared"] is False and terms["declared"] == []
+    assert report["card"]["terms"]["declared"] is False
 
 
 def test_fabricated_terms() -> None:
@@ -1374,7 +1381,9 @@ def test_summary_lines() -> None:
     lines = summary_lines(report)
     text = "\n".join(lines)
     assert lines[0] == "verdict: nonconformant"
-    assert "standing: claim: alice declared no independent role (--as independent declares one)" in lines
+    assert (
+        "standing: claim: run by alice, no independent role declared (--as independent declares one)" in lines
+    )
     assert "signature: unsigned" in lines
     assert "  capabilities: 3 match, 1 mismatch, 0 unresolved, 0 unverifiable" in lines
     assert "  terms: 2 match, 0 mismatch, 0 unresolved, 0 unverifiable" in lines

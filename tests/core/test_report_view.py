@@ -125,7 +125,7 @@ def test_each_projection_state_has_its_own_mark_and_every_surface_uses_it() -> N
     assert "\x1b" not in projection_label("\x1b[2Jodd")  # an agent's word is shown, never obeyed
 
 
-UNDECLARED = "claim: op declared no independent role (--as independent declares one)"
+UNDECLARED = "claim: run by op, no independent role declared (--as independent declares one)"
 
 
 @pytest.mark.parametrize(

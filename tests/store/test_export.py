@@ -85,7 +85,10 @@ def _table_rows(md: str) -> list[str]:
 def test_markdown_shows_projections_beside_their_sources_and_marks_mismatches() -> None:
     md = export(make_run(answered_name="Impostor", verdict="nonconformant"), "md")
     assert md.startswith("# Interview transcript: Steady Agent")
-    assert "**Standing:** claim: tester declared no independent role (--as independent declares one)" in md
+    assert (
+        "**Standing:** claim: run by tester, no independent role declared (--as independent declares one)"
+        in md
+    )
     assert "**Verdict:** nonconformant" in md
     for title in ("## Identity", "## Capabilities", "## Usage", "## Terms", "## Refusals"):
         assert title in md
@@ -129,7 +132,7 @@ def test_html_is_one_escaped_self_contained_page() -> None:
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert not re.search(r"""(src|href)=["']?https?:""", page)  # nothing loaded from elsewhere
     assert '<tr class="mismatch">' in page and "✗ MISMATCH" in page and "<mark>" in page
-    assert "claim: tester declared no independent role (--as independent declares one)" in page
+    assert "claim: run by tester, no independent role declared (--as independent declares one)" in page
     for q in ("Identity", "Capabilities", "Usage", "Terms", "Refusals"):
         assert f"<h2>{q} " in page
 

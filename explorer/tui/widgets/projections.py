@@ -20,15 +20,46 @@ from textual.geometry import Size
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from explorer.core.view import Projection, ReportView
+from explorer.core.view import Projection, Question, ReportView
 from explorer.tui import model, safe
 
 _WIDEST = 400  # cells of one row; the whole pointer is in the detail beside the list
+
+# A question the agent did not answer lists what its declared documents say instead
+# (`questions.<q>.declared`), each member as a projection in this state: never a match, never
+# a problem, only what a conformant answer would project.
+DECLARED = "declared"
+DECLARED_MARK = "◇"
+NOT_ANSWERED = "declared, not answered"
+
+
+def declared_items(question: Question) -> tuple[Projection, ...]:
+    """The declared members of a question the agent did not answer, as rows of the list (state
+    `DECLARED`, the document's value as both value and source); () when it answered or nothing is
+    declared: an answer is shown as it was, nothing else."""
+    if question.answered:
+        return ()
+    items = []
+    for member in question.declared_members:
+        raw = {
+            "member": member.member,
+            "document": member.document,
+            "url": member.url,
+            "digest": member.digest,
+            "status": DECLARED,
+            "value": member.value,
+            "source_value": member.value,
+            "signed": member.signed,
+        }
+        items.append(Projection.of(raw))
+    return tuple(items)
 
 
 def projection_prompt(projection: Projection, grade: str | None = None, source: str = "") -> Content:
     """`✗ /price  proposal reconcile-statement · enforced  mismatch`: state in symbol and word."""
     document = source or projection.document or "?"  # a proposal is named by its offering
+    if projection.status == DECLARED:
+        return _declared_prompt(projection, grade, document)
     style = "bold" if projection.problem else ""
     parts: list[Content | tuple[str, str] | str] = [
         (f"{projection.mark} ", style),
@@ -44,6 +75,23 @@ def projection_prompt(projection: Projection, grade: str | None = None, source: 
     return Content.assemble(*parts)
 
 
+def _declared_prompt(projection: Projection, grade: str | None, document: str) -> Content:
+    """`◇ /skills/0/id  card · signed  declared, not answered`: a member a conformant answer
+    would project, which the agent did not answer."""
+    parts: list[Content | tuple[str, str] | str] = [
+        (f"{DECLARED_MARK} ", ""),
+        safe.text(projection.member or "", 80),
+        ("  ", ""),
+        safe.text(document, 60, "dim"),
+    ]
+    if grade:
+        parts += [(" · ", "italic"), safe.text(grade, 60, "italic")]
+    if projection.signed is not None:
+        parts.append((" · signed", "") if projection.signed else (" · unsigned", "bold"))
+    parts.append((f"  {NOT_ANSWERED}", "dim italic"))
+    return Content.assemble(*parts)
+
+
 class ProjectionList(OptionList):
     """The projections of one question; highlighting one shows it in the detail beside it."""
 
@@ -54,6 +102,8 @@ One row per projection of the agent's answer: the **RFC 6901 pointer** it names,
 (card or proposal) and whether the value matches the signed member under JCS.
 
 - `✓` match, `✗` mismatch, `?` pointer resolves to nothing, `~` could not be verified.
+- `◇` declared, not answered: the agent gave no answer, and this is what its declared
+  documents say (what a conformant answer would project).
 - **up/down** select; the detail on the right shows both values.
 - **n** jumps to the next problem, **c** copies the pointer, **y** copies the value,
   **v** shows the whole value.

@@ -3,6 +3,13 @@
 The left column says how the question went in words (and, for refusals, the boundary and the
 closure probes; for terms, the committed proposals), then lists the projections. The right
 column is a `ProjectionDetail` that follows the highlighted row.
+
+When the agent gave the question no answer (it does not offer the interview, it is down, it
+refused the call for want of a credential, it answered an error), the list holds what the declared
+documents say instead (`questions.<q>.declared`), member by member, each marked "declared, not
+answered", under the card's signature check (and, for terms, each proposal's): an agent is read
+question by question from its signed bytes whether or not it answers. An answered question is
+shown exactly as before.
 """
 
 from __future__ import annotations
@@ -18,7 +25,22 @@ from textual.widgets import OptionList, Static
 from explorer.core.view import Projection, ReportView
 from explorer.tui import model, safe
 from explorer.tui.widgets.detail import ProjectionDetail
-from explorer.tui.widgets.projections import ProjectionList
+from explorer.tui.widgets.projections import NOT_ANSWERED, ProjectionList, declared_items
+
+
+def _declared_lines(report: ReportView, name: str) -> list[Content]:
+    """What stands in for an answer not given: how many members the declared documents give, and
+    the card's signature check they rest on."""
+    count = len(report.questions[name].declared_members)
+    signature = report.card.signature  # the header has the whole badge: the state is enough here
+    ok = signature.status == "verified"
+    return [
+        Content.assemble((f"{NOT_ANSWERED}: ", "bold"), f"{count} member{'s' if count != 1 else ''}"),
+        Content.assemble(
+            ("card signature ", "dim"),
+            safe.text(f"{signature.mark} {signature.status}", 60, "" if ok else "bold"),
+        ),
+    ]
 
 
 def summary_lines(report: ReportView, name: str) -> Content:
@@ -27,6 +49,8 @@ def summary_lines(report: ReportView, name: str) -> Content:
     lines: list[Content] = [
         Content.assemble((f"{name}: ", "bold"), (state.summary, "bold" if state.problem else "")),
     ]
+    if not q.answered and q.declared_members:
+        lines += _declared_lines(report, name)
     if q.status == "error":
         answer = q.answer
         if answer not in (None, ""):
@@ -90,8 +114,10 @@ class QuestionPane(Horizontal):
         super().__init__(**kw)
         self.report = report
         self.question = question
-        self.items = report.questions[question].projections
-        self.start = next((i for i, p in enumerate(self.items) if p.problem), 0)
+        # An unanswered question lists its declared members (`declared_items`); they are no problem.
+        self.declared = declared_items(report.questions[question])
+        self.items = self.declared or report.questions[question].projections
+        self.start = 0 if self.declared else next((i for i, p in enumerate(self.items) if p.problem), 0)
 
     def compose(self) -> ComposeResult:
         # Everything is built with its content here (the first problem already chosen), so the
