@@ -10,6 +10,8 @@ Where things are, for a newcomer:
   screens (`tui`), a canned loopback HTTP server (`http_server`), `demo --serve` in a subprocess
   (`demo_serve`), a generic card (`cards`), synthetic runs (`runs`), JSON strategies
   (`strategies`); `tests/vectors/`: the published test vectors (see its README).
+- Every test stays on loopback: `tests/support/loopback_only.py` refuses (and the test fails on)
+  a name lookup or a connection beyond 127.0.0.0/8 and ::1 in this process.
 - The tests themselves sit in folders named after the part of `explorer/` they test
   (`tests/core/`, `tests/tui/`, ...); `tests/repo/` checks the repository as a whole.
 
@@ -44,6 +46,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         uses = set(getattr(item, "fixturenames", ()))
         if uses & SLOW_FIXTURES or item.path.name.endswith("_bench.py"):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep this process on loopback (`tests/support/loopback_only.py`)."""
+    from tests.support import loopback_only
+
+    loopback_only.install()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only() -> Iterator[None]:
+    """A test that looked up a name or opened a connection beyond loopback fails, even where the
+    attempt itself failed quietly (the guard refuses it as a dead network would)."""
+    from tests.support import loopback_only
+
+    loopback_only.take()
+    yield
+    reached = loopback_only.take()
+    assert not reached, f"this test tried to leave loopback: {'; '.join(reached)}"
 
 
 @pytest.fixture(autouse=True)

@@ -25,6 +25,12 @@ dir, or `config.toml` inside an explicit home:
 
 Header values are references (`env:VAR`) resolved at run time and never written anywhere.
 
+A relative path in the file (a `keys` or `trusted_runners` file, `sign_key`, a `file:PATH`
+credential, a `history` path or `sqlite:///` URL) is read from the config file's own folder,
+never from the working directory: the same file means the same files whoever starts the explorer
+from wherever (`serve` runs each browser session from a private temporary folder). `~` is the
+user's home, as everywhere.
+
 The interview settings (`runner`, `role`, `keys`, an agent's `headers` and `keys`, and any added
 later) are declared, read and checked by `explorer.config.settings`, beside their command-line options;
 this module knows only where the file is, the agent entries' names and URLs, the TUI's own
@@ -168,7 +174,7 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
         if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
             raise ConfigError(f"{path}: [agents.{name}] needs a url")
         ignored += [f"agents.{name}.{key}" for key in entry if key not in KNOWN_AGENT_SETTINGS]
-        found = _read(entry, "agent", f"[agents.{name}] ", path)
+        found = _beside_file(_read(entry, "agent", f"[agents.{name}] ", path), path.parent)
         agents[name] = AgentConfig(name=name, url=entry["url"], settings=found)
     keymap = data.get("keymap") or {}
     if not isinstance(keymap, dict) or not all(isinstance(v, str) for v in keymap.values()):
@@ -186,17 +192,74 @@ def _from_toml(data: dict[str, Any], path: Path) -> Config:
         or not 0 < watch_every <= MAX_WATCH_EVERY
     ):
         raise ConfigError(f"{path}: watch_every must be a number of seconds, more than 0 and at most 86400")
+    folder = path.parent
     return Config(
-        settings=_read(data, "global", "", path),
+        settings=_beside_file(_read(data, "global", "", path), folder),
         agents=agents,
         keymap=dict(keymap),
         watch_every=float(watch_every) if watch_every is not None else None,
-        sign_key=sign_key,
-        trusted_runners=_strs(data.get("trusted_runners"), "trusted_runners", path),
-        history=history,
+        sign_key=_file_path(sign_key, folder) if sign_key is not None else None,
+        trusted_runners=tuple(
+            _key_source(s, folder) for s in _strs(data.get("trusted_runners"), "trusted_runners", path)
+        ),
+        history=_history_spec(history, folder) if history is not None else None,
         path=path,
         ignored=tuple(ignored),
     )
+
+
+# --- relative paths: read from the config file's folder -------------------------------------------
+
+_SECRET_FILE_SETTINGS = ("bearer", "api_key", "oauth2_client_secret")  # env:VAR or file:PATH
+
+
+def _file_path(text: str, folder: Path) -> str:
+    """A file named in the config file: a relative path joined to the file's folder (`~` expanded
+    first, as for a path typed on the command line; an absolute one is kept as written)."""
+    path = Path(text).expanduser()
+    return text if path.is_absolute() else str(folder / path)
+
+
+def _key_source(text: str, folder: Path) -> str:
+    """A `keys` or `trusted_runners` entry: an http(s) URL as is, a file beside the config file."""
+    return text if text.lower().startswith(("http://", "https://")) else _file_path(text, folder)
+
+
+def _secret_reference(ref: str, folder: Path) -> str:
+    """`file:PATH` with PATH read from the config file's folder; `env:VAR` as is."""
+    kind, _, rest = ref.partition(":")
+    return f"file:{_file_path(rest, folder)}" if kind == "file" else ref
+
+
+def _beside_file(found: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """The settings of one table with their relative file paths read from `folder`."""
+    out = dict(found)
+    if "keys" in out:
+        out["keys"] = tuple(_key_source(source, folder) for source in out["keys"])
+    for name in _SECRET_FILE_SETTINGS:
+        if isinstance(out.get(name), str):
+            out[name] = _secret_reference(out[name], folder)
+    return out
+
+
+def _history_spec(text: str, folder: Path) -> str:
+    """The configured history with a relative SQLite path read from `folder`: a plain relative
+    path becomes the absolute path, `sqlite:///RELATIVE` the absolute `sqlite:////...` URL; a
+    PostgreSQL URL or keyword string, an absolute path, and a spec the store will refuse when it
+    is used (with its own message) are kept as written."""
+    from urllib.parse import quote
+
+    from explorer.store.location import StoreUrlError, parse_location
+
+    try:
+        where = parse_location(text)
+    except StoreUrlError:
+        return text
+    if where.kind != "sqlite" or where.path is None or where.path.is_absolute():
+        return text
+    if "://" in text:  # sqlite:///RELATIVE: the URL of the absolute path (four slashes)
+        return "sqlite:///" + quote(str(folder / where.path))
+    return str(folder / Path(text.strip()).expanduser())  # a folder there means the file inside it
 
 
 def append_agent(path: Path, name: str, entry: str) -> None:

@@ -310,9 +310,11 @@ class HistoryStore(ABC):
         """Delete one run and every document no other run uses; HistoryError if there is none."""
 
     @abstractmethod
-    def forget_agent(self, agent: str) -> int:
-        """Delete every run of the agent at this address (as `RunQuery.agents` names it), at every
-        address it had; how many were deleted (0 when it had none)."""
+    def forget_agent(self, agent: str, name: str | None = None) -> int:
+        """Delete every run of the agent at this address, at every address it had: the agent whose
+        latest run was there (the one that answered there last, when another agent took the address
+        over, or the one of card name `name` among those whose latest run was there), else every
+        agent seen there; how many were deleted (0 when it had none)."""
 
     @property
     def forget_note(self) -> str | None:

@@ -129,6 +129,39 @@ class PostgresHistory(SqlHistory):
             self._pool.close()
             raise HistoryError(f"cannot connect to the history at {shown}: {self._clean(exc)}") from None
 
+    def check_writable(self) -> None:
+        """Refuse now a history this connection can read but not record into: a role without
+        INSERT or UPDATE on the tables a run is written to (or USAGE of the run id sequence), a
+        database or role whose transactions are read-only by default, a standby server. Such a
+        history opens and lists its runs like any other and would refuse only the first run
+        recorded, after its interview (`explorer.commands.common.recording_history` asks this
+        before anything is asked). Every statement is one that writes nothing (`WHERE false`),
+        in a transaction rolled back: PostgreSQL checks a statement's privileges and a read-only
+        transaction before it looks for rows, so nothing is changed and no run id is drawn."""
+        problem = f"the history at {self.location} cannot be written"
+        remedy = (
+            "nothing was asked. Grant the role INSERT and UPDATE on the history's tables and USAGE on "
+            "its sequences, make the database writable, or choose another history with --history"
+        )
+        try:
+            with self._pool.connection() as raw:
+                raw.execute("BEGIN")
+                try:
+                    for statement in _WRITE_PROBES:
+                        raw.execute(statement)
+                    row = raw.execute(
+                        "SELECT has_sequence_privilege(pg_get_serial_sequence('runs', 'id'), 'USAGE, UPDATE')"
+                    ).fetchone()
+                    drawable = bool(row and row[0])
+                finally:
+                    _rollback(raw)
+        except self._psycopg.Error as exc:
+            raise HistoryError(f"{problem} ({self._clean(exc)}); {remedy}") from None
+        except Exception as exc:  # noqa: BLE001 - PoolTimeout: the server went away since it was opened
+            raise HistoryError(f"{problem}: no connection ({self._clean(exc)}); nothing was asked") from None
+        if not drawable:
+            raise HistoryError(f"{problem} (permission denied for the run id sequence); {remedy}")
+
     def _clean(self, exc: BaseException) -> str:
         """A driver error as one line, never holding the password."""
         text = " ".join(str(exc).split()) or type(exc).__name__
@@ -483,6 +516,21 @@ SELECT ag.last_run, ag.id, %(recorded_at)s, %(verdict)s, %(standing)s, %(role)s,
        %(declarations_sha256)s, %(signers)s, ag.last_kinds, %(address)s
 FROM ag
 RETURNING id"""
+
+
+# What recording a run (`_RECORD`) writes, each as a statement that writes nothing: the privileges
+# and a read-only transaction are checked before any row is looked for (`check_writable`); identity
+# columns are copied as they are (OVERRIDING SYSTEM VALUE), no row being there to copy.
+_WRITE_PROBES = (
+    "INSERT INTO documents OVERRIDING SYSTEM VALUE SELECT * FROM documents WHERE false",
+    "INSERT INTO doc_links OVERRIDING SYSTEM VALUE SELECT * FROM doc_links WHERE false",
+    "INSERT INTO agents OVERRIDING SYSTEM VALUE SELECT * FROM agents WHERE false",
+    "UPDATE agents SET runs = runs WHERE false",
+    "INSERT INTO addresses OVERRIDING SYSTEM VALUE SELECT * FROM addresses WHERE false",
+    "UPDATE addresses SET runs = runs WHERE false",
+    "INSERT INTO agent_keys OVERRIDING SYSTEM VALUE SELECT * FROM agent_keys WHERE false",
+    "INSERT INTO runs OVERRIDING SYSTEM VALUE SELECT * FROM runs WHERE false",
+)
 
 
 class _Retry(Exception):

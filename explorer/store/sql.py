@@ -334,10 +334,10 @@ class SqlHistory(HistoryStore):
 
         self._transaction(work, what=f"could not forget run {run_id} in {self.location}", strict=True)
 
-    def forget_agent(self, agent: str) -> int:
+    def forget_agent(self, agent: str, name: str | None = None) -> int:
         def work(conn: Conn) -> int:
             count = 0
-            for agent_id in _agents_at(conn, agent):
+            for agent_id in _agents_at(conn, agent, name):
                 count += int(
                     conn.execute("SELECT COUNT(*) FROM runs WHERE agent_id = ?", (agent_id,)).fetchone()[0]
                 )
@@ -381,7 +381,8 @@ class SqlHistory(HistoryStore):
                 left -= len(rows)
 
     def _agent_ids(self, agents: Sequence[str]) -> list[int]:
-        """The agents these addresses name (`_agents_at`)."""
+        """The agents these addresses name: every agent whose latest run was there, else every
+        agent seen there (`forget` takes only the one living there: `_agents_at`)."""
         wanted = list(dict.fromkeys(agents))
         found: set[int] = set()
         with self._reading() as conn:
@@ -885,9 +886,22 @@ def _delete_agent(conn: Conn, agent_id: int) -> None:
     conn.execute("DELETE FROM agents WHERE id = ?", (agent_id,))
 
 
-def _agents_at(conn: Conn, address: str) -> list[int]:
-    """The agents an address names: those whose latest run was there, else every agent seen there."""
-    rows = conn.execute("SELECT id FROM agents WHERE address = ?", (address,)).fetchall()
+def _agents_at(conn: Conn, address: str, name: str | None = None) -> list[int]:
+    """The agents `forget` deletes for an address (CONTRACT "Signatures are proofs"): the agent
+    whose latest run was there, else every agent seen there. When another agent took the address
+    over, each of the two may have its latest run there: the one that answered there last is the
+    agent living there (as `identity.RESIDENT` decides for a new run), the other is left alone,
+    unless it is the one of the card name `name` (a person named it so)."""
+    if name is not None:
+        rows = conn.execute(
+            "SELECT id FROM agents WHERE address = ? AND name = ? ORDER BY last_run DESC LIMIT 1",
+            (address, name),
+        ).fetchall()
+        if rows:
+            return [int(rows[0][0])]
+    rows = conn.execute(
+        "SELECT id FROM agents WHERE address = ? ORDER BY last_run DESC LIMIT 1", (address,)
+    ).fetchall()
     if not rows:
         rows = conn.execute("SELECT agent_id FROM addresses WHERE address = ?", (address,)).fetchall()
     return sorted(int(row[0]) for row in rows)

@@ -55,7 +55,7 @@ def test_headers_come_from_the_command_line_and_the_config_never_from_the_run(
     config = load_config(tmp_path)
     _, options = plan_for_run(make_run(), {"headers": (("X-Extra", "1"),)}, config)
     assert dict(options.headers) == {"Authorization": "Bearer from-env", "X-Extra": "1"}
-    assert "agent.jwks" in options.keys
+    assert str(tmp_path / "agent.jwks") in options.keys  # a config's relative path is read from its folder
     assert "from-env" not in repr(options)  # options may be logged; their secrets may not
     target, by_name = plan("steady", {}, config)
     assert target == CARD_URL and by_name.runner == "ci" and by_name.role == "self"

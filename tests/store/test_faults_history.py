@@ -29,9 +29,11 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -134,6 +136,54 @@ def _recorded(output: str) -> dict[int, int]:
     return out
 
 
+class _Reported:
+    """Every line a TUI writes to stdout, read by a thread as it is written (and its stderr).
+
+    The lines are read off the pipe and nowhere else. Reading some with `readline()` and the rest
+    with `communicate()` loses lines: `readline()` fills a buffer with all the pipe holds, and
+    `communicate()` reads the pipe itself, never that buffer. On a loaded machine the TUI writes
+    several lines before this process reads the first, and every line left in the buffer was a
+    run reported as recorded that the test did not count (so the stored runs outnumbered the
+    reported ones by more than one per kill, or too few were counted).
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._stderr: list[bytes] = []
+        self._threads = [
+            threading.Thread(target=self._read_lines, args=(proc.stdout,), daemon=True),
+            threading.Thread(target=self._read_all, args=(proc.stderr,), daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def _read_lines(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            with self._changed:
+                self.lines.append(raw.decode("utf-8", "replace"))
+                self._changed.notify_all()
+        with self._changed:
+            self.lines.append("")  # end of output
+            self._changed.notify_all()
+
+    def _read_all(self, stream: IO[bytes]) -> None:
+        self._stderr.append(stream.read())
+
+    def wait(self, lines: int, timeout: float = 120.0) -> None:
+        """Until `lines` lines have been written, or the output ended (then the test says why)."""
+        with self._changed:
+            self._changed.wait_for(lambda: len(self.lines) >= lines or "" in self.lines, timeout)
+
+    def finish(self) -> tuple[str, str]:
+        """Everything written, once the process has ended: (stdout, stderr)."""
+        for thread in self._threads:
+            thread.join(timeout=30)
+        with self._changed:
+            return "".join(self.lines), b"".join(self._stderr).decode("utf-8", "replace")
+
+
 def test_a_tui_killed_at_random_moments_keeps_every_recorded_run(
     server: HostileServer, tmp_path: Path, store_url: str
 ) -> None:
@@ -153,23 +203,25 @@ def test_a_tui_killed_at_random_moments_keeps_every_recorded_run(
             [sys.executable, "-c", _TUI, str(home), store_url, str(keys), *targets],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
             env=env,
         )
-        assert proc.stdout is not None
-        seen = proc.stdout.readline()
+        output = _Reported(proc)
+        output.wait(1)  # "ready"
         if attempt % 3 == 0:
             time.sleep(rng.uniform(0.0, 1.0))  # while starting up or in the first interview
         else:
-            seen += proc.stdout.readline()  # once the first run is recorded: mid-record, mid-interview
-            time.sleep(rng.uniform(0.0, 2.0))
+            # Once some runs are reported (how many is drawn, not left to how fast this machine is
+            # now), then a moment more: mid-record, mid-interview.
+            output.wait(1 + rng.randint(3, 12))
+            time.sleep(rng.uniform(0.0, 0.5))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
-        out, err = proc.communicate(timeout=30)
-        assert seen.startswith("ready"), err
+        proc.wait(timeout=30)
+        out, err = output.finish()
+        assert out.startswith("ready"), err
         assert "Traceback" not in err, err
-        reported.update(_recorded(seen + out))
+        reported.update(_recorded(out))
     assert kills >= 4, "the TUI did not live long enough to be killed"
     assert len(reported) >= 10, "too few runs were recorded for the test to mean anything"
 

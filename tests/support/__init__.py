@@ -12,4 +12,6 @@
 - `secret_echo`: a malicious agent that echoes every secret it is sent.
 - `restarts`: one reference agent restarted on one address: signed again, its key rotated, or
   its declarations changed.
+- `loopback_only`: the guard (installed by `tests/conftest.py`) that refuses any name lookup or
+  connection beyond loopback and fails the test that tried one.
 """
