@@ -1,7 +1,10 @@
 """`interview-explorer forget RUN|AGENT`: delete a recorded run, or every run of an agent.
 
 A number is a run id; anything else names an agent (its card URL, a base URL with exactly one
-agent under it, or its card name). Documents no remaining run uses are deleted with it. In the
+agent under it, or its card name). An address names the agent whose latest run was there (when
+another agent took the address over since, the one that answered there last), else every agent
+seen there (CONTRACT "Signatures are proofs"); a card name names that agent even where another
+one answers now. Documents no remaining run uses are deleted with it. In the
 SQLite file, secure delete overwrites the freed pages, so forgotten data does not linger there;
 PostgreSQL keeps deleted rows in its files until VACUUM, which the command says, with what to run.
 
@@ -67,12 +70,27 @@ def run(args: argparse.Namespace) -> int:
                     f"{safe_text(what, limit=200)} names several agents ({names}); give one card URL",
                     EXIT_USAGE,
                 )
-            count = history.forget_agent(agents[0])
+            count = history.forget_agent(agents[0], _card_name(history, what, agents[0]))
             print(f"forgot {count} run{'s' if count != 1 else ''} of {safe_text(agents[0], limit=200)}")
             _note(history)
     except HistoryError as exc:
         return error(str(exc), EXIT_UNKNOWN)
     return EXIT_OK
+
+
+def _card_name(history: HistoryStore, what: str, address: str) -> str | None:
+    """The card name of the agent at `address` that `what` names by its card name (exactly, in any
+    case, or a reference agent's short name, as `match_agents` reads it), or None when `what` is
+    not such a name: then the address alone says which agent (the one living there)."""
+    if "://" in what:
+        return None
+    wanted = what.casefold()
+    for agent in history.agents():
+        name = agent.name
+        if agent.agent == address and isinstance(name, str) and wanted:
+            if name == what or name.casefold() == wanted or name.casefold().endswith(f"({wanted})"):
+                return name
+    return None
 
 
 def _note(history: HistoryStore) -> None:

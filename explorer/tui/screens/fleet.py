@@ -1,17 +1,21 @@
 """The fleet: every agent in the history, and every agent of a sweep in progress, one row each.
 
-A row says what a platform watching many agents scans for: the latest verdict (symbol and
-word), the agent's card name and where it is (host:port, with as much of the path as tells two
-agents on one host apart, so two agents of one name are two different rows a user can tell
-apart), its churn (runs whose verdict is churn: a conflict that did not survive the re-run), its
-changes (runs whose declarations, signing key, answers or verdict differ from the run before; a
-card only signed again over the same declarations under the same key is none: CONTRACT
-"Signatures are proofs"), how many runs, when it last changed, its standing and card signature
-status, and the card URL. A live sweep's rows count churn and changes as the history does: by
-the kinds the history recorded each run with. `s` cycles the sort (verdict worst first, churn,
-changes, last change, name), `v` cycles a verdict
-filter, `/` finds agents by name or URL as you type, enter opens the agent's latest interview,
-`h` its history, `r` reads the history again.
+A row says what a platform watching many agents scans for: the latest verdict (symbol and word),
+the agent's card name (cut in the middle when the column is narrow: agents of one provider often
+differ only at its end) and where its latest run was (host:port, with as much of the path as
+tells two agents on one host apart, so two agents of one name are two different rows a user can
+tell apart, and `+2` when the agent was seen on two other addresses), its churn (runs whose
+verdict is churn: a conflict that did not survive the re-run), its changes (runs whose
+declarations, signing key, answers or verdict differ from the run before; a card only signed
+again over the same declarations under the same key is none: CONTRACT "Signatures are proofs"),
+how many runs, when it last changed, its standing and card signature status, and the card URL.
+Verdict, agent, where, churn, changes and runs are in view at 80 columns; the others come into
+view as the width allows, and the selected agent's detail under the table says them all whole,
+with every address the agent was seen on (the latest first) and what its latest run changed
+(`model.change_words`). A live sweep's rows count churn and changes as the history does: by the
+kinds the history recorded each run with. `s` cycles the sort (verdict worst first, churn,
+changes, last change, name), `v` cycles a verdict filter, `/` finds agents by name or URL as you
+type, enter opens the agent's latest interview, `h` its history, `r` reads the history again.
 
 The verdict, standing and signature of a recorded row are what its latest run's bytes give
 under your keys and trusted runner keys (`AppContext.read_latest`, for the rows in view, in a
@@ -67,37 +71,54 @@ from explorer.tui.fleet_model import (
 from explorer.tui.palette import PaletteCommand
 from explorer.tui.stored import open_run
 from explorer.tui.widgets.footer import ExplorerFooter
-from explorer.tui.widgets.rowtable import Column, RowTable
+from explorer.tui.widgets.rowtable import PADDING, Column, RowTable
 
 if TYPE_CHECKING:
     from explorer.core.run import Run
 
 VERDICT_WIDTH = 15  # "✗ nonconformant"
 WHERE_WIDTHS = (9, 28)  # the where column fits its longest label within these (cut in the middle)
-TAIL = (
-    Column("churn", 5),
-    Column("changes", 7),
-    Column("runs", 5),
+# Always in view, at 80 columns too: the latest verdict, the agent, where, churn and changes.
+COUNTS = (Column("churn", 5), Column("changes", 7), Column("runs", 4))
+# Then as many of these as the width leaves room for once the agent has its least width; the
+# rest are reachable with → and the selected agent's detail under the table says them all.
+REST = (
     Column("last change", 16),
-    Column("standing", 10),
+    Column("standing", 9),
     Column("signature", 12),
     Column("card URL", 60),
 )
-AGENT_WIDTHS = (16, 40)  # the agent column takes what a narrow terminal leaves, within these
+TAIL = (*COUNTS, *REST)
+AGENT_WIDTHS = (14, 40)  # the agent column takes what a narrow terminal leaves, within these
+ADDRESSES_SHOWN = 3  # addresses listed in the selected agent's detail, then how many more
 REPAINT_EVERY = 0.25  # seconds between repaints while a sweep reports runs
 POLL_EVERY = 2.0  # seconds between looks at the history's change mark
 READ_EVERY = 0.3  # seconds between looks for rows in view still as recorded
 
 
 def fleet_columns(width: int, where: int) -> list[Column]:
-    """The columns for a table `width` cells wide whose longest where label is `where`: verdict,
-    agent, where, churn, changes and runs always in view (at 80 columns too); the agent's name
-    takes the width the others leave."""
-    where = max(WHERE_WIDTHS[0], min(WHERE_WIDTHS[1], where))
-    fixed = VERDICT_WIDTH + where + TAIL[0].width + TAIL[1].width + TAIL[2].width + 6 * 2
+    """The columns for a table `width` cells wide whose longest where label is `where` (with its
+    "+N" more addresses): verdict, agent, where, churn, changes and runs always in view (at 80
+    columns too); then the last change, standing, signature and card URL, each while it fits
+    whole beside an agent column of its least width; the agent's name takes what is left."""
+    where = max(WHERE_WIDTHS[0], min(WHERE_WIDTHS[1] + 4, where))
     low, high = AGENT_WIDTHS
-    agent = max(low, min(high, width - fixed))
+    used = sum(column.width + 2 * PADDING for column in COUNTS)
+    used += VERDICT_WIDTH + where + low + 3 * 2 * PADDING
+    shown = 0
+    for column in REST:
+        if used + column.width + 2 * PADDING > width:
+            break
+        used += column.width + 2 * PADDING
+        shown += 1
+    agent = max(low, min(high, low + width - used))
     return [Column("verdict", VERDICT_WIDTH), Column("agent", agent), Column("where", where), *TAIL]
+
+
+def more_addresses(entry: FleetEntry) -> str:
+    """` +2` when the agent was seen on two addresses besides the one its latest run was at."""
+    others = len(entry.addresses) - 1
+    return f" +{others}" if others > 0 else ""
 
 
 def recorded_kinds(context: Any, run_id: int | None) -> tuple[str, ...] | None:
@@ -124,14 +145,16 @@ class FleetTable(RowTable):
     HELP = """
 ## Fleet
 
-One row per agent: its latest verdict, its card name and where it is (host:port, and the path
-when two agents share a host), its **churn** (runs whose verdict is churn: a conflict on the
-first attempt that did not survive the re-run), its **changes** (runs whose declarations,
-signing key, answers or verdict differ from the run before; a card only signed again over the
-same declarations under the same key is no change), runs, when it last changed, its standing
-and card signature. Those are what the latest run's bytes give under your keys (the
-runs in view are read again from the history: *unchecked* until then), never what the runner
-that recorded it saw with its own keys.
+One row per agent, wherever it answered (a signed agent by its key and card name): its latest
+verdict, its card name and where its latest run was (host:port, and the path when two agents
+share a host; **+2** when it was seen on two other addresses), its **churn** (runs whose verdict
+is churn: a conflict on the first attempt that did not survive the re-run), its **changes**
+(runs whose declarations, signing key, answers or verdict differ from the run before; a card
+only signed again over the same declarations under the same key is no change), runs, when it
+last changed, its standing and card signature. Those are what the latest run's bytes give under
+your keys (the runs in view are read again from the history: *unchecked* until then), never what
+the runner that recorded it saw with its own keys. Under the table, the selected agent whole:
+its standing and signature, what its latest run changed, and every address it was seen on.
 
 - **enter** open the agent's latest interview, **h** its history
 - **s** change the sort, **v** show only one verdict, **/** find agents by name or URL
@@ -175,12 +198,14 @@ class FleetScreen(Screen[None]):
         self._polling = False
         self._reading_runs = False
         self._where_width = 0
+        self._agent_width = AGENT_WIDTHS[1]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="fleet"):
             yield Static(id="fleet-title")
             yield Input(placeholder="find agents by name or URL (esc: every agent)", id="fleet-find")
             yield FleetTable(self._cells, self._columns, id="fleet-table")
+            yield Static(id="fleet-detail")
             yield Static(id="fleet-status")
         yield ExplorerFooter()
 
@@ -330,23 +355,31 @@ class FleetScreen(Screen[None]):
         index = None
         if current is not None:
             index = next((i for i, e in enumerate(self.rows) if e.key == current.key), None)
-        if self.fleet.where_width() != self._where_width:
-            self._where_width = self.fleet.where_width()
+        where_width = self.fleet.where_width() + max((len(more_addresses(e)) for e in self.rows), default=0)
+        if where_width != self._where_width:
+            self._where_width = where_width
             table.set_columns(self._columns)
         table.set_rows(self.rows, cursor=index)
         self._title()
+        self._detail()
         self._painted_at = time.perf_counter()
         self._paint_cost = self._painted_at - began
 
     def _columns(self, width: int) -> list[Column]:
-        return fleet_columns(width, self._where_width)
+        columns = fleet_columns(width, self._where_width)
+        self._agent_width = columns[1].width
+        return columns
 
     def _cells(self, entry: FleetEntry) -> Sequence[Text]:
         mark = VERDICT_MARKS.get(entry.verdict, "…" if entry.verdict == PENDING else "?")
         return (
             Text(f"{mark} {safe.visible(entry.verdict, 14)}"),
-            Text(safe.clip(entry.name, 80)),
-            Text(fit_middle(safe.visible(self.fleet.where(entry.key), 200), WHERE_WIDTHS[1])),
+            # cut in the middle: agents of one provider often differ only at the end of the name
+            Text(safe.middle(entry.name, self._agent_width)),
+            Text(
+                fit_middle(safe.visible(self.fleet.where(entry.key), 200), WHERE_WIDTHS[1])
+                + more_addresses(entry)
+            ),
             Text(str(entry.churn)),
             Text(str(entry.changes)),
             Text(str(entry.runs)),
@@ -397,6 +430,54 @@ class FleetScreen(Screen[None]):
             status.update(
                 Content.styled("runs recorded elsewhere into this history show up by themselves", "dim")
             )
+
+    def _detail(self) -> None:
+        """The selected agent whole, under the table: its name, verdict, standing and signature,
+        what its latest run changed and when it last changed, and every address it was seen on
+        (the row says only where its latest run was, and how many more there are)."""
+        entry = self.current()
+        detail = self.query_one("#fleet-detail", Static)
+        detail.display = entry is not None
+        if entry is None:
+            return
+        mark = VERDICT_MARKS.get(entry.verdict, "…" if entry.verdict == PENDING else "?")
+        facts = f"{mark} {safe.visible(entry.verdict, 20)}"
+        if entry.verdict == PENDING:
+            latest = "waiting for its first answer"
+        else:
+            facts += (
+                f" · standing {safe.visible(entry.standing or '-', 20)}"
+                f" · signature {safe.visible(entry.signature or '-', 20)} · {model.plural(entry.runs, 'run')}"
+            )
+            changed = short_stamp(entry.last_change_at) if entry.last_change_at else None
+            latest = (
+                "its first run"
+                if entry.runs <= 1
+                else f"since the run before: {model.change_words(entry.kinds)} · "
+                + (f"last changed {changed}" if changed else "never changed")
+            )
+        addresses = entry.addresses or (entry.key,)
+        lines: list[tuple[str, str]] = []
+        for i, address in enumerate(addresses[:ADDRESSES_SHOWN]):
+            lines += [
+                (f"\n{'seen at' if i == 0 else '':8}", "dim"),
+                (safe.visible(address, 300), ""),
+                (" (latest)" if i == 0 and len(addresses) > 1 else "", "dim"),
+            ]
+        if len(addresses) > ADDRESSES_SHOWN:
+            lines.append((f"\n{'':8}… and {len(addresses) - ADDRESSES_SHOWN} more", "dim"))
+        detail.update(
+            Content.assemble(
+                (safe.visible(entry.name, 200), "bold"),
+                (f"\n{facts}", ""),
+                (f"\n{latest}", "dim"),
+                *lines,
+            )
+        )
+
+    def on_row_table_highlighted(self, event: RowTable.Highlighted) -> None:
+        event.stop()
+        self._detail()
 
     def current(self) -> FleetEntry | None:
         entry = self.query_one(FleetTable).current
