@@ -11,13 +11,18 @@ The ratio of the medians is printed; the target is at most 1.3. The run opened b
 is recorded first by interviewing the `steady` reference agent on loopback, in a temporary
 home, so the benchmark touches neither the network nor the user's history.
 
+It also measures the headless start-up (issue 31): `interview-explorer verify URL --json
+--no-history --allow-jku` as a whole process against `python -c "import httpx"`, alternately, the
+`steady` reference agent served by ANOTHER process (bench/verify_overhead.py's fleet child, the
+same pair as that benchmark's pair 2). Target at most 1.25; `--verify-target` sets it.
+
 Both children may write bytecode caches even when PYTHONDONTWRITEBYTECODE is set in the
 calling environment (some CI images set it): with it, every launch of the explorer would compile
 its own modules from source while textual's were compiled by pip at install time, which measures
 the environment, not the program. A user's first launch writes the caches; the warm-up launches
 here do the same.
 
-    python bench/startup.py [--runs 7] [--target 1.3] [--json]
+    python bench/startup.py [--runs 7] [--target 1.3] [--verify-target 1.25] [--json]
 """
 
 from __future__ import annotations
@@ -86,10 +91,35 @@ def timed(code: str, *argv: str, env: dict[str, str]) -> float:
     return elapsed
 
 
+def verify_against_httpx(runs: int, env: dict[str, str]) -> tuple[float, float]:
+    """Medians of `verify URL --json --no-history --allow-jku` and of `python -c "import httpx"`,
+    run alternately, the agent in another process."""
+    sys.path.insert(0, str(REPO))
+    from bench.verify_overhead import Agents
+
+    verify_code = "import sys; from explorer.cli import entry; sys.argv[0] = 'interview-explorer'; entry()"
+    agents = Agents(["steady"], env)
+    try:
+        url = agents.base["steady"]
+        argv = ("verify", url, "--json", "--no-history", "--allow-jku")
+        timed(verify_code, *argv, env=env)  # warm the caches
+        timed("import httpx", env=env)
+        verify, httpx = [], []
+        for _ in range(runs):
+            verify.append(timed(verify_code, *argv, env=env))
+            httpx.append(timed("import httpx", env=env))
+    finally:
+        agents.stop()
+    return statistics.median(verify), statistics.median(httpx)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="timed launches of each app (default 7)")
     parser.add_argument("--target", type=float, default=1.3, help="the ratio to stay under (default 1.3)")
+    parser.add_argument(
+        "--verify-target", type=float, default=1.25, help="verify / import httpx to stay under (default 1.25)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
 
@@ -104,10 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.runs):
             baseline.append(timed(BASELINE_CHILD, env=env))
             explorer.append(timed(EXPLORER_CHILD, run_id, env=env))
+        verify, httpx = verify_against_httpx(args.runs, env)
 
     b, e = statistics.median(baseline), statistics.median(explorer)
-    ratio = e / b
-    ok = ratio <= args.target
+    ratio, verify_ratio = e / b, verify / httpx
+    ok = ratio <= args.target and verify_ratio <= args.verify_target
     if args.json:
         print(
             json.dumps(
@@ -117,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
                     "ratio": ratio,
                     "target": args.target,
                     "runs": args.runs,
+                    "verify_s": verify,
+                    "import_httpx_s": httpx,
+                    "verify_ratio": verify_ratio,
+                    "verify_target": args.verify_target,
                     "ok": ok,
                 }
             )
@@ -124,7 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"baseline: five-tab Textual app     median {b:.3f} s  ({args.runs} runs)")
         print(f"explorer: first interview screen   median {e:.3f} s")
-        print(f"ratio {ratio:.2f} (target <= {args.target}): {'OK' if ok else 'OVER'}")
+        print(f"ratio {ratio:.2f} (target <= {args.target}): {'OK' if ratio <= args.target else 'OVER'}")
+        print(f"verify --json --no-history, whole process  median {verify:.3f} s")
+        print(f"python -c 'import httpx'                   median {httpx:.3f} s")
+        within = "OK" if verify_ratio <= args.verify_target else "OVER"
+        print(f"ratio {verify_ratio:.2f} (target <= {args.verify_target}): {within}")
     return 0 if ok else 1
 
 

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                 driver.execute_script("document.querySelector('.xterm-helper-textarea').focus()")
                 ActionChains(driver).send_keys("drifting").perform()
                 ActionChains(driver).send_keys(Keys.ENTER).perform()
-                _wait_for(chromium, driver, "NONCONFORMANT", since)
+                _wait_for(chromium, driver, "✗ nonconformant", since)
                 time.sleep(6.0)  # the toasts fade and the footer settles
                 args.out.parent.mkdir(parents=True, exist_ok=True)
                 if not driver.save_screenshot(str(args.out)):

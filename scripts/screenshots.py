@@ -2,7 +2,10 @@
 
 The scenes are the ones the snapshot tests check (`explorer.tui.pictures`): the load screen
 with the reference agents, the interview on steady, on drifting with the mismatch selected, the
-compare of two runs of the churning agent, the history, the fleet view, and the hostile agent. It starts the
+compare of two runs of the churning agent, the history, the fleet view, and the hostile agent;
+named on the command line, also the scenes the snapshot tests draw with keys pressed
+(`EXTRA_SCENES`), such as `declared` (an agent that does not offer the interview, each question
+read from its card: "declared, not answered") and `card` (everything its card declares). It starts the
 reference agents on 127.0.0.1, interviews them, records the runs in a temporary history, and
 exports each screen at a fixed size with the fixed clock; nothing touches the user's files.
 
@@ -23,8 +26,15 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-FILES = {"steady": "interview-steady", "drifting": "interview-drifting"}  # the README's names
+FILES = {  # the README's names
+    "steady": "interview-steady",
+    "drifting": "interview-drifting",
+    "declared": "interview-declared",
+    "card": "card-silent",
+}
 TITLES = {
+    "declared": "interview: silent (not offered), each question from its card",
+    "card": "card: everything silent's card declares",
     "load": "interview-explorer demo",
     "steady": "interview: steady (conformant)",
     "drifting": "interview: drifting (the conflicting member selected)",
@@ -70,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     from chromium_png import RenderError, render
 
     from explorer.demo.fleet import Fleet
-    from explorer.tui.pictures import SCENES, SIZE, collect_runs, record_history, scene
+    from explorer.tui.pictures import EXTRA_SCENES, SCENES, SIZE, collect_runs, record_history, scene
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(REPO / "screenshots"), help="directory for the SVGs")
@@ -79,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         "--size", type=_size, default=None, metavar="COLSxROWS", help="terminal size (default: the README's)"
     )
     parser.add_argument("--no-png", action="store_true", help="write the SVGs only (no Chromium)")
-    parser.add_argument("scenes", nargs="*", default=list(SCENES), help=f"any of {', '.join(SCENES)}")
+    parser.add_argument(
+        "scenes", nargs="*", default=list(SCENES), help=f"any of {', '.join((*SCENES, *EXTRA_SCENES))}"
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -166,6 +166,16 @@ def deadline_hint(seconds: float | None = None) -> str:
 # --- argparse types and options -----------------------------------------------------------------
 
 
+def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
+    """`-q`/`--quiet`, the same for `verify`, `replay` and `watch`: no progress on stderr."""
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (what is being asked, 'recorded as run N'); warnings and errors still",
+    )
+
+
 def add_watch_every_argument(parser: argparse.ArgumentParser) -> None:
     """`--watch-every SECONDS` for the TUI's watch screen (else the config's, else 30 s)."""
     from explorer.config.file import MAX_WATCH_EVERY
@@ -432,13 +442,18 @@ def recording_history(args: argparse.Namespace, *, existing: bool = False) -> Hi
 
 
 def _check_writable(history: HistoryStore) -> None:
-    """A SQLite history file that can be read but not written (read-only, immutable, on a read-only
-    mount) opens as if nothing were wrong and refuses only the first run recorded: one write, rolled
-    back, finds it out first. A history busy with another writer is writable, and left alone."""
+    """A history that can be read but not written opens as if nothing were wrong and refuses only the
+    first run recorded. A SQLite file (read-only, immutable, on a read-only mount): one write, rolled
+    back, finds it out first; a history busy with another writer is writable, and left alone. A
+    PostgreSQL history checks itself (`PostgresHistory.check_writable`)."""
     import sqlite3
 
     from explorer.store.base import HistoryError
 
+    server_check = getattr(history, "check_writable", None)  # PostgreSQL: privileges, read-only transactions
+    if callable(server_check):
+        server_check()
+        return
     path = getattr(history, "path", None)
     if history.kind != "sqlite" or not isinstance(path, Path):
         return

@@ -26,6 +26,7 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
+    add_quiet_argument,
     add_setting_arguments,
     config_of,
     error,
@@ -48,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print one JSON object: the new report, its run id and the comparison",
     )
+    add_quiet_argument(parser)
     add_setting_arguments(parser, "replay")
     parser.add_argument("--no-history", action="store_true", help="do not record the new run")
     add_home_argument(parser)
@@ -81,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
                 return error(str(exc), EXIT_USAGE)
             except UsageError as exc:
                 return error(str(exc), EXIT_USAGE)
-            print(
-                f"replaying run {before.id} ({before.recorded_at}, {safe_text(before.verdict, limit=20)}): "
-                f"{safe_text(target, limit=300)}",
-                file=sys.stderr,
-            )
+            if not args.quiet:
+                verdict, shown = safe_text(before.verdict, limit=20), safe_text(target, limit=300)
+                print(
+                    f"replaying run {before.id} ({before.recorded_at}, {verdict}): {shown}",
+                    file=sys.stderr,
+                )
             try:
                 key = signing_key(None, config, options.role, options.runner, "replay")  # config's sign_key
                 step = interview(
@@ -123,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                 *(f"  {line}" for line in step.comparison.lines()),
             ]
         )
-    if step.run_id is not None:
+    if step.run_id is not None and not args.quiet:
         say(f"recorded as run {step.run_id}")
     if unrecorded is not None:
         message = f"the new run was not recorded in the history: {unrecorded} (exit status {EXIT_UNKNOWN})"

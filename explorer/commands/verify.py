@@ -29,6 +29,7 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
+    add_quiet_argument,
     add_setting_arguments,
     config_of,
     deadline_hint,
@@ -79,12 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "runs a sweep",
     )
     parser.add_argument("--json", action="store_true", help="print exactly the JSON report on stdout")
-    parser.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="no progress on stderr (the steps of a run, 'recorded as run N'); warnings and errors still",
-    )
+    add_quiet_argument(parser)
     add_setting_arguments(parser, COMMAND)
     parser.add_argument(
         "--offline",
@@ -99,20 +95,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_sweep_arguments(parser)
 
 
-def _progress_printer(stream: TextIO) -> Any:
-    from explorer.core.text import safe_text
+class _ProgressLines:
+    """What `verify` says on stderr while a run goes, without `-q`.
 
-    reconfigure = getattr(stream, "reconfigure", None)
-    if reconfigure is not None:
-        reconfigure(errors="replace")
+    A request's outcome (`ask: identity#1: HTTP 200 in 7 ms`, about twenty a run, forty with a
+    churn check) is worth a glance while it happens and nothing afterwards: on a terminal it
+    takes one status line, rewritten in place and cleared before the report; where stderr is a
+    file or a pipe (a CI log) it is not written at all, as `git` and `curl` keep their progress
+    to terminals. The notes (which card was read and how, what was not fetched and why, why a
+    run stopped, a churn check's second attempt) are lines in both, as is everything `say` says.
+    """
 
-    def show(p: Progress) -> None:
+    def __init__(self, stream: TextIO) -> None:
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+        self.stream = stream
+        self.terminal = stream.isatty()
+        self.status_shown = False
+
+    def __call__(self, p: Progress) -> None:
+        from explorer.core.text import safe_text
+
         # Messages quote URLs and names taken from the agent's documents: strip control and
         # bidi characters before they reach a terminal.
         where = f" {p.question}" if p.question and p.step not in ("ask", "probe") else ""
-        print(f"[{p.attempt}] {p.step}{where}: {safe_text(p.message, limit=500)}", file=stream, flush=True)
+        line = f"[{p.attempt}] {p.step}{where}: {safe_text(p.message, limit=500)}"
+        if p.request or p.step == "done":  # the verdict itself is the report's first line
+            if self.terminal:
+                self.stream.write("\r\x1b[K" + line[: _terminal_width(self.stream) - 1])
+                self.stream.flush()
+                self.status_shown = True
+            return
+        self.clear()
+        print(line, file=self.stream, flush=True)
 
-    return show
+    def clear(self) -> None:
+        """Take the status line away (before anything else is written)."""
+        if self.status_shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.status_shown = False
+
+
+def _terminal_width(stream: TextIO) -> int:
+    import shutil
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return shutil.get_terminal_size().columns
 
 
 def _options(
@@ -176,8 +208,13 @@ def _interview(target: str, options: Options, quiet: bool) -> Run | None:
     from explorer.interview.procedure import run_interview_sync
 
     began = time.perf_counter()
+    progress = None if quiet else _ProgressLines(sys.stderr)
     try:
-        return run_interview_sync(target, options, None if quiet else _progress_printer(sys.stderr))
+        try:
+            return run_interview_sync(target, options, progress)
+        finally:
+            if progress is not None:
+                progress.clear()
     except KeyboardInterrupt:
         seconds = time.perf_counter() - began
         say(f"{safe_text(target, limit=300)} not verified, stopped after {seconds:.1f} s (interrupted); "
@@ -218,11 +255,26 @@ def _print_report(report: Any, as_json: bool) -> None:
         return
     from explorer.core.report import summary_lines
 
-    lines = summary_lines(report)
+    lines = _with_stacks(summary_lines(report), report)
     verdict = str(report.get("verdict"))
     if lines and _colour_enabled(sys.stdout) and verdict in _COLOURS:
         lines[0] = lines[0].replace(verdict, f"\x1b[1;{_COLOURS[verdict]}m{verdict}\x1b[0m", 1)
     print_lines(lines)
+
+
+def _with_stacks(lines: list[str], report: Any) -> list[str]:
+    """The summary with the client stacks that accept the card signature under its `signature:`
+    line (and where they disagree, the members and the fix)."""
+    from explorer.core.view import ReportView
+
+    at = next((i for i, line in enumerate(lines) if line.startswith("signature: ")), None)
+    if at is None:
+        return lines
+    at += 1
+    while at < len(lines) and lines[at].startswith("  "):
+        at += 1
+    stacks = ReportView.of(report).card.signature.stacks_lines()
+    return [*lines[:at], *(f"  {line}" for line in stacks), *lines[at:]]
 
 
 def _history_error() -> type[Exception]:

@@ -35,6 +35,7 @@ from explorer.commands.common import (
     EXIT_USAGE,
     UsageError,
     add_home_argument,
+    add_quiet_argument,
     add_setting_arguments,
     config_of,
     error,
@@ -76,6 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="start a run every SECONDS",
     )
     parser.add_argument("--count", type=_count, default=None, metavar="N", help="stop after N runs")
+    add_quiet_argument(parser)
     add_setting_arguments(
         parser, "watch", helps={"role": "who runs the interview (for a run id too: never the run's own)"}
     )
@@ -202,11 +204,12 @@ def run(args: argparse.Namespace) -> int:
             return error(str(exc), EXIT_USAGE)
         except (HistoryError, LookupError) as exc:
             return error(str(exc), EXIT_UNKNOWN)
-        print(
-            f"watching {safe_text(target, limit=300)} every {args.every:g} s"
-            + (f", {args.count} run{'s' if args.count != 1 else ''}" if args.count else ", until Ctrl+C"),
-            file=sys.stderr,
-        )
+        if not args.quiet:
+            print(
+                f"watching {safe_text(target, limit=300)} every {args.every:g} s"
+                + (f", {args.count} run{'s' if args.count != 1 else ''}" if args.count else ", until Ctrl+C"),
+                file=sys.stderr,
+            )
         run_fn = signed_async_run_fn(key, target, "watch")
         asyncio.run(_loop(args, target, options, previous, history, tally, run_fn))
     except KeyboardInterrupt:

@@ -259,11 +259,12 @@ def run_watch_many(args: argparse.Namespace) -> int:
         except HistoryError as exc:
             return error(f"the history cannot be used, so nothing was asked: {exc}", EXIT_UNKNOWN, COMMAND)
     last: list[int] = []
-    print(
-        f"watching {len(jobs)} agents every {args.every:g} s"
-        + (f", {args.count} sweeps" if args.count else ", until Ctrl+C"),
-        file=sys.stderr,
-    )
+    if not args.quiet:
+        print(
+            f"watching {len(jobs)} agents every {args.every:g} s"
+            + (f", {args.count} sweeps" if args.count else ", until Ctrl+C"),
+            file=sys.stderr,
+        )
     try:
         asyncio.run(_watch(args, jobs, signers, history, last))
     except KeyboardInterrupt:

@@ -88,6 +88,7 @@ class Progress:
     question: str | None
     attempt: int
     message: str
+    request: bool = False  # the outcome of one request (a status line's worth, not a note for a log)
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -146,11 +147,13 @@ class _Teller:
         self.attempt = 1
         self.clean: Callable[[str], str] = str
 
-    def __call__(self, step: str, message: str, question: str | None = None) -> None:
+    def __call__(
+        self, step: str, message: str, question: str | None = None, *, request: bool = False
+    ) -> None:
         if self._callback is None:
             return
         try:
-            self._callback(Progress(step, question, self.attempt, self.clean(message)))
+            self._callback(Progress(step, question, self.attempt, self.clean(message), request))
         except Exception:  # noqa: BLE001 - a UI hook must not abort a verification
             self._callback = None
 
@@ -276,7 +279,9 @@ class _Attempt:
         ex = await card_for_version(
             self.fetcher, card_ex.url, version, purpose=FAMILY_CARD, attempt=self.attempt
         )
-        self.tell("card", f"the card as served to A2A-Version {version} clients: {_outcome(ex)}")
+        self.tell(
+            "card", f"the card as served to A2A-Version {version} clients: {_outcome(ex)}", request=True
+        )
 
     def _has_credentials(self) -> bool:
         secrets = self.options.secrets
@@ -368,7 +373,7 @@ class _Attempt:
                 credentials=True,  # only the calls: never the card, key set or proposals
             )
             label = call.purpose.split(":", 1)[1]
-            self.tell(step, f"{label}: {_outcome(ex)}", call.question)
+            self.tell(step, f"{label}: {_outcome(ex)}", call.question, request=True)
             return ex
 
         return list(await asyncio.gather(*(one(c, first_id + i) for i, c in enumerate(calls))))
@@ -391,7 +396,7 @@ class _Attempt:
 
         async def one(url: str) -> None:
             ex = await self.fetcher.get(url, purpose="jwks", attempt=self.attempt)
-            self.tell("jwks", f"key set from the card's own jku {url}: {_outcome(ex)}")
+            self.tell("jwks", f"key set from the card's own jku {url}: {_outcome(ex)}", request=True)
 
         await asyncio.gather(*(one(u) for u in fetchable))  # neither needs another: all at once
 
@@ -408,7 +413,7 @@ class _Attempt:
 
         async def one(url: str) -> None:
             ex = await self.fetcher.get(url, purpose="proposal", attempt=self.attempt)
-            self.tell("proposal", f"proposal {url}: {_outcome(ex)}")
+            self.tell("proposal", f"proposal {url}: {_outcome(ex)}", request=True)
 
         await asyncio.gather(*(one(u) for u in fetchable))
 
@@ -421,7 +426,7 @@ class _Attempt:
             self.tell("openclasp", "the OpenClasp entry names no public card URL")
             return
         ex = await self.fetcher.get(card_url, purpose="openclasp:public_card", attempt=self.attempt)
-        self.tell("openclasp", f"OpenClasp public card {card_url}: {_outcome(ex)}")
+        self.tell("openclasp", f"OpenClasp public card {card_url}: {_outcome(ex)}", request=True)
         if not ex.usable:
             return
         key_url = f"{site_of(card_url)}{KEY_PATH}"
@@ -439,7 +444,7 @@ class _Attempt:
             self.tell("openclasp", f"OpenClasp key URL {key_url!r} is not an http(s) URL; not fetched")
             return
         key_ex = await self.fetcher.get(key_url, purpose="openclasp:key", attempt=self.attempt)
-        self.tell("openclasp", f"OpenClasp key {key_url}: {_outcome(key_ex)}")
+        self.tell("openclasp", f"OpenClasp key {key_url}: {_outcome(key_ex)}", request=True)
 
 
 # --- the whole run ---------------------------------------------------------------------------

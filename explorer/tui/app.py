@@ -111,9 +111,31 @@ class ExplorerApp(App[int]):
                 from explorer.tui.screens.interview import InterviewScreen
 
                 return InterviewScreen(run, run_id=self.start.run_id, origin="from history (offline)")
+        if self.start.target:
+            screen = self._early_run_screen(self.start.target)
+            if screen is not None:
+                return screen
         from explorer.tui.screens.load import LoadScreen
 
         return LoadScreen()
+
+    def _early_run_screen(self, target: str) -> Screen | None:
+        """The interview screen of the launch target, when its interview (begun before textual
+        was imported, `explorer.tui.early`) has finished with a card to show: recorded and drawn
+        first, with no load or progress screen built and torn down before it. Else None, and the
+        progress screen takes the interview over as usual (a run without a card is explained on
+        the load screen there)."""
+        from explorer.core.view import ReportView
+        from explorer.tui.screens.interview import InterviewScreen
+        from explorer.tui.screens.progress import no_card_reason
+
+        run = self.context.early_run(target, lambda run: no_card_reason(ReportView.of(run.report)) is None)
+        if run is None:
+            return None
+
+        run_id = self.context.record(run)
+        self.start = self.start._replace(target=None, run=run, run_id=run_id)  # nothing left to start
+        return InterviewScreen(run, run_id=run_id, origin="live", unrecorded=self.context.record_error)
 
     def on_mount(self) -> None:
         self._apply_keymap()

@@ -32,6 +32,7 @@ from explorer.core.when import utc_now
 from explorer.tui import exporter
 from explorer.tui.demo_agents import DemoAgent, demo_agents, demo_credentials, demo_keys, start_fleet
 from explorer.tui.errors import ExplorerError
+from explorer.tui.export_folder import remember, usual_folder
 from explorer.tui.planner import Planner
 from explorer.tui.runs import RecentAgent, RunFilter, RunReader, RunRow
 
@@ -56,7 +57,7 @@ class AppContext:
     demo_skipped: Mapping[str, str] = field(default_factory=dict)  # reference agents not started: why
     demo_moved: Mapping[str, str] = field(default_factory=dict)  # ...not on their usual port: where, why
     demo_credentials: Mapping[str, Any] = field(default_factory=dict)  # guarded agents by card URL
-    export_dir: Path = field(default_factory=Path.cwd)
+    export_dir: Path = field(default_factory=usual_folder)  # never the current directory (a clone)
     watch_interval: float = 30.0
     use_history: bool = True
     cursor_blink: bool = True  # off for snapshots and screenshots
@@ -70,6 +71,7 @@ class AppContext:
     _history: Any = None
     _opening: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
+    _early: Any = None  # explorer.tui.early.EarlyInterview: the launch target's, until claimed
     _planner: Planner = field(init=False, repr=False)
     _runs: RunReader = field(init=False, repr=False)
 
@@ -96,8 +98,35 @@ class AppContext:
         self.settings["keys"] = tuple(self.settings.get("keys", ())) + tuple(keys)
 
     async def interview(self, target: str, progress: Callable[[Any], None] | None = None) -> Run:
-        """Plan and run one interview, signed when the config says so (`Planner.interview`)."""
+        """Plan and run one interview, signed when the config says so (`Planner.interview`); the
+        launch target's first interview is the one `start_early` began (`explorer.tui.early`)."""
+        early, self._early = self._early, None
+        if early is not None and early.target == target:
+            return await early.claim(progress)
+        if early is not None:
+            early.cancel()  # another target was asked first: that one is no longer wanted
         return await self._planner.interview(target, progress)
+
+    def early_run(self, target: str, wanted: Callable[[Run], bool]) -> Run | None:
+        """The run of `start_early`'s interview of `target` if it has finished already and is
+        `wanted` (it is then this caller's, and no `interview` continues it), else None."""
+        early = self._early
+        if early is None or early.target != target:
+            return None
+        run = early.finished_run(wanted)
+        if run is not None:
+            self._early = None
+        return run
+
+    def start_early(self, target: str) -> None:
+        """Begin interviewing `target` now, on a thread of its own, before the TUI is built: the
+        next `interview` of the same target continues it instead of asking again."""
+        from explorer.tui.early import EarlyInterview
+
+        def interview(progress: Callable[[Any], None]) -> Any:
+            return self._planner.interview(target, progress)
+
+        self._early = EarlyInterview(target, interview).start()
 
     def sweep(
         self,
@@ -137,6 +166,9 @@ class AppContext:
         """Forget typed credentials, stop what this session started (the reference agents) and
         close the history."""
         self._planner.forget_typed()
+        early, self._early = self._early, None
+        if early is not None:
+            early.cancel()
         fleet, self._fleet = self._fleet, None
         if fleet is not None:
             fleet.stop()
@@ -155,6 +187,11 @@ class AppContext:
         if self.config is None:
             return []
         return [(a.name, a.url, carried(a.settings)) for _, a in sorted(self.config.agents.items())]
+
+    def choose_export_dir(self, folder: Path) -> None:
+        """The folder the next export starts in, this session and the next (`tui/export_folder.py`)."""
+        self.export_dir = folder.resolve()
+        remember(self.home, self.export_dir)
 
     def save_agent(self, name: str, entry: str) -> Path:
         """Add a config agent entry (TOML text holding only `env:`/`file:` references) and reload

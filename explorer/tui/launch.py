@@ -33,6 +33,7 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
     """Settings from the command line over the config file; raises LaunchError."""
     from explorer.config.file import ConfigError, load_config
     from explorer.interview.planning import PlanError, typed
+    from explorer.tui.export_folder import starting_folder
 
     home = getattr(args, "home", None)
     try:
@@ -48,6 +49,7 @@ def build_context(args: argparse.Namespace, demo: Sequence[DemoAgent] = ()) -> A
         demo=tuple(demo),
         watch_interval=getattr(args, "watch_every", None) or config.watch_every or DEFAULT_WATCH_EVERY,
         history_choice=_history_choice(args),
+        export_dir=starting_folder(Path(home).expanduser() if home else None),
     )
     note = config.ignored_note()
     if note:
@@ -69,38 +71,50 @@ def _history_choice(args: argparse.Namespace) -> Any:
 
 
 def build_app(
-    args: argparse.Namespace, demo: Sequence[DemoAgent] = (), **context_overrides: Any
+    args: argparse.Namespace,
+    demo: Sequence[DemoAgent] = (),
+    *,
+    early: bool = False,
+    **context_overrides: Any,
 ) -> ExplorerApp:
-    """The app for these arguments (not running yet); raises LaunchError."""
+    """The app for these arguments (not running yet); raises LaunchError. With `early`, a live
+    target's interview starts now, before textual is imported (`explorer.tui.early`)."""
     context = build_context(args, demo)
     for name, value in context_overrides.items():
         if not hasattr(context, name):
             raise TypeError(f"AppContext has no setting {name!r}")
         setattr(context, name, value)
-    from explorer.tui.app import ExplorerApp, Start
-
     target = (getattr(args, "target", None) or "").strip()
     listed = getattr(args, "from_", None)
     if listed is not None:
+        from explorer.tui.app import ExplorerApp, Start
+
         if target:
             raise LaunchError("give either TARGET or --from FILE, not both")
         agents = list(getattr(context.config, "agents", None) or ())
         allow = bool(getattr(args, "allow_files", False))
         return ExplorerApp(context, Start(fleet=tuple(_targets_from(listed, allow, agents))))
+    transcript = None
     if target and not target.isdigit():
         problem = context.target_problem(target)
         if problem is not None:
             raise LaunchError(problem)
-    start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)
-    if target and not target.isdigit():
         from explorer.tui.errors import ExplorerError
 
         try:
             transcript = context.open_transcript(target)  # a JSON transcript opens offline
         except ExplorerError as exc:
             raise LaunchError(str(exc)) from None
-        if transcript is not None:
-            start = Start(run=transcript, origin=TRANSCRIPT_ORIGIN)
+        if transcript is None and early:
+            from explorer.tui import collector
+
+            collector.pause()  # a live interview starts: as the progress screen would (tui/collector.py)
+            context.start_early(target)
+    from explorer.tui.app import ExplorerApp, Start
+
+    start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)
+    if transcript is not None:
+        start = Start(run=transcript, origin=TRANSCRIPT_ORIGIN)
     return ExplorerApp(context, start)
 
 
@@ -150,7 +164,7 @@ def run_app(app: ExplorerApp, **run_options: Any) -> int:
 def run_tui(args: argparse.Namespace) -> int:
     """`interview-explorer [TARGET]`: open the explorer; exit status 2 on a usage error."""
     try:
-        app = build_app(args)
+        app = build_app(args, early=True)
     except LaunchError as exc:
         print(f"interview-explorer: {exc}", file=sys.stderr)
         return 2

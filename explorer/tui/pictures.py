@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,18 +92,33 @@ def normalise_report(report: Mapping[str, Any], normaliser: Normaliser | None = 
 
 
 async def picture_run(
-    fleet: Any, name: str, normaliser: Normaliser | None = None, *, exchanges: bool = False, **options: Any
+    fleet: Any,
+    name: str,
+    normaliser: Normaliser | None = None,
+    *,
+    exchanges: bool = False,
+    card: bool = False,
+    **options: Any,
 ) -> Run:
     """Interview one reference agent now and return the run with its volatile details fixed
     (`exchanges`: keep what was exchanged, for a screen that reads the card served, such as
-    the sign-in dialog's declared schemes)."""
+    the sign-in dialog's declared schemes; `card`: keep only the card as served, its ports and
+    tokens fixed like the report's, for the card screen, which draws all of it)."""
     from explorer.interview.options import Options
     from explorer.interview.procedure import run_interview
     from explorer.tui.demo_agents import demo_keys
 
     opts = Options(keys=demo_keys(fleet), runner=RUNNER, **options)
     run = await run_interview(fleet.agents[name].card_url, opts)
-    return Run(report=normalise_report(run.report, normaliser), exchanges=run.exchanges if exchanges else ())
+    norm = normaliser or Normaliser()
+    kept = run.exchanges if exchanges else ()
+    if card:
+        kept = tuple(
+            replace(ex, url=norm.text(ex.url), response_body=norm.text(ex.response_body.decode()).encode())
+            for ex in run.exchanges
+            if ex.purpose == "card"
+        )
+    return Run(report=normalise_report(run.report, norm), exchanges=kept)
 
 
 def picture_context(fleet: Any, home: Path, normaliser: Normaliser | None = None) -> AppContext:
@@ -142,6 +158,8 @@ async def collect_runs(fleet: Any, churn_fleet: Any) -> dict[str, Run]:
     runs["churning-2"] = await picture_run(churn_fleet, "churning", shared)
     # Asked without its credentials: auth_required, and the sign-in dialog reads its card.
     runs["guarded-bearer"] = await picture_run(fleet, "guarded-bearer", shared, exchanges=True)
+    # Without the interview: each question from the declared documents, and the card screen.
+    runs["silent"] = await picture_run(fleet, "silent", shared, card=True)
     return runs
 
 
@@ -194,11 +212,14 @@ def scene(
 
 SCENES: tuple[str, ...] = ("load", "steady", "drifting", "compare", "history", "fleet", "hostile")
 # Scenes the snapshot tests also draw: a run opened, then keys pressed (F1's help on drifting,
-# the sign-in dialog on an agent that refused the questions, what a churn's first attempt found).
+# the sign-in dialog on an agent that refused the questions, what a churn's first attempt found,
+# an agent without the interview read question by question from its card, and its card screen).
 KEYED_SCENES: dict[str, tuple[str, tuple[str, ...]]] = {
     "help": ("drifting", ("f1",)),
     "sign-in": ("guarded-bearer", ("a",)),
     "churned": ("churning-1", ("u",)),
+    "declared": ("silent", ("3",)),
+    "card": ("silent", ("d",)),
 }
 EXTRA_SCENES: tuple[str, ...] = tuple(KEYED_SCENES)
 

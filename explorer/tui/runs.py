@@ -348,13 +348,13 @@ class RunReader:
         None when `target` is not a transcript file; ExplorerError (one sentence) when it is one
         that cannot be read, is malformed, or states a report its bytes do not give (then what
         is shown is what its bytes give, and a warning says so)."""
+        path = Path(target).expanduser()
+        if path.suffix.lower() != ".json" or not path.is_file():
+            return None  # asked of every target at launch: a URL imports nothing here
         from explorer.core.rederive import first_card_request
         from explorer.core.run import TranscriptError
         from explorer.evidence.reading import read_run, read_transcript_file, stated_problem
 
-        path = Path(target).expanduser()
-        if path.suffix.lower() != ".json" or not path.is_file():
-            return None
         try:
             transcript = read_transcript_file(path)
         except TranscriptError as exc:

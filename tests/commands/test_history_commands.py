@@ -138,7 +138,10 @@ def test_show_prints_what_the_stored_bytes_give_not_what_was_written_down(capsys
     code, out, _ = _cli(capsys, "show", "3", "--home", home)
     assert code == 0
     assert out.startswith("run 3, recorded ") and CARD_URL in out.splitlines()[0]
-    assert "verdict: not_offered" in out and "standing: claim: tester declared no independent role" in out
+    assert (
+        "verdict: not_offered" in out
+        and "standing: claim: run by tester, no independent role declared" in out
+    )
 
 
 @pytest.mark.parametrize(
@@ -365,7 +368,7 @@ def test_replay_runs_the_same_interview_again_and_reports_the_change(capsys, fle
     assert "recorded as run 2" in err
     code, out, err = _cli(capsys, "replay", "1", "--no-history", "--home", home)
     assert code == 0, err  # without your keys and your role: a claim, its signature unverifiable
-    assert "declared no independent role" in out and "signature: unverifiable" in out
+    assert "no independent role declared" in out and "signature: unverifiable" in out
     code, out, _ = _cli(capsys, "replay", "1", *who, "--json", "--no-history", "--home", home)
     data = json.loads(out)
     assert code == 0 and data["run_id"] is None and data["comparison"]["identical"] is True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -258,7 +259,11 @@ def test_a_header_value_can_come_from_the_environment(
     assert "fr0m-env" not in out + err
 
 
-def test_agent_text_in_progress_is_made_safe(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_agent_text_in_progress_is_made_safe(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a terminal, where a request's outcome (here the hostile proposal URL's) is shown on the
+    rewritten status line (tests/commands/test_quiet.py)."""
     from explorer.core.card import TERMS_URI
 
     hostile = "http://127.0.0.1:9/\x1b]52;c;ZXZpbA==\x07/p.sow.json\u202e"
@@ -276,7 +281,9 @@ def test_agent_text_in_progress_is_made_safe(capsys: pytest.CaptureFixture[str],
     }
     path = tmp_path / "card.json"
     path.write_text(json.dumps(card), encoding="utf-8")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     code, out, err = _verify(capsys, str(path), "--no-history", "--timeout", "2")
+    err = err.replace("\r\x1b[K", "")  # the status line's own rewrite: the only escape allowed
     assert code == 3  # the card's endpoint is a closed port
     assert "proposal" in err and "\\x1b" in err
     assert "\x1b" not in err + out and "\u202e" not in err + out and "\x07" not in err + out

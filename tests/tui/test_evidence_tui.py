@@ -68,7 +68,7 @@ async def test_a_transcript_file_opens_offline_and_the_header_says_who_signed_it
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_interview(pilot)
         header = plain(app.screen.query_one("#header", Static))
-        assert "transcript file (offline, nothing fetched)" in header and "CONFORMANT" in header
+        assert "transcript file (offline, nothing fetched)" in header and "✓ conformant" in header
         if trusted:
             assert f"evidence: signed by ci@example.org (key {key.keyid[:6]}…, trusted)" in header
         else:
@@ -148,7 +148,7 @@ async def test_a_live_run_is_signed_with_the_configs_key_and_reads_as_evidence_h
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_interview(pilot)
         header = plain(app.screen.query_one("#header", Static))
-        assert "CONFORMANT" in header and "run #1" in header
+        assert "✓ conformant" in header and "run #1" in header
         assert f"evidence: signed by ci@example.org (key {key.keyid[:6]}…, trusted)" in header
     with History.open(home) as history:
         stored = history.load(1)

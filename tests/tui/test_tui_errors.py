@@ -212,7 +212,7 @@ async def test_a_run_that_cannot_be_recorded_says_why_in_its_header(
         header = plain(app.screen.query_one("#header", Static))
         assert "run not recorded" in header
         assert "✗ run not recorded: cannot record the run: the disk is full" in header
-        assert "CONFORMANT" in header  # the verdict stands; only the history failed
+        assert "✓ conformant" in header  # the verdict stands; only the history failed
 
 
 async def test_every_toast_is_plain_text_whoever_raises_it(tui: Tui) -> None:

@@ -89,9 +89,9 @@ async def test_demo_drifting_shows_the_mismatch_without_a_keystroke_more(tui: Tu
         screen = app.screen
         assert isinstance(screen, InterviewScreen)
         header = plain(screen.query_one("#header", Static))
-        assert "Drifting" in header and "verdict ✗ NONCONFORMANT" in header
+        assert "Drifting" in header and "verdict ✗ nonconformant" in header
         assert "signature ✓ verified · form served · ES256 · kid drifting-card-1" in header
-        assert "claim: tester declared no independent role (--as independent declares one)" in header
+        assert "claim: run by tester, no independent role declared (--as independent declares one)" in header
         assert "run #1" in header
 
         labels = tab_labels(screen)
@@ -392,7 +392,7 @@ async def test_a_plain_session_starts_the_reference_agents_from_the_load_screen_
         await pilot.press("enter")  # steady, verified by the keys the session now trusts
         screen = await wait_for_interview(pilot)
         header = plain(screen.query_one("#header", Static))
-        assert "verdict ✓ CONFORMANT" in header and "signature ✓ verified" in header
+        assert "verdict ✓ conformant" in header and "signature ✓ verified" in header
     address = urlsplit(app.context.demo[0].url)
     app.context.close()  # what run_tui does when the app ends
     with pytest.raises(OSError), socket.create_connection((address.hostname, address.port), timeout=2):
@@ -429,7 +429,7 @@ async def test_enter_on_the_load_screen_opens_the_first_reference_agent(tui: Tui
         await pilot.press("enter")
         screen = await wait_for_interview(pilot)
         assert screen.run.report["target"] == app.context.demo[0].url
-        assert "verdict ✓ CONFORMANT" in plain(screen.query_one("#header", Static))
+        assert "verdict ✓ conformant" in plain(screen.query_one("#header", Static))
 
 
 async def test_a_configured_agent_is_interviewed_by_name_with_its_headers(

@@ -69,7 +69,7 @@ async def test_history_lists_runs_with_churn_markers_and_opens_one_offline(
         await pilot.press("down", "enter")  # run #2, drifting
         await wait_for_interview(pilot)
         header = plain(app.screen.query_one("#header", Static))
-        assert "run #2 · from history (offline)" in header and "NONCONFORMANT" in header
+        assert "run #2 · from history (offline)" in header and "nonconformant" in header
 
 
 async def test_marking_two_runs_compares_them_side_by_side(recorded: list[int], tui: Tui) -> None:

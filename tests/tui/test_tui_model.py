@@ -89,7 +89,7 @@ def test_standing_never_presents_a_self_run_as_evidence() -> None:
         return ReportView.of(report).standing_words()
 
     assert words({"ran_by": {"name": "bob", "role": "self"}, "standing": "evidence"}) == (
-        "claim: bob declared no independent role (--as independent declares one)"
+        "claim: run by bob, no independent role declared (--as independent declares one)"
     )
     assert words({"ran_by": {"name": "ci", "role": "platform"}, "standing": "evidence"}) == (
         f"evidence: recorded by a platform (ci); {UNSIGNED_EVIDENCE} ({SIGN_HOW})"  # live, not signed

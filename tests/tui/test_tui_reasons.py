@@ -293,7 +293,7 @@ async def test_the_screen_opens_on_what_decided_the_verdict(
         assert screen.query_one(TabbedContent).active == "tab-reason"
         assert isinstance(pilot.app.focused, ReasonPane)  # up/down scroll it at once
         drawn = words(screen_text(pilot.app))
-        verdict = ReportView.of(runs[agent].report).verdict_label.upper()
+        verdict = ReportView.of(runs[agent].report).verdict_label.replace("_", " ")  # in words
         assert f"why {verdict}: {summary}" in drawn
         for text in shown:
             assert text in drawn, (text, drawn)

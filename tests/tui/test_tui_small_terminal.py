@@ -123,7 +123,7 @@ async def test_a_narrow_footer_keeps_the_first_keys_and_f1_lists_the_rest(
         app.show_run(demo_runs["drifting"], 1)
         screen = await wait_for_interview(pilot)
         keys = footer_keys(screen)
-        assert keys[:3] == ["esc Back", "n Next problem", "f Findings"], keys
+        assert keys[:4] == ["esc Back", "d Card", "n Next problem", "f Findings"], keys
         assert "v Whole value" not in keys  # no room at 80 columns...
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
@@ -211,14 +211,33 @@ async def test_the_header_keeps_every_fact_whole(
         lines = screen_text(pilot.app).split("\n")[header.region.y : header.region.bottom]
         text = "\n".join(lines)
         assert url in text, text  # the URL on one line, never broken
-        assert "kid drifting-card-1" in text and "verdict ✗ NONCONFORMANT" in text, text
+        assert "kid drifting-card-1" in text and "verdict ✗ nonconformant" in text, text
         # Who ran it, in words that are true of anyone's agent, and how to make it evidence.
         said = words(text)
-        assert "standing claim: tester declared no independent role" in said
+        assert "standing claim: run by tester, no independent role declared" in said
         if size[0] >= 100:  # how to make it evidence, where it fits (F1 says it at any size)
             assert "(--as independent declares one)" in said
         assert said.count("claim") == 1 and "operator" not in said, said
         assert not any(line.rstrip().endswith(("kid", "card", "verdict", "standing")) for line in lines), text
+
+
+@sizes
+async def test_the_answer_and_its_source_are_each_given_a_readable_width(
+    tui: Tui, demo_runs: dict[str, Any], size: tuple[int, int]
+) -> None:
+    """At 80x24 the two value boxes used to stand side by side 19 columns wide, a short card name
+    wrapped over two lines in each; a narrow detail stacks them, a wide one keeps them side by side."""
+    async with tui(agents=False, size=size) as pilot:
+        pilot.app.show_run(demo_runs["drifting"], 1)
+        screen = await wait_for_interview(pilot)
+        await pilot.pause()
+        detail = screen.query_one("ProjectionDetail")
+        answer, source = detail.query_one(".answer").region, detail.query_one(".source").region
+        assert min(answer.width, source.width) >= 36, (answer, source)
+        if size[0] < 100:
+            assert answer.x == source.x and source.y >= answer.bottom, (answer, source)
+        else:
+            assert answer.y == source.y and source.x >= answer.right, (answer, source)
 
 
 @sizes
@@ -275,7 +294,7 @@ async def test_compare_says_none_when_a_fact_has_no_value(
         text = screen_text(app)
         assert "card.signature.form: served → (none)" in text, text
         standing = next(line for line in text.split("\n") if "A standing" in line)
-        assert standing.count("claim") == 1 and "declared no independent role" in words(text), standing
+        assert standing.count("claim") == 1 and "no independent role declared" in words(text), standing
         assert not any(line.rstrip().endswith("→") for line in text.split("\n")), text
 
 

@@ -98,3 +98,17 @@ def test_sign_in_dialog_on_an_agent_that_refused(snap_compare: Any, pictures: Pi
 @sizes
 def test_churned_tab_of_a_churning_agent(snap_compare: Any, pictures: Pictures, size: Size) -> None:
     assert _compare(snap_compare, pictures, "churned", size)
+
+
+@sizes
+def test_a_question_an_agent_without_the_interview_did_not_answer_read_from_its_card(
+    snap_compare: Any, pictures: Pictures, size: Size
+) -> None:
+    assert _compare(snap_compare, pictures, "declared", size)
+
+
+@sizes
+def test_card_screen_of_an_agent_without_the_interview(
+    snap_compare: Any, pictures: Pictures, size: Size
+) -> None:
+    assert _compare(snap_compare, pictures, "card", size)

@@ -84,7 +84,7 @@ def test_drifting_in_chromium_is_interviewed_recorded_and_nothing_leaves_the_ori
             raise AssertionError(f"{exc}; the page last drew: {shown!r}") from None
         assert run.verdict == "nonconformant"
         assert "drifting" in run.agent or run.name and "Drift" in run.name
-        _wait_for_text(driver, "NONCONFORMANT", since)  # and the browser shows it
+        _wait_for_text(driver, "✗ nonconformant", since)  # and the browser shows it
         time.sleep(1.0)  # the toasts and the last frame settle before the picture
         picture = tmp_path / "explorer-in-chromium.png"
         assert driver.save_screenshot(str(picture))
@@ -135,9 +135,10 @@ def _pasted_then_enter(driver: Any, name: str) -> None:
 def test_a_name_given_at_full_speed_on_the_load_screen_is_the_agent_interviewed(
     tmp_path: Path, typing: Any
 ) -> None:
-    """The reference agents' list has focus (its first row, steady, highlighted) when the name
-    arrives: every key and the paste must reach the target field in order, and Enter must start
-    what the field holds, not the highlighted agent and not nothing."""
+    """The name arrives as the page opens (in a browser the target field has focus from the first
+    frame, the reference agents' list below it, steady highlighted): every key and the paste must
+    reach the target field in order, and Enter must start what the field holds, not the
+    highlighted agent and not nothing."""
     from explorer.store.sqlite import History
 
     home = Path(os.environ["INTERVIEW_EXPLORER_HOME"])
@@ -162,7 +163,7 @@ def test_a_name_given_at_full_speed_on_the_load_screen_is_the_agent_interviewed(
             shown = chromium.tapped_text(driver)[since:][-1500:]
             raise AssertionError(f"{exc}; the page last drew: {shown!r}") from None
         assert run.verdict == "nonconformant" and "Drift" in (run.name or ""), (run.name, run.verdict)
-        _wait_for_text(driver, "NONCONFORMANT", since)
+        _wait_for_text(driver, "✗ nonconformant", since)
     finally:
         driver.quit()
         assert served.stop() == 0, served.stderr()

@@ -11,6 +11,7 @@ from typing import Any
 
 def all_screens() -> tuple[type[Any], ...]:
     from explorer.tui.screens.auth import SignInScreen
+    from explorer.tui.screens.card import CardScreen
     from explorer.tui.screens.compare import CompareScreen
     from explorer.tui.screens.confirm import ConfirmScreen
     from explorer.tui.screens.export import ExportScreen
@@ -34,6 +35,7 @@ def all_screens() -> tuple[type[Any], ...]:
         ConfirmScreen,
         ExportScreen,
         ValueScreen,
+        CardScreen,
         SignInScreen,
         HelpScreen,
     )

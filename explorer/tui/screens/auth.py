@@ -1,16 +1,20 @@
 """Signing in to an agent that requires authentication: type the secret, use it at once.
 
 When an interview ends in `auth_required` (or `auth_failed`), the interview screen says which
-schemes the card declares and offers this dialog (`a`). It asks for what the card's first way in
-the explorer can take needs: a bearer token, an API key, or an OAuth 2.0 client id and secret.
-Each secret goes into a password field (drawn as dots, never copied out) and, on "Sign in", is
-handed back as `explorer.config.credentials.TypedSecrets`: the app keeps it in memory for the session
-(`AppContext.sign_in`) and replays the interview with it at once. A running program cannot see
-a variable exported in another shell, which is why the dialog asks for the value itself.
+schemes the card declares and offers this dialog (`a`); when the credential the run sent was
+refused (a wrong token, a client secret the token endpoint turned down), its note says that
+instead (`auth_banner`), so a wrong secret never reads as if nothing had been typed. It asks
+for what the card's first way in the explorer can take needs: a bearer token, an API key, or
+an OAuth 2.0 client id and secret. Each secret goes into a password field (drawn as dots, never
+copied out) and, on "Sign in", is handed back as `explorer.config.credentials.TypedSecrets`: the
+app keeps it in memory for the session (`AppContext.sign_in`) and replays the interview with it
+at once. A running program cannot see a variable exported in another shell, which is why the
+dialog asks for the value itself.
 
 Nothing typed here is ever written. For next time the dialog offers to save an `[agents.NAME]`
-config entry holding `env:` references named after the agent (it shows the exact text and the
-variable to export before the next session); only the reference is saved, never the value.
+config entry holding `env:` references named after the agent (it shows the exact text, the file
+it goes to and the variable to export before the next session); only the reference is saved,
+never the value. Its checkbox is empty until ticked (`TickBox`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static
 
 from explorer.config.credentials import CredentialError, Credentials, TypedSecrets, entry_text, suggest
+from explorer.core.auth_findings import TOKEN_PURPOSE, refused_for_auth
+from explorer.core.run import REDACTED
 from explorer.core.security import Security, read_security
 from explorer.core.strict_json import StrictJsonError
 from explorer.core.strict_json import parse as strict_parse
@@ -59,6 +65,48 @@ def declared_words(security: Security) -> str:
     return "the card declares " + "; ".join(s.describe() for s in security.schemes.values())
 
 
+def refused_credential(run: Any) -> str | None:
+    """Why the credential this run sent was refused, in words, or None when it sent none (or
+    none was refused): the token endpoint's refusal (`auth_failed`, a wrong client secret), else
+    an interview call answered 401 or 403 although it carried a credential (a wrong token or API
+    key; values are recorded only as `<redacted>`, so a redacted header is a credential sent)."""
+    failed = next((f for f in run.report.get("findings", ()) if f.get("code") == "auth_failed"), None)
+    if failed is not None:
+        return str(failed.get("detail") or "the token endpoint gave no token")
+    for exchange in run.exchanges:
+        if exchange.purpose == TOKEN_PURPOSE or not refused_for_auth(exchange):
+            continue
+        if any(value == REDACTED for _name, value in exchange.request_headers):
+            return f"the agent answered HTTP {exchange.status} to the credential sent"
+    return None
+
+
+def auth_banner(run: Any) -> Content:
+    """The interview screen's note on an agent that wants authentication: what the card declares
+    and how to sign in, or, when the credential sent was refused, that it was, and how to try
+    another (the note said "authentication required" either way, so a wrong secret looked as if
+    nothing had been typed)."""
+    words = safe.text(declared_words(card_security(run)), 600, single_line=False)
+    refused = refused_credential(run)
+    if refused is None:
+        return Content.assemble(
+            ("authentication required: ", "bold"),
+            words,
+            (
+                "\npress a to sign in: type the secret (kept in memory for this session) and "
+                "the interview runs again",
+                "dim",
+            ),
+        )
+    return Content.assemble(
+        ("✗ sign-in refused: ", "bold"),
+        safe.text(refused, 600, single_line=False),
+        "\n",
+        words,
+        ("\npress a to sign in again with another secret; the interview runs again", "dim"),
+    )
+
+
 FIRST_FIELD = "#auth-client, SecretInput"  # where typing goes first: the client id, else the secret
 
 
@@ -87,6 +135,25 @@ export, the config file or a screenshot.
 
     def action_cut(self) -> None:
         self.action_copy()
+
+
+class TickBox(Checkbox):
+    """A checkbox whose box is empty until it is ticked.
+
+    Textual draws an `X` in the box ticked or not and tells the two apart by colour alone, so
+    without colour (NO_COLOR, a monochrome terminal, some themes) an unticked "also save a config
+    entry" read as ticked, and the user waited for an entry that was never saved."""
+
+    BUTTON_INNER = " "
+    TICKED = "X"
+
+    def __init__(self, label: str, value: bool = False, **kw: Any) -> None:
+        super().__init__(label, value, **kw)
+        self.BUTTON_INNER = self.TICKED if value else " "
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = self.TICKED if self.value else " "
+        super().watch_value()
 
 
 class SignInScreen(ModalScreen[SignIn | None]):
@@ -131,9 +198,7 @@ class SignInScreen(ModalScreen[SignIn | None]):
                     ),
                     id="auth-memory",
                 )
-                yield Checkbox(
-                    "also save a config entry for next time (env: references only)", id="auth-save"
-                )
+                yield TickBox("also save a config entry for next time (env: references only)", id="auth-save")
                 yield Input(value=self.default_name, placeholder="agent name for the config", id="auth-name")
                 yield Static(id="auth-preview")
             with Horizontal(id="auth-buttons"):
@@ -208,8 +273,18 @@ class SignInScreen(ModalScreen[SignIn | None]):
             return
         name, credentials = entry
         text = entry_text(name, self.url, credentials)
+        from explorer.config.file import config_path
+
+        where = f"added to {config_path(context_of(self).home)} on Sign in"
         hint = "before the next session: export " + ", ".join(_exports(credentials)) + " (the secret)"
-        preview.update(Content.assemble(safe.text(text, 2000, single_line=False), ("\n" + hint, "dim")))
+        preview.update(
+            Content.assemble(
+                safe.text(text, 2000, single_line=False),
+                ("\n", ""),
+                safe.text(where, 400),
+                ("\n" + hint, "dim"),
+            )
+        )
 
     # ---- done ------------------------------------------------------------------------------------
     def on_button_pressed(self, event: Button.Pressed) -> None:

@@ -31,6 +31,7 @@ from explorer.tui import diffmarks, model, safe
 from explorer.tui.app import context_of
 from explorer.tui.palette import PaletteCommand
 from explorer.tui.widgets.footer import ExplorerFooter
+from explorer.tui.widgets.header import standing_words
 
 if TYPE_CHECKING:
     from explorer.core.compare import Comparison
@@ -45,6 +46,37 @@ MARKS = {
 }
 DIFFERING = ("changed", "resigned")  # rows whose two values are both there and differ
 CELL = 48
+NARROW = 100  # terminal columns below which a changed status is said in its short form
+DETAIL_SHARE = 0.4  # of the screen's height, the most the selected row's values take (compare.tcss)
+
+
+def change_mark(row: Row, *, narrow: bool = False) -> str:
+    """`≠ changed (match→mismatch)`; narrow, `≠ match→mismatch` (the long form took 28 of 80
+    columns, and pushed the later run's values off the right edge)."""
+    mark = MARKS.get(row.kind, row.kind)
+    if row.kind == "changed" and row.before_status != row.after_status:
+        if narrow:
+            return f"≠ {row.before_status}→{row.after_status}"
+        mark += f" ({row.before_status}→{row.after_status})"
+    return mark
+
+
+def value_widths(width: int, change: int, question: int) -> tuple[int, int]:
+    """The pointer's and each value's width when the change and question columns take `change`
+    and `question` cells: five columns of one cell's padding each side, the scrollbar and the
+    screen's padding take 14 more; the pointer gets two fifths of the rest (cut: the detail below
+    has it whole) and each value half of what is left, so both runs' values are always on show."""
+    rest = width - change - question - 14
+    pointer = max(len("pointer · document"), rest * 2 // 5)  # never narrower than its heading
+    return pointer, max(8, (rest - pointer) // 2)
+
+
+def span_context(width: int, rows: int) -> int:
+    """How many characters either side of the differing span to show so that two values, each
+    wrapped at `width` with a caret row under every row, fit in `rows` lines (the differing
+    digit of a long terms value used to fall below the lines on show)."""
+    text_rows = max(1, rows // 4)  # two values, each row with its caret row
+    return max(8, text_rows * width // 4)
 
 
 def kinds_headline(comparison: Comparison) -> str:
@@ -128,7 +160,8 @@ One row per pointer of either run, per question. **= same**, **≠ changed**, **
 (only in the later run), **- removed** (only in the earlier run), **~ signed again** (a
 signature answered from a card that was signed again over the same declarations under the same
 key: other bytes, no change). The selected row's values are shown in full below, with the
-differing span in « » and marked by ^ carets. The title says what changed in kinds:
+differing span in « » and marked by ^ carets (a window around it when a value is long: **v**
+shows both values whole). The title says what changed in kinds:
 declarations, key (named: **key changed**), answers, verdict; or **no change: signed again**.
 """
 
@@ -140,6 +173,8 @@ class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back", id="compare.back"),
         Binding("n", "next_change", "Next change", id="compare.next_change"),
+        # The detail says "press v for the whole value" when it shows a window of a long value.
+        Binding("v", "view_whole", "Whole values", id="compare.view_whole"),
     ]
 
     def __init__(self, before: Run, before_id: int | None, after: Run, after_id: int | None) -> None:
@@ -174,16 +209,12 @@ class CompareScreen(Screen[None]):
         self.query_one("#compare-facts", Static).update(self._facts())
         table = self.query_one(CompareTable)
         table.add_columns("change", "question", "pointer · document", a, b)
-        # The change and question columns, every column's padding, the frame and the scrollbar take
-        # about 40 cells; the pointer gets a third of the rest ("proposal NAME /member", cut: the detail
-        # below has it whole) and each value half of what is left, so 80 columns show all five.
-        rest = self.app.size.width - 40
-        pointer = max(12, rest // 3)
-        cell = max(10, (rest - pointer) // 2)
-        for index, row in enumerate(self.rows):
-            mark = MARKS.get(row.kind, row.kind)
-            if row.kind == "changed" and row.before_status != row.after_status:
-                mark += f" ({row.before_status}→{row.after_status})"
+        width = self.app.size.width
+        marks = [change_mark(row, narrow=width < NARROW) for row in self.rows]
+        change = max([len("change"), *(len(mark) for mark in marks)])
+        question = max([len("question"), *(len(row.question) for row in self.rows)])
+        pointer, cell = value_widths(width, change, question)
+        for index, (row, mark) in enumerate(zip(self.rows, marks, strict=True)):
             spans: tuple[Any, Any] = (None, None)
             if row.kind in DIFFERING and row.before is not None and row.after is not None:
                 spans = model.diff_spans(row.before, row.after)
@@ -256,7 +287,7 @@ class CompareScreen(Screen[None]):
                     (f"{letter} standing ", "dim"),
                     (report.standing_mark(), "bold"),
                     ("  ", ""),
-                    safe.text(report.standing_words().split(": ", 1)[-1], 160),
+                    safe.text(standing_words(report).split(": ", 1)[-1], 160),
                 )
             )
         return Content("\n").join(lines)
@@ -277,6 +308,10 @@ class CompareScreen(Screen[None]):
             safe.text(row.document + (f" {row.url}" if row.url else ""), 200, "dim"),
         )
         width = max(24, (values.size.width or 100) - 12)
+        # Both runs' spans on show: each value a window around its span when whole they would
+        # not fit in the lines the detail has (the head takes one, its rule another).
+        rows = max(4, int(self.size.height * DETAIL_SHARE) - 2)
+        context = span_context(width, rows)
         before = row.before if row.before is not None else ""
         after = row.after if row.after is not None else ""
         span_a, span_b = model.diff_spans(before, after) if row.kind != "same" else ((0, 0), (0, 0))
@@ -285,12 +320,16 @@ class CompareScreen(Screen[None]):
             body.append(Content.assemble(("both     ", "bold"), safe.text(before, 2000)))
         else:
             body.append(
-                diffmarks.marked_lines(f"{self._label(self.before_id, 'A')}  ", before, span_a, width=width)
+                diffmarks.marked_lines(
+                    f"{self._label(self.before_id, 'A')}  ", before, span_a, width=width, context=context
+                )
                 if row.before is not None
                 else Content.styled("A: (absent)", "italic")
             )
             body.append(
-                diffmarks.marked_lines(f"{self._label(self.after_id, 'B')}  ", after, span_b, width=width)
+                diffmarks.marked_lines(
+                    f"{self._label(self.after_id, 'B')}  ", after, span_b, width=width, context=context
+                )
                 if row.after is not None
                 else Content.styled("B: (absent)", "italic")
             )
@@ -306,6 +345,26 @@ class CompareScreen(Screen[None]):
             return
         after = [i for i in changes if i > start]
         table.move_cursor(row=(after or changes)[0])
+
+    def action_view_whole(self) -> None:
+        """Both runs' values of the selected row in full (the detail shows a window of long ones)."""
+        from explorer.tui.jsonview import neutralise
+        from explorer.tui.screens.value import ValueScreen
+
+        table = self.query_one(CompareTable)
+        if not (0 <= table.cursor_row < len(self.rows)):
+            return
+        row = self.rows[table.cursor_row]
+        sections = []
+        for label, value in (
+            (self._label(self.before_id, "A"), row.before),
+            (self._label(self.after_id, "B"), row.after),
+        ):
+            sections += [label, value if value is not None else "(absent)", ""]
+        title = f"{row.member} · {document_label(row.document, row.url)}"
+        self.app.push_screen(
+            ValueScreen(title, neutralise("\n".join(sections).rstrip()), heading="both values")
+        )
 
     def action_back(self) -> None:
         self.dismiss()

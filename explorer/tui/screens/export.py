@@ -2,7 +2,9 @@
 
 The formats come from `explorer.store.export` (shared with the headless `export` command); the
 file name is derived from the agent's name (slugged, so agent text cannot choose a path) and
-the run id. In a terminal the user can change the directory and a toast names the path written.
+the run id. In a terminal the user can change the directory and a toast names the path written;
+the dialog starts in the folder exported to last (`explorer.tui.export_folder`: kept for the
+session and the next ones), else in the user's documents, never in the current directory.
 Served to a browser (`interview-explorer serve`, `App.is_web`), the directory field is not
 offered at all: the file goes to the browser as a download (Textual's `deliver_text`), so a
 browser user never chooses, or writes to, a path on the server. `export_run` is that one rule,
@@ -88,6 +90,8 @@ class ExportScreen(ModalScreen[str | None]):
         except Exception as exc:
             self.query_one("#export-error", Static).update(Content(f"export failed: {exc}"))
             return
+        if directory is not None:  # the next export starts here, this session and the next ones
+            context_of(self).choose_export_dir(directory)
         self.app.notify(said, title="export", markup=False)
         self.dismiss(said)
 

@@ -351,8 +351,9 @@ class HistoryScreen(Screen[None]):
 
     # ---- drawing ---------------------------------------------------------------------------------
     def _columns(self, width: int) -> list[Column]:
-        narrow = width < 100
-        since = Column("since previous", 16 if narrow else 22)
+        # "≠ declarations+answers" whole at 80 columns beside a whole card name, "≠ answers · signed
+        # again" from 100, three kinds of change where the terminal has room.
+        since = Column("since previous", 22 if width < 100 else 24 if width < 130 else 30)
         tail = [Column("time (UTC)", 16), Column("card", 8), Column("answers", 8), Column("standing", 20)]
         head = [Column("run", 8), Column("verdict", 15)]
         if self.filter.agent is not None:

@@ -9,8 +9,10 @@ as `interview_not_implemented`, an invalid card signature, an unreachable agent'
 card that does not offer the interview: `model.verdict_reason`), a reason tab comes first and
 the screen opens on it, never on "identity: all match" or on empty panes. `n` walks to the next
 problem, `f` lists every finding (a root cause with the findings it explains beneath it), and
-selecting a finding jumps to its projection. Copy, whole-value view, export, replay, watch and
-history are keys here and "verb: object" commands in the palette.
+selecting a finding jumps to its projection. A question the agent did not answer lists what its
+declared documents say instead, marked "declared, not answered" (`widgets.question`), and `d`
+opens everything the card declares (`screens.card`), interviewed or not. Copy, whole-value view,
+export, replay, watch and history are keys here and "verb: object" commands in the palette.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from textual.widgets import OptionList, Static, TabbedContent, TabPane
 
 from explorer.core.report import first_attempt_conflicts
 from explorer.core.view import VERDICT_MARKS, Projection, ReportView
-from explorer.tui import collector, model, safe
+from explorer.tui import collector, model
 from explorer.tui.app import context_of, explorer_of
 from explorer.tui.errors import ExplorerError
 from explorer.tui.palette import PaletteCommand
@@ -34,6 +36,7 @@ from explorer.tui.widgets.findings import FindingsList
 from explorer.tui.widgets.first_attempt import FirstAttempt
 from explorer.tui.widgets.footer import ExplorerFooter
 from explorer.tui.widgets.header import InterviewHeader
+from explorer.tui.widgets.projections import DECLARED, NOT_ANSWERED
 from explorer.tui.widgets.question import QuestionPane
 from explorer.tui.widgets.reason import ReasonPane
 
@@ -52,6 +55,7 @@ class InterviewScreen(Screen[None]):
         Binding("escape", "back", "Back", id="interview.back"),
         Binding("a", "sign_in", "Sign in", id="interview.sign_in"),
         Binding("u", "churned", "Churned", id="interview.churned"),
+        Binding("d", "card", "Card", id="interview.card"),
         Binding("n", "next_problem", "Next problem", id="interview.next_problem"),
         Binding("f", "findings", "Findings", id="interview.findings"),
         Binding("p", "probes", "Probes", id="interview.probes"),
@@ -67,6 +71,9 @@ class InterviewScreen(Screen[None]):
         Binding("r", "replay", "Replay", id="interview.replay"),
         Binding("w", "watch", "Watch", id="interview.watch"),
         Binding("h", "app.history", "History", id="interview.history"),
+        # As on the load screen: the target field, to type the next agent (typed letters would
+        # otherwise run this screen's one-letter keys: `h` opened History).
+        Binding("ctrl+l", "target", "Target", show=False, id="interview.target"),
     ]
 
     def __init__(
@@ -90,21 +97,9 @@ class InterviewScreen(Screen[None]):
             self.report_view, run_id=self.run_id, origin=self.origin, unrecorded=self.unrecorded, id="header"
         )
         if self._auth_required():
-            from explorer.tui.screens.auth import card_security, declared_words
+            from explorer.tui.screens.auth import auth_banner
 
-            words = declared_words(card_security(self.run))
-            yield Static(
-                Content.assemble(
-                    ("authentication required: ", "bold"),
-                    safe.text(words, 600, single_line=False),
-                    (
-                        "\npress a to sign in: type the secret (kept in memory for this session) and "
-                        "the interview runs again",
-                        "dim",
-                    ),
-                ),
-                id="auth-note",
-            )
+            yield Static(auth_banner(self.run), id="auth-note")
         problem = model.first_problem(self.report_view)
         if problem is None:
             self.reason = model.verdict_reason(self.report_view, self.run.exchanges)
@@ -312,6 +307,15 @@ class InterviewScreen(Screen[None]):
             return
         await self.show_projection(*target)
 
+    def action_target(self) -> None:
+        """ctrl+l: back to the load screen with its target field focused, its text selected."""
+        from explorer.tui.screens.load import LoadScreen
+
+        app = explorer_of(self)
+        app.go_home()
+        if isinstance(app.screen, LoadScreen):
+            app.screen.show_target()
+
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 1:
             self.dismiss()
@@ -335,13 +339,24 @@ class InterviewScreen(Screen[None]):
         explorer_of(self).copy_text(text, "value")
 
     def action_view_whole(self) -> None:
+        from explorer.tui.jsonview import neutralise, pretty
         from explorer.tui.screens.value import ValueScreen, whole_text
 
         projection = self.selected_projection()
         if projection is None:
             self.notify("select a projection first", severity="warning")
             return
+        if projection.status == DECLARED:  # no answer: the declared value alone
+            text = neutralise(f"{NOT_ANSWERED}\n{pretty(projection.value)}")
+            self.app.push_screen(ValueScreen(projection.member or "", text, heading="declared value"))
+            return
         self.app.push_screen(ValueScreen(projection.member or "", whole_text(projection)))
+
+    def action_card(self) -> None:
+        """Everything the card declares, section by section (interviewed or not)."""
+        from explorer.tui.screens.card import CardScreen
+
+        self.app.push_screen(CardScreen(self.report_view, model.served_card(self.run.exchanges)))
 
     # ---- export, replay, watch -----------------------------------------------------------------------
     def action_export(self, fmt: str | None = None) -> None:
@@ -435,6 +450,11 @@ class InterviewScreen(Screen[None]):
             ),
             PaletteCommand(
                 "show: probes", "the refusals boundary and the closure probes", self.action_probes
+            ),
+            PaletteCommand(
+                "show: card",
+                "everything the card declares: interfaces, security, skills, extensions, terms, signature",
+                self.action_card,
             ),
         ]
         if self.churned:

@@ -9,6 +9,7 @@ here, under the input, where the user is already looking; it never escapes as a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from textual import events
@@ -82,6 +83,31 @@ def configured_prompt(name: str, url: str, credentials: tuple[str, ...]) -> Cont
     """A configured agent, with the kinds of credential its entry carries (never their values)."""
     carried = ("credentials: " + ", ".join(credentials), "bold") if credentials else ("no credentials", "dim")
     return Content.assemble(safe.text(name, 60, "bold"), "  ", carried, "\n  ", safe.text(url, 200, "dim"))
+
+
+def demo_notes(skipped: Mapping[str, str], moved: Mapping[str, str]) -> list[Content]:
+    """What to say above the reference agents about the ones not started, and the ones not on
+    their usual port, in a line or two whatever their number: with another `demo` running every
+    agent moves, and a line each (35 of them, two rows each at 80 columns) pushed the list off
+    the screen, where Down and Tab reached it unseen. The agents skipped for one reason (a2a-sdk
+    missing) share a line; the moved ones are counted, named only when one moved."""
+    lines: list[Content] = []
+    by_reason: dict[str, list[str]] = {}
+    for name, why in sorted(skipped.items()):
+        by_reason.setdefault(why, []).append(name)
+    for why, names in by_reason.items():
+        lines.append(Content.assemble((f"{', '.join(names)} not started: ", "bold"), safe.text(why, 200)))
+    if len(moved) == 1:
+        [(name, where)] = moved.items()
+        lines.append(Content.assemble((f"{name}: ", "bold"), safe.text(where, 200)))
+    elif moved:
+        lines.append(
+            Content.assemble(
+                (f"{len(moved)} reference agents moved to other ports", "bold"),
+                " (their usual ones are taken: another demo running?)",
+            )
+        )
+    return lines
 
 
 START_DEMO_ID = "demo-start"
@@ -196,9 +222,12 @@ class LoadScreen(Screen[None]):
         super().__init__()
         self.recent: list[RecentAgent] = []
         self.starting = False
+        self.target_first = False  # focus the target once mounted (`show_target`)
 
     def compose(self) -> ComposeResult:
-        demo = bool(context_of(self).demo)
+        # Served to a browser, typing goes to the field from the first frame, which shows it: the
+        # list looked focused there (its typing goes to the field) while the keys went elsewhere.
+        list_first = bool(context_of(self).demo) and not self.app.is_web
         with Vertical(id="load"):
             yield Static(Content.styled("Interview Explorer", "bold"), id="title")
             yield Static(
@@ -213,13 +242,13 @@ class LoadScreen(Screen[None]):
                 yield TargetInput(
                     placeholder="URL, card file, OpenClasp reference or run id",
                     id="target",
-                    classes="" if demo else TYPED_FIRST,
+                    classes="" if list_first else TYPED_FIRST,
                 )
                 yield Button("Interview", id="go", variant="primary")
             yield Static(id="load-error")
             yield Static(Content.styled("Reference agents", "bold"), classes="section", id="demo-title")
             yield Static(id="demo-note")
-            yield AgentList(id="demo", classes=TYPED_FIRST if demo else "")
+            yield AgentList(id="demo", classes=TYPED_FIRST if list_first else "")
             yield Static(Content.styled("Recent agents", "bold"), classes="section", id="recent-title")
             yield AgentList(id="recent")
             yield Static(
@@ -239,7 +268,9 @@ class LoadScreen(Screen[None]):
             self.show_demo_agents(focus=False)  # the list has focus already (AUTO_FOCUS)
         else:
             self.query_one("#demo", OptionList).set_options([start_demo_option()])
-        if self.focused is None:  # composed while the app had no focus (a browser tab in the background)
+        if self.target_first:
+            self.action_focus_target()
+        elif self.focused is None:  # composed while the app had no focus (a browser tab in the background)
             self.set_focus(self.query_one(f".{TYPED_FIRST}"))
 
     def show_demo_agents(self, *, focus: bool = True) -> None:
@@ -249,23 +280,9 @@ class LoadScreen(Screen[None]):
         context = context_of(self)
         demo = list(context.demo)
         note = self.query_one("#demo-note", Static)
-        skipped = dict(context.demo_skipped)
-        moved = dict(context.demo_moved)
-        note.update(
-            Content("\n").join(
-                [
-                    *(
-                        Content.assemble((f"{name} not started: ", "bold"), safe.text(why, 200))
-                        for name, why in sorted(skipped.items())
-                    ),
-                    *(
-                        Content.assemble((f"{name}: ", "bold"), safe.text(where, 200))
-                        for name, where in sorted(moved.items())
-                    ),
-                ]
-            )
-        )
-        note.display = bool(skipped or moved)
+        lines = demo_notes(context.demo_skipped, context.demo_moved)
+        note.update(Content("\n").join(lines))
+        note.display = bool(lines)
         listing = self.query_one("#demo", OptionList)
         listing.set_options([Option(demo_prompt(agent), id=f"demo-{i}") for i, agent in enumerate(demo)])
         listing.highlighted = 0  # enter opens the first agent; the arrows walk from there
@@ -411,6 +428,14 @@ class LoadScreen(Screen[None]):
             row = self.recent[int(option_id[7:])]
             self.query_one("#target", Input).value = row.target
             self._go(row.target)
+
+    def show_target(self) -> None:
+        """ctrl+l from another screen (the interview): the target, its text selected, once this
+        screen is on show; a screen still mounting focuses it as it mounts (`on_mount`)."""
+        if self.is_mounted:
+            self.action_focus_target()
+        else:
+            self.target_first = True
 
     def action_focus_target(self) -> None:
         """The target, its text selected: what is typed next replaces the last target (focus

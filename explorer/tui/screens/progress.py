@@ -45,6 +45,7 @@ NO_CARD_CODES = (
     "redirect_refused",
     "http_status",
 )
+SHOWN_PROBLEMS = 5  # of a document that is no card: the reason reads on one screen
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,10 @@ def no_card_reason(report: ReportView) -> str | None:
     """Why a run produced no card (so there is nothing to show but the reason), else None."""
     card = report.card
     if card.sha256 and not card.name and card.problems and report.verdict != "nonconformant":
-        return "not an A2A Agent Card: " + "; ".join(card.problems)
+        first = sorted(card.problems, key=lambda problem: problem.member != "/name")  # why: it has no name
+        shown = "; ".join(problem.detail for problem in first[:SHOWN_PROBLEMS])
+        more = len(card.problems) - SHOWN_PROBLEMS
+        return "not an A2A Agent Card: " + shown + (f"; and {more} more" if more > 0 else "")
     if card.url and card.sha256:
         return None
     details = [

@@ -5,9 +5,16 @@ mismatch with the differing span marked by « », ^ carets and underline (see `d
 under the pointer so that they are on screen even in 80x24; the document (the card, or the
 proposal's url and digest) and whether the member is covered by a signature; for terms the clause
 grade and the proposal's verification steps; and the two values side by side, highlighted as
-JSON. Every part is built with its content when the detail is composed, and the canonical rows
-are wrapped by `CanonicalDiff` when it is measured, so the first layout of a tab is its final one
+JSON (one above the other when the detail is narrower than `SIDE_BY_SIDE_FROM` cells: at 80x24
+two boxes side by side would be 19 columns each, too narrow for any JSON value). Every part is
+built with its content when the detail is composed, and the canonical rows are wrapped by
+`CanonicalDiff` when it is measured, so the first layout of a tab is its final one
 and a resize redraws nothing by hand.
+
+The source panel says "signed source" only when a verified signature covers the member (the
+card's, or a proposal's provider signature): under an unsigned card or one whose signature fails
+it is a "source member", nothing more. A member declared but not answered (`DECLARED`, a
+question the agent gave no answer) has no answer panel: its value is the declared one.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
@@ -24,8 +32,10 @@ from textual.widgets import Static
 
 from explorer.core.view import Projection, ReportView
 from explorer.tui import diffmarks, jsonview, model, safe
+from explorer.tui.widgets.projections import DECLARED, DECLARED_MARK, NOT_ANSWERED
 
 ABSENT = Content.styled("(nothing at this pointer)", "italic")
+SIDE_BY_SIDE_FROM = 64  # cells of detail width; below it the value boxes are stacked
 
 
 class ValuePanel(Static):
@@ -163,10 +173,11 @@ class ProjectionDetail(VerticalScroll):
     HELP = """
 ## Projection detail
 
-Left: the **answer value** the agent gave. Right: the **signed source member** the pointer
-names in the card or the committed proposal. A mismatch shows both canonical byte strings
-(RFC 8785 JCS); the differing span is wrapped in `«` `»`, underlined, and marked with `^`
-carets on the line below.
+Left: the **answer value** the agent gave. Right: the **source member** the pointer names in
+the card or the committed proposal, titled **signed source** when a verified signature covers
+it. A mismatch shows both canonical byte strings (RFC 8785 JCS); the differing span is wrapped
+in `«` `»`, underlined, and marked with `^` carets on the line below. A question the agent did
+not answer shows each **declared** member alone: what a conformant answer would project.
 
 - **v** view the whole value (for long values), **c** copy pointer, **y** copy value.
 """
@@ -186,15 +197,34 @@ carets on the line below.
         # terminal they must be on screen without scrolling.
         parts = self._parts()
         yield Static(parts.head, classes="info")
-        yield CanonicalDiff(parts.pair, classes="canonical")
+        canonical = CanonicalDiff(parts.pair, classes="canonical")
+        canonical.display = not self._declared  # nothing to compare a declared value with
+        yield canonical
         yield Static(parts.where, classes="where")
         with Horizontal(classes="values"):
             answer = ValuePanel(parts.answer, classes="value-panel answer")
             answer.border_title = "answer value"
+            answer.display = not self._declared
             yield answer
             source = ValuePanel(parts.source, absent=parts.source_absent, classes="value-panel source")
-            source.border_title = "signed source member"
+            source.border_title = self._source_title()
             yield source
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(".values").set_class(event.size.width < SIDE_BY_SIDE_FROM, "-stacked")
+
+    @property
+    def _declared(self) -> bool:
+        """A member declared but not answered is on show (no answer to set beside it)."""
+        return self.projection is not None and self.projection.status == DECLARED
+
+    def _source_title(self) -> str:
+        """Short enough for 80 columns, and "signed" only when a verified signature covers it."""
+        projection = self.projection
+        signed = projection is not None and model.signed_text(self.report, projection)[1]
+        if self._declared:
+            return "declared · signed" if signed else "declared value"
+        return "signed source" if signed else "source member"
 
     def show(self, report: ReportView, projection: Projection | None) -> None:
         self.report = report
@@ -214,6 +244,9 @@ carets on the line below.
             else:
                 panel.show_value(value)
         self.query_one(CanonicalDiff).show(parts.pair)
+        self.query_one(".answer", ValuePanel).display = not self._declared
+        self.query_one(CanonicalDiff).display = not self._declared
+        self.query_one(".source", ValuePanel).border_title = self._source_title()
 
     def _parts(self) -> DetailParts:
         projection = self.projection
@@ -222,16 +255,19 @@ carets on the line below.
             return DetailParts(
                 Content.styled("no projection selected", "italic"), Content(""), nothing, nothing, False, None
             )
+        label = f"{DECLARED_MARK} {NOT_ANSWERED}" if self._declared else projection.label
         head = Content.assemble(
             ("pointer  ", "dim"),
             safe.text(projection.member or "", 300, "bold"),
             ("   ", ""),
-            (projection.label, "bold reverse" if projection.problem else "bold"),
+            (label, "bold reverse" if projection.problem and not self._declared else "bold"),
         )
         lines = [self._document_lines(projection)]
         if projection.document == "proposal":
             lines.append(self._terms_lines(projection))
         has_source, source_value = projection.source()
+        if self._declared:  # the declared value alone: there is no answer to compare it with
+            return DetailParts(head, Content("\n").join(lines), nothing, source_value, False, None)
         a, b = projection.stated_canonical("value"), projection.stated_canonical("source")
         if projection.status == "match" and a is None:  # a match carries no canonical strings
             a = b = projection.canonical()

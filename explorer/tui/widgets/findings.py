@@ -9,6 +9,7 @@ go through `safe.text` like the rest.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -20,6 +21,47 @@ from explorer.core.view import Finding
 from explorer.tui import model, safe
 
 BENEATH = "  ↳ "  # the mark of a finding that follows from the root cause above it
+# "projection 3" in a detail: the report counts a question's projections from 0 (`core.diff`);
+# a reader counts from 1, as the question tab lists them.
+PROJECTION_NUMBER = re.compile(r"\bprojection (\d+)\b")
+DIGITS = re.compile(r"(\d+)")
+
+
+def counted_from_one(detail: str) -> str:
+    """`projection 0: ...` as `projection 1: ...` (every projection number in the detail)."""
+    return PROJECTION_NUMBER.sub(lambda m: f"projection {int(m.group(1)) + 1}", detail)
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that compares the numbers in `text` as numbers: "projection 2" before
+    "projection 10" (the report sorts details as text, where "10" comes before "2")."""
+    return tuple((1, int(part)) if part.isdigit() else (0, part) for part in DIGITS.split(text) if part)
+
+
+def natural_order(items: Sequence[Finding]) -> list[int]:
+    """The report's positions in the report's order, except that findings which differ only in
+    their detail (same question, probe, member and code: adjacent in the report) are put in the
+    natural order of their details."""
+    order = list(range(len(items)))
+    start = 0
+    while start < len(order):
+        end = start
+        head = items[start]
+        same = (head.question, head.probe, head.member, head.code, head.cause)
+        while end + 1 < len(items) and (
+            (
+                items[end + 1].question,
+                items[end + 1].probe,
+                items[end + 1].member,
+                items[end + 1].code,
+                items[end + 1].cause,
+            )
+            == same
+        ):
+            end += 1
+        order[start : end + 1] = sorted(order[start : end + 1], key=lambda i: natural_key(items[i].detail))
+        start = end + 1
+    return order
 
 
 def finding_prompt(item: Finding, *, beneath: bool = False, explains: int = 0) -> Content:
@@ -40,7 +82,7 @@ def finding_prompt(item: Finding, *, beneath: bool = False, explains: int = 0) -
         safe.text(item.member or "", 80),
         (root, "bold"),
         f"\n    {indent}",
-        safe.text(item.detail, 400, "italic"),
+        safe.text(counted_from_one(item.detail), 400, "italic"),
     )
 
 
@@ -60,12 +102,14 @@ the verdict.
 
     def show(self, items: Sequence[Finding], extensions: Sequence[Finding] = ()) -> None:
         causes = Counter(f.cause for f in items if f.cause)
+        order = natural_order(items)
+        shown = [items[i] for i in order]
         options: list[Option | None] = [
             Option(
-                finding_prompt(items[i], beneath=beneath, explains=0 if beneath else causes[items[i].code]),
-                id=f"f{i}",  # the finding's place in the report, whatever its place in the list
+                finding_prompt(shown[i], beneath=beneath, explains=0 if beneath else causes[shown[i].code]),
+                id=f"f{order[i]}",  # the finding's place in the report, whatever its place in the list
             )
-            for i, beneath in model.grouped_findings(items)
+            for i, beneath in model.grouped_findings(shown)
         ]
         if not items:
             options.append(Option(Content("no findings"), id="none", disabled=True))

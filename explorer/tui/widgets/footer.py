@@ -6,7 +6,8 @@ keys a newcomer needs most (the README promises every footer shows quit). This f
 each key as Textual draws it and, when the row is too wide, leaves out the screen's keys from
 the end of its list (screens list their keys most useful first) until the rest fits; quit, help
 and the palette always stay. A key left out is still bound, and listed by F1 and by the palette
-(ctrl+p). The row is fitted again whenever the width changes.
+(ctrl+p). The row is fitted again whenever the width changes, and drawn from the first frame
+even while the app has no focus (a browser tab that has not been clicked yet).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -108,6 +110,14 @@ class ExplorerFooter(Footer):
             return None
         _node, binding, enabled, _tooltip = found
         return binding, self.app.get_key_display(binding), enabled
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """Draw the keys as soon as the screen has them, focused app or not. Textual's footer waits
+        for the app to have focus, and a browser tab (`serve`) starts without it: its first frame
+        had no footer at all until the first click or key."""
+        self._bindings_ready = True
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self.recompose)
 
     def on_resize(self, event: events.Resize) -> None:
         self._width = event.size.width

@@ -68,11 +68,11 @@ class InterviewHeader(Static):
         second.append(("   ", Content.assemble(("signature ", "dim"), (parts[0], "" if ok else "bold"))))
         second += [(" · ", safe.text(part, 200, "" if ok else "bold")) for part in parts[1:]]
         run = f"run #{self.run_id}" if self.run_id is not None else "run not recorded"
-        standing = report.standing_words()
+        standing = standing_words(report)
         if len("standing ") + len(standing) > room:  # F1 says how to declare a role; the fact stays whole
-            standing = report.standing_words(how_to_declare=False)
+            standing = standing_words(report, how_to_declare=False)
         third = [
-            ("", Content.assemble(("verdict ", "dim"), (report.verdict_label.upper(), verdict_style))),
+            ("", Content.assemble(("verdict ", "dim"), (verdict_words(report.verdict_label), verdict_style))),
             ("   ", Content.assemble(("standing ", "dim"), safe.text(standing, 160))),
             ("   ", Content.styled(f"{run}" + (f" · {self.origin}" if self.origin else ""), "dim")),
         ]
@@ -80,6 +80,9 @@ class InterviewHeader(Static):
             third.append((" · ", Content.styled(f"attempts {report.attempts}", "dim")))
         hint = report.card.signature.hint()  # what would make it checkable
         notes = [("", Content.styled(safe.visible(hint, 400), "dim"))] if hint else []
+        stacks = report.card.signature.stacks_note()  # only when client stacks disagree on it
+        if stacks:
+            notes.append(("   ", Content.styled(safe.visible(stacks, 300), "dim")))
         lines = [*pack(first, room), *pack(second, room), *(pack(notes, room) if notes else [])]
         lines += pack(third, room)
         if self.unrecorded:
@@ -87,6 +90,37 @@ class InterviewHeader(Static):
                 Content.assemble(("✗ run not recorded: ", "bold"), safe.text(self.unrecorded, 300, "bold"))
             )
         return Content("\n").join(lines)
+
+
+def verdict_words(label: str) -> str:
+    """`✓ conformant`, `– not offered`: the verdict as words (the report's `not_offered` read as a
+    code, and in capitals as a shout); its weight is in the style, not the letters."""
+    return label.replace("_", " ")
+
+
+def standing_words(report: ReportView, *, how_to_declare: bool = True) -> str:
+    """The standing in plain words. With no independent role declared, the runner is named as the
+    person it is (the name recorded is, unless told otherwise, the OS user); when that name is the
+    user running the explorer now, it says "run by you (user root)". Only here: an export travels,
+    and "you" in it would name whoever reads it."""
+    words = report.standing_words(how_to_declare=how_to_declare)
+    name = report.runner
+    undeclared = f"claim: run by {name}, no independent role declared" if name else None
+    if report.role != "self" or undeclared is None or not words.startswith(undeclared):
+        return words
+    who = f"you (user {name})" if name == current_user() else name
+    said = f"claim: run by {safe.visible(who, 90)}, no independent role declared"
+    return f"{said} (--as independent declares one)" if how_to_declare else said
+
+
+def current_user() -> str | None:
+    """The OS user running the explorer (the runner a run records unless told otherwise)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return None
 
 
 def pack(facts: list[tuple[str, Content]], width: int) -> list[Content]:

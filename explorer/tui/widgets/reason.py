@@ -26,7 +26,7 @@ def reason_head(report: ReportView, reason: model.VerdictReason) -> Content:
     """What the reason is about, then the sentence that says it."""
     return Content.assemble(
         ("why ", "dim"),
-        (report.verdict_label.upper(), "bold"),
+        (report.verdict_label.replace("_", " "), "bold"),  # words, as the header says it
         (": ", "dim"),
         (reason.summary, "bold"),
         "\n",

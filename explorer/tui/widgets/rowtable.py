@@ -12,7 +12,8 @@ table's width instead of a list, asked again whenever the width changes, so a na
 keeps every column that matters in view and a wide one gives the agent names room. Cells are
 `rich.text.Text` built by the screen from `explorer.tui.safe` output: nothing here parses markup.
 
-Keys: up/down, page up/down, home/end move the cursor, left/right scroll sideways, enter selects.
+Keys: up/down, page up/down, home/end move the cursor, left/right scroll sideways a column at a
+time (a column is drawn whole or not at all), enter selects.
 Messages: `Highlighted` when the cursor moves, `Selected` on enter (or a click on the cursor's
 row), `NearEnd` when the last rows come into view (the history screen fetches its next page).
 """
@@ -244,6 +245,27 @@ class RowTable(ScrollView, can_focus=True):
     def action_last(self) -> None:
         self.move_cursor(len(self.rows) - 1)
 
+    def action_scroll_right(self) -> None:
+        """Right brings in the next column whole: the view starts at the next column's left edge
+        (a column cut at the right edge is not drawn, `_whole_columns_end`)."""
+        here = round(self.scroll_x)
+        later = [start for start in self._column_starts() if start > here]
+        if later:
+            self.scroll_to(x=min(later[0], self.max_scroll_x), animate=False)
+
+    def action_scroll_left(self) -> None:
+        """Left goes back a column: the view starts at the previous column's left edge."""
+        here = round(self.scroll_x)
+        earlier = [start for start in self._column_starts() if start < here]
+        self.scroll_to(x=earlier[-1] if earlier else 0, animate=False)
+
+    def _column_starts(self) -> list[int]:
+        starts, end = [], 0
+        for column_width in self._widths:
+            starts.append(end)
+            end += column_width + 2 * PADDING
+        return starts
+
     def action_select(self) -> None:
         if self.rows:
             self.post_message(self.Selected(self, self.cursor_row))
@@ -345,4 +367,18 @@ class RowTable(ScrollView, can_focus=True):
             )
             segments.append(Segment(pad, style))
         strip = Strip(segments)
-        return strip.crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
+        return strip.crop(scroll_x, self._whole_columns_end(scroll_x, width)).extend_cell_length(width, style)
+
+    def _whole_columns_end(self, scroll_x: int, width: int) -> int:
+        """Where drawing stops: at the end of the last column that fits whole in the view, so a
+        column is shown whole or not at all (at 80 columns the history's "time (UTC)" column was
+        drawn as its first letter, a column headed "t"); scrolling right brings it in whole.
+        A column wider than the view, or the only one in it, is drawn cut as before."""
+        edge = scroll_x + width
+        end = 0
+        for column_width in self._widths:
+            right = end + column_width + 2 * PADDING
+            if right > edge:
+                return end if end > scroll_x else edge
+            end = right
+        return edge
