@@ -16,6 +16,9 @@ It also measures the headless start-up (issue 31): `interview-explorer verify UR
 `steady` reference agent served by ANOTHER process (bench/verify_overhead.py's fleet child, the
 same pair as that benchmark's pair 2). Target at most 1.25; `--verify-target` sets it.
 
+Exit status 0 only when both ratios are within their targets, 1 otherwise; `--json` prints the
+same verdict as `ok`, beside each ratio and its target.
+
 Both children may write bytecode caches even when PYTHONDONTWRITEBYTECODE is set in the
 calling environment (some CI images set it): with it, every launch of the explorer would compile
 its own modules from source while textual's were compiled by pip at install time, which measures
