@@ -2,16 +2,18 @@
 
 Kept apart from the procedure because nearly everything above the core names it (planning, the
 commands, replays, sweeps, the TUI) while few of those need the procedure's I/O: importing the
-type costs none of it.
+type costs none of it, not even the network layer's (`explorer.net.auth` is imported when a
+run's credentials are first read). The TUI plans its launch target before textual is imported
+and interviews it in a child process (`explorer.tui.early`): the planning must stay light.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from explorer.net.auth import Secrets, TokenCache
-from explorer.net.http import MIB
+if TYPE_CHECKING:
+    from explorer.net.auth import Secrets, TokenCache
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class Options:
     runner: str | None = None
     reruns: int = 1
     timeout: float = 10.0
-    max_bytes: int = 8 * MIB
+    max_bytes: int = 8 * 1024 * 1024  # 8 MiB
     public_only: bool = False
     openclasp_base: str | None = None
     bearer: str | None = field(default=None, repr=False)
@@ -53,6 +55,8 @@ class Options:
         """The credentials for the card's security schemes, or None when none were given."""
         if self.bearer is None and self.api_key is None and self.oauth2_client_id is None:
             return None
+        from explorer.net.auth import Secrets
+
         return Secrets(
             bearer=self.bearer,
             api_key=self.api_key,

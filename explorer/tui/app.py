@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 # as the key is read.
 FOCUS_MOVES = frozenset({"app.focus_next", "app.focus_previous"})
 HELD_KEY_CHECK = 0.01  # seconds between looks at a mounting screen while keys typed meanwhile wait
+EARLY_GRACE = 0.1  # seconds the first screen waits for the launch target's interview to finish
 
 
 class Start(NamedTuple):
@@ -124,12 +125,22 @@ class ExplorerApp(App[int]):
         was imported, `explorer.tui.early`) has finished with a card to show: recorded and drawn
         first, with no load or progress screen built and torn down before it. Else None, and the
         progress screen takes the interview over as usual (a run without a card is explained on
-        the load screen there)."""
+        the load screen there).
+
+        An interview still running gets `EARLY_GRACE` to finish: the load and progress screens
+        would take longer than that to build, paint and tear down, on the same core the run's
+        recording and screen then wait for (bench/open_to_verdict.py: a verdict drawn at 310 ms
+        in every round, against 325 to 380 ms without the wait, when the child finished just
+        after the first screen was chosen). An agent slower than that sees its progress screen
+        this much later."""
         from explorer.core.view import ReportView
         from explorer.tui.screens.interview import InterviewScreen
         from explorer.tui.screens.progress import no_card_reason
 
-        run = self.context.early_run(target, lambda run: no_card_reason(ReportView.of(run.report)) is None)
+        if self.context.early_pending(target):
+            self.context.open_history()  # needed next either way; meanwhile the child works on
+        wanted = lambda run: no_card_reason(ReportView.of(run.report)) is None  # noqa: E731
+        run = self.context.early_run(target, wanted, wait=EARLY_GRACE)
         if run is None:
             return None
 

@@ -107,26 +107,44 @@ class AppContext:
             early.cancel()  # another target was asked first: that one is no longer wanted
         return await self._planner.interview(target, progress)
 
-    def early_run(self, target: str, wanted: Callable[[Run], bool]) -> Run | None:
-        """The run of `start_early`'s interview of `target` if it has finished already and is
-        `wanted` (it is then this caller's, and no `interview` continues it), else None."""
+    def early_run(self, target: str, wanted: Callable[[Run], bool], *, wait: float = 0.0) -> Run | None:
+        """The run of `start_early`'s interview of `target` if it has finished already, or
+        within `wait` seconds, and is `wanted` (it is then this caller's, and no `interview`
+        continues it), else None."""
         early = self._early
         if early is None or early.target != target:
             return None
+        if wait > 0:
+            early.wait(wait)
         run = early.finished_run(wanted)
         if run is not None:
             self._early = None
         return run
+
+    def early_pending(self, target: str) -> bool:
+        """Whether `start_early`'s interview of `target` is still running, unclaimed."""
+        early = self._early
+        return early is not None and early.target == target and not early.done()
+
+    def open_history(self) -> None:
+        """Open the history now, when it is on, so that recording a run waits for no import or
+        connection; a failure is left for `record` to meet and report."""
+        if self.use_history:
+            try:
+                self.history()
+            except ExplorerError:
+                pass
 
     def start_early(self, target: str) -> None:
         """Begin interviewing `target` now, on a thread of its own, before the TUI is built: the
         next `interview` of the same target continues it instead of asking again."""
         from explorer.tui.early import EarlyInterview
 
-        def interview(progress: Callable[[Any], None]) -> Any:
-            return self._planner.interview(target, progress)
-
-        self._early = EarlyInterview(target, interview).start()
+        try:
+            interview = self._planner.planned(target)
+        except ExplorerError:
+            return  # nothing begun: the progress screen plans again and says why
+        self._early = EarlyInterview(target, interview, carried=self.warnings).start()
 
     def sweep(
         self,

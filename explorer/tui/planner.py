@@ -16,7 +16,7 @@ agents change during a session) and imports the procedure and the planning on fi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from explorer.tui.errors import ExplorerError
@@ -161,11 +161,21 @@ class Planner:
 
     # ---- running -----------------------------------------------------------------------------
     async def interview(self, target: str, progress: Callable[[Any], None] | None = None) -> Run:
-        from explorer.interview.procedure import run_interview
+        return await self.planned(target)(progress)
 
+    def planned(self, target: str) -> Callable[[Callable[[Any], None] | None], Coroutine[Any, Any, Run]]:
+        """`interview` in two halves: the planning now (raises ExplorerError), the asking when
+        the returned coroutine function is called; the early interview plans in the launching
+        process and may ask from a child of it (`explorer.tui.early`)."""
         url, options = self.plan(target)
-        run = await run_interview(url, options, progress)
-        return await self._signed(run, options)
+
+        async def interview(progress: Callable[[Any], None] | None = None) -> Run:
+            from explorer.interview.procedure import run_interview
+
+            run = await run_interview(url, options, progress)
+            return await self._signed(run, options)
+
+        return interview
 
     def sweep(
         self,

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,12 +23,14 @@ from typing import Any
 
 import pytest
 
+from explorer.tui import app as app_module
 from explorer.tui.early import EarlyInterview
 from explorer.tui.launch import build_app
 from explorer.tui.screens.interview import InterviewScreen
 from explorer.tui.screens.load import LoadScreen
 from explorer.tui.screens.progress import ProgressScreen
 from tests.support.demo_serve import DemoServe, demo_serve
+from tests.support.paths import REPO
 from tests.support.tui import screen_text, wait_for, wait_for_interview
 
 SIZES = [(80, 24), (150, 50)]
@@ -78,13 +83,18 @@ async def test_the_progress_screen_takes_over_a_running_early_interview(
     planner = app.context._planner
     asked = []
 
-    async def held(target: str, progress: Any) -> Any:
+    def held(target: str) -> Any:
         asked.append(target)
-        progress(_Step("card", "said before the progress screen existed"))
-        await asyncio.to_thread(go.wait, 30)
-        return await type(planner).interview(planner, target, progress)
+        planned = type(planner).planned(planner, target)
 
-    planner.interview = held  # type: ignore[method-assign,assignment]
+        async def interview(progress: Any) -> Any:
+            progress(_Step("card", "said before the progress screen existed"))
+            await asyncio.to_thread(go.wait, 30)
+            return await planned(progress)
+
+        return interview
+
+    planner.planned = held  # type: ignore[method-assign]
     app.context.start_early(served.url("steady"))
     async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ProgressScreen) and app.screen.is_mounted)
@@ -92,6 +102,44 @@ async def test_the_progress_screen_takes_over_a_running_early_interview(
         go.set()
         await wait_for_interview(pilot)
         assert asked == [served.url("steady")] and _runs(app) == 1
+    app.context.close()
+
+
+async def test_the_first_screen_waits_for_an_early_interview_about_to_finish(
+    served: DemoServe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interview still running when the app picks its first screen gets a moment to finish
+    (`EARLY_GRACE`, widened here so that a slow machine tests the rule, not its speed): the
+    first screen is then the interview, not a progress screen built and torn down before it."""
+    monkeypatch.setattr(app_module, "EARLY_GRACE", 30.0)
+    app = build_app(_args(served.url("steady"), tmp_path), cursor_blink=False)
+    planner = app.context._planner
+    asked_to_wait = threading.Event()
+
+    def held(target: str) -> Any:
+        planned = type(planner).planned(planner, target)
+
+        async def interview(progress: Any) -> Any:
+            await asyncio.to_thread(asked_to_wait.wait, 30)  # running until the app waits for it
+            return await planned(progress)
+
+        return interview
+
+    planner.planned = held  # type: ignore[method-assign]
+    app.context.start_early(served.url("steady"))
+    early = app.context._early
+    real_wait = early.wait
+
+    def wait(timeout: float) -> bool:
+        asked_to_wait.set()
+        return real_wait(timeout)
+
+    early.wait = wait
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await wait_for_interview(pilot)
+        assert asked_to_wait.is_set(), "the app picked its first screen without waiting"
+        assert [type(s) for s in app.screen_stack] == [InterviewScreen]
+        assert screen.run_id == 1 and _runs(app) == 1
     app.context.close()
 
 
@@ -139,3 +187,140 @@ async def test_claiming_replays_the_steps_in_order_and_cancelling_stops_it() -> 
     while not stopped.done() and time.monotonic() < deadline:
         await asyncio.sleep(0.01)
     assert stopped.done() and not forever.is_set()
+
+
+# ---- in a child process: the command line's case ---------------------------------------------
+# `interview-explorer URL` starts the early interview in a process that has one thread and no
+# event loop, so it forks (`explorer.tui.early.can_fork`); inside pytest's async tests above it
+# runs on a thread. These run the launch's own code in a fresh interpreter, as the command does.
+
+LAUNCH = """
+import argparse, asyncio, json, os, sys
+from explorer.tui.launch import build_context
+url, home = sys.argv[1], sys.argv[2]
+args = argparse.Namespace(target=url, home=home, keys=[], allow_jku=True, header=[], role=None,
+                          runner=None, openclasp=None)
+context = build_context(args)
+context.start_early(url)
+early = context._early
+steps = []
+run = asyncio.run(early.claim(lambda step: steps.append(step.step)))
+print(json.dumps({
+    "child": early.pid is not None and early.pid != os.getpid(),
+    "verdict": run.report["verdict"],
+    "exchanges": len(run.exchanges),
+    "steps": steps,
+    "asked_here": sorted(m for m in ("explorer.interview.procedure", "explorer.core.evaluate",
+                                     "explorer.net.auth", "h11") if m in sys.modules),
+}))
+"""
+
+SHAPES = """
+import asyncio, json, os, socket, sys, time
+from explorer.tui import app as app_module
+from explorer.tui.early import EarlyInterview
+from explorer.tui.errors import ExplorerError
+
+class Step:
+    def __init__(self, step):
+        self.step = step
+
+out = {}
+carried = ["from before"]
+
+async def answers(progress):
+    progress(Step("one"))
+    progress(Step("two"))
+    carried.append("run not signed: the key file is missing")
+    return {"the": "run"}
+
+early = EarlyInterview("t", answers, carried=carried).start()
+heard = []
+out["run"] = asyncio.run(early.claim(lambda step: heard.append(step.step)))
+out["heard"], out["carried"], out["child"] = heard, carried, early.pid is not None
+
+async def refuses(progress):
+    raise ExplorerError("the agent's URL names no agent")
+
+try:
+    asyncio.run(EarlyInterview("t", refuses).start().claim(None))
+except ExplorerError as exc:
+    out["refused"] = str(exc)
+
+class Unpicklable(Exception):
+    def __init__(self, a, b):
+        super().__init__(f"{a} and {b}")
+
+async def breaks(progress):
+    raise Unpicklable("this", "that")
+
+try:
+    asyncio.run(EarlyInterview("t", breaks).start().claim(None))
+except RuntimeError as exc:
+    out["broke"] = str(exc)
+
+# An agent that accepts the connection and never answers: the child waits on it until cancelled.
+silent = socket.socket()
+silent.bind(("127.0.0.1", 0))
+silent.listen(8)
+port = silent.getsockname()[1]
+
+async def waits(progress):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    progress(Step("connected"))
+    await reader.read(1)
+    return "never"
+
+stuck = EarlyInterview("t", waits).start()
+connected = []
+
+async def cancel_it():
+    claim = asyncio.ensure_future(stuck.claim(lambda step: connected.append(step.step)))
+    while not connected:
+        await asyncio.sleep(0.01)
+    claim.cancel()  # Esc on the progress screen
+    try:
+        await claim
+    except asyncio.CancelledError:
+        return "cancelled"
+
+out["cancel"] = asyncio.run(cancel_it())
+deadline = time.monotonic() + 10
+while not stuck.done() and time.monotonic() < deadline:
+    time.sleep(0.01)
+try:
+    os.kill(stuck.pid, 0)
+    out["child_after_cancel"] = "still there"
+except ProcessLookupError:
+    out["child_after_cancel"] = "gone"
+print(json.dumps(out))
+"""
+
+
+def _fresh_python(code: str, *argv: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_command_lines_early_interview_runs_in_a_child_and_hands_back_the_run(
+    served: DemoServe, tmp_path: Path
+) -> None:
+    said = _fresh_python(LAUNCH, served.url("steady"), str(tmp_path))
+    assert said["child"], "the launch interviewed on a thread, sharing the textual import's interpreter"
+    assert said["verdict"] == "conformant" and said["exchanges"] > 5
+    assert said["steps"][0] == "card" and "ask" in said["steps"], said["steps"]
+    assert said["asked_here"] == [], "the launching process imported the interview's own modules"
+
+
+def test_a_child_carries_back_steps_warnings_errors_and_ends_when_cancelled() -> None:
+    said = _fresh_python(SHAPES)
+    assert said["child"] and said["run"] == {"the": "run"}
+    assert said["heard"] == ["one", "two"]
+    assert said["carried"] == ["from before", "run not signed: the key file is missing"]
+    assert said["refused"] == "the agent's URL names no agent"
+    assert said["broke"] == "Unpicklable: this and that"
+    assert said["cancel"] == "cancelled" and said["child_after_cancel"] == "gone"
