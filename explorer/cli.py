@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from explorer import __version__
 from explorer.commands.common import add_explorer_arguments
+from explorer.core import nogc
 
 # name -> (module under explorer.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -66,7 +67,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(f"explorer.commands.{module_name}")
         module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        p.set_defaults(_run=module.run, _preload=getattr(module, "preload", None))
         if name == "demo":
             p.set_defaults(tui_launcher=_demo_tui_launcher)
     return parser
@@ -154,8 +155,10 @@ def _history_problem(args: argparse.Namespace) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help", "--version")):
-        parser = _parser(args_list[0] if args_list[0] in COMMANDS else None)
-        args, unknown = parser.parse_known_args(args_list)
+        with nogc.paused():  # start-up: see _settle_imports
+            parser = _parser(args_list[0] if args_list[0] in COMMANDS else None)
+            args, unknown = parser.parse_known_args(args_list)
+            _settle_imports(args)
         if unknown:  # said by the command that was given them, not the program
             sub = f"interview-explorer {args_list[0]}" if args_list[0] in COMMANDS else "interview-explorer"
             print(f"{sub}: unrecognized arguments: {' '.join(unknown)} (see `{sub} --help`)", file=sys.stderr)
@@ -185,6 +188,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from explorer.tui.launch import run_tui  # with _demo_tui_launcher, the only imports of the TUI
 
     return run_tui(args)
+
+
+def _settle_imports(args: argparse.Namespace) -> None:
+    """Import what the chosen command will run on, with the cyclic collector off, then freeze it.
+
+    Modules and what they build at import live as long as the process and form no garbage, yet
+    every object they allocate counts towards the collector's thresholds: about 40 passes, some
+    full, walked them while `verify` started (8 ms of a 140 ms `verify --json` process here,
+    bench/startup.py). So the command's module names its heavy imports (`preload(args)`, given
+    the parsed arguments, so `--help` and an offline check import nothing they do not use),
+    they are imported under `nogc.paused()`, and what exists then is frozen out of every later
+    collection's sight, as the TUI does before its first frame (`explorer.tui.collector`)."""
+    preload = getattr(args, "_preload", None)
+    if preload is not None:
+        preload(args)
+    gc.freeze()
 
 
 def _stop_on_ctrl_c() -> None:

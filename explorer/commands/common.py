@@ -97,11 +97,13 @@ _DUMPS = json.JSONEncoder(ensure_ascii=True).encode  # json.dumps(value, ensure_
 _BATCH = 256  # array elements written per piece
 
 
-def json_chunks(value: Any, depth: int = 6) -> Iterator[str]:
+def json_chunks(value: Any, depth: int = 4) -> Iterator[str]:
     """`json.dumps(value, ensure_ascii=True)` in pieces: objects and arrays down to `depth`
     levels are opened member by member (long arrays `_BATCH` elements at a time), anything
-    deeper in one piece. An object with a key that is not a string is written in one piece, so
-    the text is always exactly what `json.dumps` writes."""
+    deeper in one piece. Four levels reach what grows with the agent (a question's
+    projections, the card's members) and keep a small report to a few hundred pieces. An object
+    with a key that is not a string is written in one piece, so the text is always exactly what
+    `json.dumps` writes."""
     if depth and isinstance(value, dict) and value and all(isinstance(key, str) for key in value):
         separator = "{"
         for key, item in value.items():

@@ -285,6 +285,12 @@ def _history_error() -> type[Exception]:
     return HistoryError
 
 
+def preload(args: argparse.Namespace) -> None:
+    """What a live interview runs on, imported at start-up (explorer.cli._settle_imports)."""
+    if not args.offline and not is_sweep(args):
+        import explorer.interview.procedure  # noqa: F401
+
+
 def run(args: argparse.Namespace) -> int:
     if is_sweep(args):
         if args.offline:

@@ -15,7 +15,7 @@ calling it evidence:
 Anything else is a claim, and `assess` says which condition failed, in the words the
 `evidence_unverified` finding and every surface use. The envelope is securesystemslib's DSSE
 implementation, not hand-written code; keys are handled by `cryptography`, thumbprints by
-joserfc. Both are imported when a signature is actually made or checked, so an unsigned run
+`explorer.core.jwk`. Both are imported when a signature is actually made or checked, so an unsigned run
 never pays for them. Pure: no I/O; private keys enter only `sign_statement` and are never kept.
 """
 
@@ -76,12 +76,14 @@ def thumbprint(jwk: Mapping[str, Any]) -> str:
     """RFC 7638 thumbprint (SHA-256, base64url) of an Ed25519 JWK. ValueError for another key."""
     if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519" or not isinstance(jwk.get("x"), str):
         raise ValueError("not an Ed25519 public JWK (kty OKP, crv Ed25519, x)")
-    from joserfc.jwk import OKPKey
+    from explorer.core import jwk as jwks
 
+    public = {"kty": "OKP", "crv": "Ed25519", "x": jwk["x"]}
     try:
-        return str(OKPKey.import_key({"kty": "OKP", "crv": "Ed25519", "x": jwk["x"]}).thumbprint())
-    except Exception as exc:  # noqa: BLE001 - joserfc raises several types for a malformed x
+        jwks.import_public(public)  # refuses an x that is not 32 bytes of base64url
+    except jwks.JwkError as exc:
         raise ValueError(f"not a usable Ed25519 key: {exc}") from None
+    return jwks.thumbprint(public)
 
 
 def runner_keys(jwks: Mapping[str, Any] | None) -> dict[str, bytes]:

@@ -14,11 +14,10 @@ are parsed strictly (duplicate members are refused, not last-wins), and every fa
 status with a readable detail, never an exception. An unknown key or algorithm is
 `unverifiable`; only a known key that does not verify under any form is `invalid`.
 
-joserfc does the cryptography, always with an explicit `JWSRegistry`: its default one silently
-allows HS256 and refuses EdDSA. It is imported only when a key is actually used (imported,
-tried, generated or signed with): with cryptography's X.509 machinery behind it, it is the
-largest import of a verification, and an unsigned card or one without a trusted key never
-needs it.
+Keys are imported and signatures checked by `explorer.core.jwk` (cryptography underneath; no
+HMAC, no `none` in it at all). Signing (the demo agents and the tests) uses joserfc, always with
+an explicit `JWSRegistry`: its default one silently allows HS256 and refuses EdDSA. So what the
+tests sign, one implementation, the verifier checks with another.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from explorer.core import jwk
 from explorer.core.card_forms import stacks
 from explorer.core.card_forms.forms import (
     FORMS,
@@ -106,7 +106,7 @@ _KEY_TYPES = frozenset({"EC", "OKP", "RSA"})
 # Keys.
 
 
-def _import_key(data: Any) -> tuple[Any | None, str]:
+def _import_key(data: Any) -> tuple[jwk.PublicJwk | None, str]:
     """A public-key-capable JWK from untrusted JSON, or None and why not."""
     if not isinstance(data, Mapping):
         return None, f"a key entry is {describe_type(data)}, not an object"
@@ -117,12 +117,9 @@ def _import_key(data: Any) -> tuple[Any | None, str]:
         return None, f"key type {kty!r} is not EC, OKP or RSA"
     if data.get("use") not in (None, "sig"):
         return None, "a key whose use is not 'sig' is not used for signatures"
-    from joserfc.errors import JoseError
-    from joserfc.jwk import JWKRegistry
-
     try:
-        return JWKRegistry.import_key(dict(data)), ""
-    except (JoseError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        return jwk.import_public(data), ""
+    except jwk.JwkError as exc:
         return None, f"a key could not be imported: {exc}"
 
 
@@ -130,7 +127,7 @@ class _KeyStore:
     """Keys by kid, with where each came from. Bad entries are skipped, never fatal."""
 
     def __init__(self) -> None:
-        self.by_kid: dict[str, list[tuple[Any, KeySource]]] = {}
+        self.by_kid: dict[str, list[tuple[jwk.PublicJwk, KeySource]]] = {}
         self.skipped: list[str] = []
 
     def add_set(self, jwks: Any, source: KeySource) -> None:
@@ -147,7 +144,7 @@ class _KeyStore:
             if isinstance(kid, str):
                 self.by_kid.setdefault(kid, []).append((key, source))
 
-    def find(self, kid: str) -> list[tuple[Any, KeySource]]:
+    def find(self, kid: str) -> list[tuple[jwk.PublicJwk, KeySource]]:
         return list(self.by_kid.get(kid, ()))
 
 
@@ -179,13 +176,10 @@ def _b64decode(text: str) -> bytes:
         raise ValueError(f"it is not valid base64url ({exc})") from None
 
 
-def _verify(protected: str, signature: str, payload: bytes, key: Any) -> bool:
-    from joserfc import jws
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # joserfc warns that EdDSA is deprecated by RFC 9864
-        jws.deserialize_compact(f"{protected}..{signature}", key, payload=payload, registry=_registry())
-    return True
+def _verify(alg: str, protected: str, signature: bytes, payload: bytes, key: jwk.PublicJwk) -> bool:
+    """RFC 7515 section 5.2 over the detached payload: the signing input is `protected.payload`."""
+    encoded = base64.urlsafe_b64encode(payload).rstrip(b"=")
+    return jwk.verify_jws(alg, protected.encode("ascii") + b"." + encoded, signature, key)
 
 
 # --------------------------------------------------------------------------------------------
@@ -415,11 +409,10 @@ def _try_keys(
     kid: str,
     protected: str,
     signature: str,
-    candidates: list[tuple[Any, KeySource]],
+    candidates: list[tuple[jwk.PublicJwk, KeySource]],
     payloads: _Payloads,
 ) -> SignatureCheck:
-    from joserfc.errors import JoseError  # loaded already: the candidates are joserfc keys
-
+    raw_signature = _b64decode(signature)  # checked against the alphabet by the caller
     reasons: list[str] = []
     for key, source in candidates:
         key_alg = key.get("alg")
@@ -434,12 +427,11 @@ def _try_keys(
             if payload is None:
                 continue
             try:
-                if _verify(protected, signature, payload, key):
+                if _verify(alg, protected, raw_signature, payload, key):
                     verified.append(form)
-            except JoseError as exc:
-                if exc.error != "bad_signature":
-                    reasons.append(f"{exc.error}: {exc.description or exc}")
-                    break
+            except jwk.JwkError as exc:
+                reasons.append(str(exc))
+                break
             except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
                 reasons.append(f"cannot verify: {exc}")
                 break

@@ -14,7 +14,6 @@ A file's existence is the only thing looked at outside the arguments.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -64,6 +63,8 @@ def url_problem(target: str) -> str | None:
 
 
 def _close(word: str, names: Iterable[str]) -> list[str]:
+    import difflib  # only for a word that named nothing
+
     return difflib.get_close_matches(word, list(names), n=3, cutoff=0.7)
 
 

@@ -15,16 +15,17 @@ by name): anyone on the path could otherwise swap the keys the user trusts.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from explorer.core.strict_json import StrictJsonError, parse
 from explorer.net.files import read_capped
-from explorer.net.http import Fetcher, Limits
 from explorer.net.origins import is_loopback_address
+
+if TYPE_CHECKING:  # the HTTP client is imported only when a key URL is fetched (files need none)
+    from explorer.net.http import Fetcher, Limits
 
 PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 MAX_KEYS_BYTES = 1024 * 1024
@@ -136,6 +137,8 @@ async def load_keys(sources: Sequence[str], limits: Limits | None = None) -> tup
             raise KeysError(refusal)
     fetched: dict[str, bytes] = {}
     if urls:
+        from explorer.net.http import Fetcher, Limits
+
         capped = replace(limits or Limits(timeout=10.0), max_bytes=MAX_KEYS_BYTES)
         async with Fetcher(capped) as fetcher:
             for url in urls:
@@ -157,6 +160,8 @@ def load_keys_sync(sources: Sequence[str], limits: Limits | None = None) -> tupl
             sets.append(keys)
             notes.extend(dropped)
         return merge(sets), notes
+    import asyncio
+
     return asyncio.run(load_keys(sources, limits))
 
 

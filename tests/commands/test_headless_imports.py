@@ -165,7 +165,14 @@ NOT_HEADLESS = (
 )
 # What the program's own `--help` and `--version` may import: the entry point and the helpers it
 # builds the TUI's parser from; no command's module.
-PROGRAM_HELP = {"explorer", "explorer.cli", "explorer.commands", "explorer.commands.common"}
+PROGRAM_HELP = {
+    "explorer",
+    "explorer.cli",
+    "explorer.commands",
+    "explorer.commands.common",
+    "explorer.core",
+    "explorer.core.nogc",  # the collector's pause around start-up (explorer.cli._settle_imports)
+}
 # The command modules a command's parser shares besides its own and these two.
 SHARED = {"common", "evidence_options"}
 SHARES_ALSO = {"verify": {"verify_many"}, "watch": {"verify_many"}, "demo": {"serve"}}
@@ -207,3 +214,22 @@ def test_a_verify_that_records_nothing_stays_small(tmp_path: Path) -> None:
             assert found["bad"] == [], f"`interview-explorer {' '.join(argv)}` imported {found['bad']}"
         recorded = _imports(["verify", url, "--allow-jku"], home, NOT_HEADLESS)  # the store, only as needed
         assert recorded["bad"] == [] and "explorer.store.base" in recorded["ours"]
+
+
+def test_checking_a_signed_card_loads_no_jose_library_and_no_x509(tmp_path: Path) -> None:
+    """The steady agent's card carries two ES256 signatures, verified over its jku key set: the
+    check is `explorer.core.jwk` on cryptography's primitives, so neither joserfc nor the X.509
+    machinery its key module pulls in is loaded (about a sixth of the process, bench/startup.py).
+    And `verify --help` does not import what a live interview runs on (`preload` is for a run)."""
+    from explorer.demo.fleet import Fleet
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with Fleet(["steady"]) as fleet:
+        assert fleet.wait_ready(30)
+        argv = ["verify", fleet.agents["steady"].base_url, "--json", "--no-history", "--allow-jku", "-q"]
+        found = _imports(argv, home, ("joserfc", "cryptography.x509"))
+        assert found["bad"] == [], f"verifying a signed card imported {found['bad']}"
+        assert "explorer.core.jwk" in found["ours"]  # the signatures were checked, with it
+    helped = _imports(["verify", "--help"], home)
+    assert "explorer.interview.procedure" not in helped["ours"]
