@@ -132,13 +132,11 @@ class ExplorerApp(App[int]):
         recording and screen then wait for (bench/open_to_verdict.py: a verdict drawn at 310 ms
         in every round, against 325 to 380 ms without the wait, when the child finished just
         after the first screen was chosen). An agent slower than that sees its progress screen
-        this much later."""
+        this much later. The history is not opened here: a child records its own run."""
         from explorer.core.view import ReportView
         from explorer.tui.screens.interview import InterviewScreen
         from explorer.tui.screens.progress import no_card_reason
 
-        if self.context.early_pending(target):
-            self.context.open_history()  # needed next either way; meanwhile the child works on
         wanted = lambda run: no_card_reason(ReportView.of(run.report)) is None  # noqa: E731
         run = self.context.early_run(target, wanted, wait=EARLY_GRACE)
         if run is None:

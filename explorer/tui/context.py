@@ -72,6 +72,7 @@ class AppContext:
     _opening: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fleet: Any = None  # reference agents this session started itself (stopped by `close`)
     _early: Any = None  # explorer.tui.early.EarlyInterview: the launch target's, until claimed
+    _prerecorded: Any = None  # (run, run id, why not): the early child recorded that run already
     _planner: Planner = field(init=False, repr=False)
     _runs: RunReader = field(init=False, repr=False)
 
@@ -102,7 +103,7 @@ class AppContext:
         launch target's first interview is the one `start_early` began (`explorer.tui.early`)."""
         early, self._early = self._early, None
         if early is not None and early.target == target:
-            return await early.claim(progress)
+            return self._recorded_by(early, await early.claim(progress))
         if early is not None:
             early.cancel()  # another target was asked first: that one is no longer wanted
         return await self._planner.interview(target, progress)
@@ -119,21 +120,15 @@ class AppContext:
         run = early.finished_run(wanted)
         if run is not None:
             self._early = None
+            self._recorded_by(early, run)
         return run
 
-    def early_pending(self, target: str) -> bool:
-        """Whether `start_early`'s interview of `target` is still running, unclaimed."""
-        early = self._early
-        return early is not None and early.target == target and not early.done()
-
-    def open_history(self) -> None:
-        """Open the history now, when it is on, so that recording a run waits for no import or
-        connection; a failure is left for `record` to meet and report."""
-        if self.use_history:
-            try:
-                self.history()
-            except ExplorerError:
-                pass
+    def _recorded_by(self, early: Any, run: Run) -> Run:
+        """Remember that the early interview's child recorded `run` (and as what), so `record`
+        hands that out instead of recording the run twice."""
+        if early.recorded is not None:
+            self._prerecorded = (run, *early.recorded)
+        return run
 
     def start_early(self, target: str) -> None:
         """Begin interviewing `target` now, on a thread of its own, before the TUI is built: the
@@ -144,7 +139,8 @@ class AppContext:
             interview = self._planner.planned(target)
         except ExplorerError:
             return  # nothing begun: the progress screen plans again and says why
-        self._early = EarlyInterview(target, interview, carried=self.warnings).start()
+        record = self._record_detached if self.use_history else None
+        self._early = EarlyInterview(target, interview, carried=self.warnings, record=record).start()
 
     def sweep(
         self,
@@ -241,16 +237,34 @@ class AppContext:
             return self._history
 
     def record(self, run: Run) -> int | None:
-        """Record the run; None when history is off or failed (then `record_error` says why)."""
+        """Record the run; None when history is off or failed (then `record_error` says why).
+        The launch target's run, recorded already by the child that ran it, is not recorded
+        again: its id (or why it could not be) is the child's (`explorer.tui.early`)."""
         self.record_error = None
         if not self.use_history:
             return None
+        done, self._prerecorded = self._prerecorded, None
+        run_id, error = done[1:] if done is not None and done[0] is run else self._store(run)
+        if error is not None:
+            self.record_error = error
+            self.warnings.append(f"run not recorded: {error}")
+        return run_id
+
+    def _store(self, run: Run) -> tuple[int | None, str | None]:
         try:
-            return int(self.history().record(run))
+            return int(self.history().record(run)), None
         except Exception as exc:  # HistoryError (full disk, locked, damaged) or ExplorerError
-            self.record_error = str(exc)
-            self.warnings.append(f"run not recorded: {exc}")
-        return None
+            return None, str(exc)
+
+    def _record_detached(self, run: Run) -> tuple[int | None, str | None]:
+        """`record` in the early interview's child process: the store opened there, written,
+        closed; nothing said (the parent's `record` says it)."""
+        try:
+            return self._store(run)
+        finally:
+            history, self._history = self._history, None
+            if history is not None:
+                history.close()
 
     def forget(self, run_id: int) -> None:
         self.history().forget_run(run_id)

@@ -21,6 +21,14 @@ exit handlers. Warnings the interview adds to the session's list (a run that cou
 signed) are carried back with the run. Token caches filled in the child stay there: a later
 interview of the same agent asks for its token again.
 
+A child also records its run in the history (`record`, the session's own store opened in the
+child, each write a transaction as always) and sends the run's id with it: opening the store
+imports the store and much of the core, about 25 ms the parent would otherwise spend after
+textual's import, right before the verdict can be drawn, while the child has a core to itself.
+`AppContext.record` then hands out that id for that run instead of recording it again. A run
+the child finished and recorded is in the history even when the screen that asked for it is
+left before it is shown, as a run the progress screen received would be.
+
 The progress screen does not know: it asks `AppContext.interview(target, progress)` as for any
 interview, and the context hands it this one (`EarlyInterview.claim`) when the target is the
 same: the steps said so far are replayed to the screen's callback, later ones go straight to it,
@@ -46,6 +54,7 @@ if TYPE_CHECKING:
     from explorer.core.run import Run
 
 Progress = Callable[[Any], None]
+Recorded = tuple[int | None, str | None]  # a run's id in the history, or why it is not there
 
 _FRAME = struct.Struct(">Q")  # each message on the pipe: its length, then its pickle
 
@@ -74,11 +83,13 @@ class EarlyInterview:
         *,
         carried: list[str] | None = None,
         process: bool = True,
+        record: Callable[[Run], Recorded] | None = None,
     ) -> None:
         self.target = target
         self._interview = interview
         self._carried = carried  # the session's warnings: what a child adds comes back with its run
         self._process = process  # in a child process where `can_fork` allows
+        self._record = record  # a child records its run itself (never raises): `recorded`
         self._lock = threading.Lock()
         self._said: list[Any] = []  # progress before anyone listened
         self._listener: Progress | None = None
@@ -91,9 +102,11 @@ class EarlyInterview:
         self._reaped = False
         self.pid: int | None = None  # the child's, when it runs in one
         self.claimed = False
+        self.recorded: Recorded | None = None  # (run id, why not) when the child recorded the run
 
     def start(self) -> EarlyInterview:
         if self._process and can_fork():
+            _import_shared()
             try:
                 self._start_child()
                 return self
@@ -163,6 +176,8 @@ class EarlyInterview:
                 return
             if carried is not None and len(carried) > before:
                 _send(pipe, "warnings", carried[before:])
+            if self._record is not None:
+                _send(pipe, "recorded", self._record(run))
             _send(pipe, "run", run)
 
     def _read(self, fd: int, pid: int) -> None:
@@ -178,6 +193,8 @@ class EarlyInterview:
                         self._tell(value)
                     elif kind == "warnings" and self._carried is not None:
                         self._carried.extend(value)
+                    elif kind == "recorded":
+                        self.recorded = value
                     elif kind == "run":
                         run = value
                     elif kind == "error":
@@ -281,6 +298,15 @@ class EarlyInterview:
             raise self._error
         assert self._run is not None
         return self._run
+
+
+def _import_shared() -> None:
+    """Import, before the fork, what both processes import after it: the run record and the
+    report's reading (the child builds a report, the parent shows it). Done once, shared by
+    the child for nothing; the parent pays what it would have paid later anyway (about 15 ms
+    of the child's path, bench/open_to_verdict.py)."""
+    import explorer.core.report  # noqa: F401 - the view, the canonical form, the findings
+    import explorer.core.run  # noqa: F401
 
 
 def _send(pipe: IO[bytes], kind: str, value: Any) -> None:

@@ -80,7 +80,7 @@ def interview_ready(app: ExplorerApp) -> bool:
     """The interview screen is on show with the pane it opened on (a question, or the reason for
     the verdict) mounted."""
     screen = app.screen
-    if not isinstance(screen, InterviewScreen) or not screen.is_mounted:
+    if not isinstance(screen, InterviewScreen) or not screen.is_mounted or not screen.ready:
         return False
     pane = screen.opened
     return pane is not None and pane.is_mounted

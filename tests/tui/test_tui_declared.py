@@ -119,6 +119,8 @@ async def test_the_source_box_never_says_signed_over_a_forged_card(
         await tab(pilot, screen, "1")
         title = screen.query_one("#detail-identity", ProjectionDetail).query_one(".source", ValuePanel)
         assert title.border_title == "source member"
+        title.scroll_visible(animate=False)  # at 80x24 the header's lines leave it below the fold
+        await pilot.pause(0.1)
         assert "╭─ source member" in screen_text(pilot.app)  # drawn whole, not cut
 
 

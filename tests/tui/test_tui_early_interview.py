@@ -200,18 +200,27 @@ from explorer.tui.launch import build_context
 url, home = sys.argv[1], sys.argv[2]
 args = argparse.Namespace(target=url, home=home, keys=[], allow_jku=True, header=[], role=None,
                           runner=None, openclasp=None)
+if len(sys.argv) > 3:  # a history that cannot be opened: a folder where its file belongs
+    os.makedirs(os.path.join(home, "history.sqlite3"))
 context = build_context(args)
 context.start_early(url)
 early = context._early
 steps = []
-run = asyncio.run(early.claim(lambda step: steps.append(step.step)))
+run = asyncio.run(context.interview(url, lambda step: steps.append(step.step)))  # as the progress screen asks
+asked_here = sorted(m for m in ("explorer.interview.procedure", "explorer.core.evaluate", "explorer.net.auth",
+                                "h11", "explorer.store.sqlite") if m in sys.modules)
+recorded_as = context.record(run)  # what the progress screen does with the run it claimed
 print(json.dumps({
     "child": early.pid is not None and early.pid != os.getpid(),
     "verdict": run.report["verdict"],
     "exchanges": len(run.exchanges),
     "steps": steps,
-    "asked_here": sorted(m for m in ("explorer.interview.procedure", "explorer.core.evaluate",
-                                     "explorer.net.auth", "h11") if m in sys.modules),
+    "asked_here": asked_here,
+    "child_recorded": early.recorded,
+    "recorded_as": recorded_as,
+    "record_error": context.record_error,
+    "warnings": context.warnings,
+    "runs": None if len(sys.argv) > 3 else len(context.rows()),
 }))
 """
 
@@ -313,7 +322,20 @@ def test_the_command_lines_early_interview_runs_in_a_child_and_hands_back_the_ru
     assert said["child"], "the launch interviewed on a thread, sharing the textual import's interpreter"
     assert said["verdict"] == "conformant" and said["exchanges"] > 5
     assert said["steps"][0] == "card" and "ask" in said["steps"], said["steps"]
-    assert said["asked_here"] == [], "the launching process imported the interview's own modules"
+    assert said["asked_here"] == [], "the launching process imported the interview's or the store's modules"
+    # The child recorded its run; the parent hands out that id and records nothing again.
+    assert said["child_recorded"] == [1, None] and said["recorded_as"] == 1 and said["runs"] == 1
+    assert said["record_error"] is None and said["warnings"] == []
+
+
+def test_a_run_the_child_could_not_record_is_said_once_by_the_parent(
+    served: DemoServe, tmp_path: Path
+) -> None:
+    said = _fresh_python(LAUNCH, served.url("steady"), str(tmp_path), "broken history")
+    assert said["child"] and said["verdict"] == "conformant"
+    run_id, why = said["child_recorded"]
+    assert run_id is None and why and said["recorded_as"] is None and said["record_error"] == why
+    assert said["warnings"] == [f"run not recorded: {why}"]  # said once, by the parent
 
 
 def test_a_child_carries_back_steps_warnings_errors_and_ends_when_cancelled() -> None:

@@ -76,7 +76,7 @@ class InterviewHeader(Static):
             ("   ", Content.assemble(("standing ", "dim"), safe.text(standing, 160))),
             ("   ", Content.styled(f"{run}" + (f" · {self.origin}" if self.origin else ""), "dim")),
         ]
-        if report.attempts is not None:
+        if report.attempts is not None and report.attempts > 1:  # a re-run happened; one is the rule
             third.append((" · ", Content.styled(f"attempts {report.attempts}", "dim")))
         hint = report.card.signature.hint()  # what would make it checkable
         notes = [("", Content.styled(safe.visible(hint, 400), "dim"))] if hint else []
