@@ -3,8 +3,9 @@
 Whole-process wall time, measured from spawning `python` to its exit, for two children run
 alternately in one go (so both see the same machine load):
 
-- explorer: `explorer.tui.launch.build_app` + `run_app` on a history run id, headless, quitting
-  right after the interview screen's first refresh (the path `interview-explorer 1` takes);
+- explorer: `explorer.tui.launch.build_app(early=True)` + `run_app` on a history run id,
+  headless, quitting once the interview screen and the pane it opens on are drawn (the path
+  `interview-explorer 1` takes, `run_tui`: the run is read by a forked child meanwhile);
 - baseline: a minimal Textual app with five tabs and a footer, quitting after its first refresh.
 
 The ratio of the medians is printed; the target is at most 1.3. The run opened by the explorer
@@ -48,7 +49,7 @@ import argparse, sys
 from explorer.tui.launch import build_app, run_app
 args = argparse.Namespace(target=sys.argv[1], home=None, keys=[], allow_jku=False, header=[],
                           role=None, runner=None, openclasp=None)
-run_app(build_app(args, exit_when_ready=True), headless=True, size={SIZE!r})
+run_app(build_app(args, early=True, exit_when_ready=True), headless=True, size={SIZE!r})
 """
 
 BASELINE_CHILD = f"""

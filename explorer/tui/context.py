@@ -40,6 +40,12 @@ if TYPE_CHECKING:
     from explorer.core.run import Run
 
 Clock = Callable[[], datetime]
+_EARLY_LOAD_WAIT = 10.0  # seconds the first screen waits for the launch's run read by a child
+
+
+def _run_key(run_id: int) -> str:
+    """What a stored run read early is known by (`EarlyInterview.target`): never a target."""
+    return f"run #{run_id}"
 
 
 @dataclass(eq=False)
@@ -259,6 +265,7 @@ class AppContext:
     def _record_detached(self, run: Run) -> tuple[int | None, str | None]:
         """`record` in the early interview's child process: the store opened there, written,
         closed; nothing said (the parent's `record` says it)."""
+        self._history = None  # one the parent opened before the fork is its own: never used here
         try:
             return self._store(run)
         finally:
@@ -304,8 +311,44 @@ class AppContext:
         return self._runs.recent_targets(limit)
 
     def load(self, run_id: int) -> Run:
-        """A stored run, with the standing it earns here (`RunReader.load`)."""
+        """A stored run, with the standing it earns here (`RunReader.load`); the launch's run,
+        read by a child process while textual was imported (`start_early_load`), when it has it."""
+        early = self._early
+        if early is not None and early.target == _run_key(run_id):
+            self._early = None
+            early.wait(_EARLY_LOAD_WAIT)
+            run = early.finished_run(lambda _run: True)
+            if run is not None:
+                self._runs.remember(run_id, run)
+                return run
+            early.cancel()  # failed (said again by the load here) or too slow: read it here
         return self._runs.load(run_id)
+
+    def start_early_load(self, run_id: int) -> None:
+        """Read stored run `run_id` now, in a child process where one can be forked, before the
+        TUI is built: opening the history, reading the run and deriving its report again under
+        your keys import the store and most of the core, work the first screen would otherwise
+        do after textual's import (bench/startup.py). On a thread the reads would only share
+        the interpreter with that import, so then nothing starts early."""
+        from explorer.tui.early import EarlyInterview, can_fork
+
+        if not can_fork():
+            return
+
+        async def read(_progress: Any) -> Run:
+            return self._read_detached(run_id)
+
+        self._early = EarlyInterview(_run_key(run_id), read).start()
+
+    def _read_detached(self, run_id: int) -> Run:
+        """`RunReader.read` in the launch's child: the store opened there, read, closed."""
+        self._history = None  # one the parent opened before the fork is its own: never used here
+        try:
+            return self._runs.read(run_id)
+        finally:
+            history, self._history = self._history, None
+            if history is not None:
+                history.close()
 
     def looks_like_transcript(self, target: str) -> bool:
         """A `.json` file whose first bytes name `transcript_version` (cheap: no parsing)."""

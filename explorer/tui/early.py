@@ -103,6 +103,7 @@ class EarlyInterview:
         self.pid: int | None = None  # the child's, when it runs in one
         self.claimed = False
         self.recorded: Recorded | None = None  # (run id, why not) when the child recorded the run
+        self._reader: threading.Thread | None = None  # the parent's end of a child's pipe
 
     def start(self) -> EarlyInterview:
         if self._process and can_fork():
@@ -146,6 +147,7 @@ class EarlyInterview:
         os.close(write_fd)
         self.pid = pid
         reader = threading.Thread(target=self._read, args=(read_fd, pid), name="early-interview", daemon=True)
+        self._reader = reader
         reader.start()
 
     def _child(self, fd: int) -> None:
@@ -233,7 +235,15 @@ class EarlyInterview:
 
     def wait(self, timeout: float) -> bool:
         """Block until the interview has finished or `timeout` seconds have passed; `done()`."""
-        return self._finished.wait(timeout)
+        return self._finished.wait(timeout) and self._reader_gone()
+
+    def _reader_gone(self) -> bool:
+        """Once finished, the reader thread is at its last line: let it end, so the process is
+        single-threaded again and a later early interview may fork (`can_fork`)."""
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(timeout=1.0)
+        return True
 
     def cancel(self) -> None:
         with self._lock:
@@ -259,7 +269,8 @@ class EarlyInterview:
             if not self._finished.is_set() or self._run is None or self.claimed or not wanted(self._run):
                 return None
             self.claimed = True
-            return self._run
+        self._reader_gone()
+        return self._run
 
     async def claim(self, progress: Progress | None) -> Run:
         """The run, awaited on the caller's event loop (any thread): the steps said so far are
@@ -294,6 +305,7 @@ class EarlyInterview:
         except asyncio.CancelledError:
             self.cancel()
             raise
+        self._reader_gone()
         if self._error is not None:
             raise self._error
         assert self._run is not None

@@ -78,7 +78,8 @@ def build_app(
     **context_overrides: Any,
 ) -> ExplorerApp:
     """The app for these arguments (not running yet); raises LaunchError. With `early`, a live
-    target's interview starts now, before textual is imported (`explorer.tui.early`)."""
+    target's interview, or the reading of a stored run, starts now, before textual is imported
+    (`explorer.tui.early`)."""
     context = build_context(args, demo)
     for name, value in context_overrides.items():
         if not hasattr(context, name):
@@ -110,6 +111,8 @@ def build_app(
 
             collector.pause()  # a live interview starts: as the progress screen would (tui/collector.py)
             context.start_early(target)
+    if target.isdigit() and early:
+        context.start_early_load(int(target))
     from explorer.tui.app import ExplorerApp, Start
 
     start = Start(run_id=int(target)) if target.isdigit() else Start(target=target or None)

@@ -305,14 +305,24 @@ class RunReader:
     # ---- one run ---------------------------------------------------------------------------------
     def load(self, run_id: int) -> Run:
         """A stored run, with the standing it earns here (the signature checked again)."""
-        from explorer.core.view import ReportView
+        run = self.read(run_id)
+        self.remember(run_id, run)
+        return run
 
+    def read(self, run_id: int) -> Run:
+        """`load` without remembering what it read: what the launch's child process does
+        (`explorer.tui.early`), whose caches would die with it."""
         try:
-            run = self.assessed(self._session.history().load(run_id))
+            return self.assessed(self._session.history().load(run_id))
         except ExplorerError:
             raise
         except Exception as exc:
             raise ExplorerError(f"cannot load run {run_id}: {exc}") from None
+
+    def remember(self, run_id: int, run: Run) -> None:
+        """What the lists show of a run once it was read here: its standing mark, its verdict."""
+        from explorer.core.view import ReportView
+
         checked = ReportView.of(run.report)
         if run.attestation is not None:
             self._marks[run_id] = checked.standing_mark()  # the lists show it from now on
@@ -321,7 +331,6 @@ class RunReader:
         signed = isinstance(checked.member("card", "signature"), Mapping)
         signature = checked.card.signature.status if signed else None
         self._read_here[run_id] = (checked.verdict, standing, signature)
-        return run
 
     def assessed(self, run: Run) -> Run:
         """A stored run as read here (`explorer.evidence.reading`): its report derived again from its bytes

@@ -224,6 +224,27 @@ print(json.dumps({
 }))
 """
 
+READ = """
+import argparse, json, os, sys
+from explorer.tui.errors import ExplorerError
+from explorer.tui.launch import build_app
+home, run_id = sys.argv[1], sys.argv[2]
+args = argparse.Namespace(target=run_id, home=home, keys=[], allow_jku=True, header=[], role=None,
+                          runner=None, openclasp=None)
+app = build_app(args, early=True)
+early = app.context._early
+out = {"child": early is not None and early.pid not in (None, os.getpid())}
+try:
+    run = app.context.load(int(run_id))  # what the first screen does
+    out["verdict"] = run.report["verdict"]
+    out["remembered"] = app.context.read_latest([int(run_id)])[int(run_id)][0]
+except ExplorerError as exc:
+    out["error"] = str(exc)
+derived = ("explorer.core.evaluate", "explorer.store.sqlite")
+out["derived_here"] = sorted(m for m in derived if m in sys.modules)
+print(json.dumps(out))
+"""
+
 SHAPES = """
 import asyncio, json, os, socket, sys, time
 from explorer.tui import app as app_module
@@ -346,3 +367,23 @@ def test_a_child_carries_back_steps_warnings_errors_and_ends_when_cancelled() ->
     assert said["refused"] == "the agent's URL names no agent"
     assert said["broke"] == "Unpicklable: this and that"
     assert said["cancel"] == "cancelled" and said["child_after_cancel"] == "gone"
+
+
+def test_a_stored_run_opened_from_the_command_line_is_read_by_a_child(
+    served: DemoServe, tmp_path: Path
+) -> None:
+    """`interview-explorer 1`: the run is read from the history and its report derived again in a
+    forked child while textual is imported; the first screen gets it, and the lists remember
+    how it read. A run that is not there is the same message as without the child."""
+    from explorer.interview.options import Options
+    from explorer.interview.procedure import run_interview_sync
+    from explorer.store.sqlite import History
+
+    run = run_interview_sync(served.url("steady"), Options(allow_jku=True, runner="tester"))
+    with History.open(tmp_path) as history:
+        run_id = history.record(run)
+    said = _fresh_python(READ, str(tmp_path), str(run_id))
+    assert said["child"] and said["verdict"] == "conformant" and said["remembered"] == "conformant"
+    assert said["derived_here"] == [], "the launching process read the history or derived the report itself"
+    missing = _fresh_python(READ, str(tmp_path), "99")
+    assert missing["child"] and missing["error"].startswith("cannot load run 99"), missing
