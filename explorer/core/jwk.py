@@ -34,7 +34,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["JwkError", "PublicJwk", "import_public", "thumbprint", "verify_jws"]
+__all__ = [
+    "JwkError",
+    "PublicJwk",
+    "b64url_decode",
+    "import_public",
+    "thumbprint",
+    "usable_with",
+    "verify_jws",
+]
 
 MAX_RSA_BITS = 16384  # OpenSSL's own ceiling for RSA public operations
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
@@ -57,7 +65,6 @@ _ALGS: dict[str, tuple[str, tuple[str, ...] | None, str | None, str | None]] = {
     "Ed25519": ("OKP", ("Ed25519",), None, None),
     "Ed448": ("OKP", ("Ed448",), None, None),
 }
-ALGORITHMS: tuple[str, ...] = tuple(_ALGS)
 
 
 class JwkError(ValueError):
@@ -85,16 +92,27 @@ class PublicJwk:
         return f"PublicJwk(kty={self.kty!r}, crv={self.crv!r}, kid={self.members.get('kid')!r})"
 
 
+def b64url_decode(text: str) -> bytes:
+    """Strict unpadded base64url (RFC 7515 section 2): only `A-Z a-z 0-9 - _`, a possible
+    length. JwkError (a ValueError) says which rule it broke."""
+    if _B64URL.fullmatch(text) is None:
+        raise JwkError("it is not base64url (only A-Z a-z 0-9 - _ and no padding)")
+    try:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError) as exc:
+        raise JwkError(f"it is not valid base64url ({exc})") from None
+
+
 def _b64(members: Mapping[str, Any], name: str, most: int) -> bytes:
     text = members.get(name)
     if not isinstance(text, str):
         raise JwkError(f"member {name!r} is missing or not a string")
-    if len(text) > most * 4 // 3 + 4 or _B64URL.fullmatch(text) is None or len(text) % 4 == 1:
-        raise JwkError(f"member {name!r} is not base64url (A-Z a-z 0-9 - _, no padding) of a usable length")
+    if len(text) > most * 4 // 3 + 4:
+        raise JwkError(f"member {name!r} is not base64url of a usable length ({len(text)} characters)")
     try:
-        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (binascii.Error, ValueError) as exc:
-        raise JwkError(f"member {name!r} is not valid base64url ({exc})") from None
+        data = b64url_decode(text)
+    except JwkError as exc:
+        raise JwkError(f"member {name!r}: {exc}") from None
     if not data:
         raise JwkError(f"member {name!r} is empty")
     return data
@@ -157,7 +175,7 @@ def import_public(members: Any) -> PublicJwk:
         raise
     except (ValueError, TypeError, OverflowError) as exc:  # cryptography's refusal of the numbers
         raise JwkError(f"not a valid {kty} public key: {exc}") from None
-    return PublicJwk(members, kty, crv if isinstance(crv, str) else None, native)
+    return PublicJwk(members, kty, crv, native)  # crv: checked above (None for RSA)
 
 
 def thumbprint(members: Mapping[str, Any]) -> str:

@@ -234,6 +234,7 @@ def test_a_huge_protected_header_is_refused_before_decoding_and_is_not_called_ta
         (b64(b"[1, 2]"), "c2ln", "not an object"),
         (b64(b'{"alg": "ES256", "alg": "none", "kid": "card-key"}'), "c2ln", "duplicate key"),
         (header_b64({"alg": "ES256", "kid": "card-key"}), "not*base64", "not base64url"),
+        (header_b64({"alg": "ES256", "kid": "card-key"}), "abcde", "not base64url"),  # impossible length
         (header_b64({"alg": "ES256", "kid": "card-key"}), "A" * 5000, "plausible length"),
         (header_b64({"alg": "ES256", "kid": "card-key"}), 12, "not a base64url string"),
         (header_b64({"alg": 256, "kid": "card-key"}), "c2ln", "no alg"),
