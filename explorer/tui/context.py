@@ -22,7 +22,8 @@ config entries it lists and saves.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -263,11 +264,18 @@ class AppContext:
             return None, str(exc)
 
     def _record_detached(self, run: Run) -> tuple[int | None, str | None]:
-        """`record` in the early interview's child process: the store opened there, written,
-        closed; nothing said (the parent's `record` says it)."""
-        self._history = None  # one the parent opened before the fork is its own: never used here
-        try:
+        """`record` in the early interview's child process; nothing said (the parent's `record`
+        says it)."""
+        with self._own_store():
             return self._store(run)
+
+    @contextmanager
+    def _own_store(self) -> Iterator[None]:
+        """In a forked child: a store of its own, opened on first use and closed after the block.
+        One the parent opened before the fork is the parent's: dropped here, never used or closed."""
+        self._history = None
+        try:
+            yield
         finally:
             history, self._history = self._history, None
             if history is not None:
@@ -341,14 +349,9 @@ class AppContext:
         self._early = EarlyInterview(_run_key(run_id), read).start()
 
     def _read_detached(self, run_id: int) -> Run:
-        """`RunReader.read` in the launch's child: the store opened there, read, closed."""
-        self._history = None  # one the parent opened before the fork is its own: never used here
-        try:
+        """`RunReader.read` in the launch's child."""
+        with self._own_store():
             return self._runs.read(run_id)
-        finally:
-            history, self._history = self._history, None
-            if history is not None:
-                history.close()
 
     def looks_like_transcript(self, target: str) -> bool:
         """A `.json` file whose first bytes name `transcript_version` (cheap: no parsing)."""

@@ -74,7 +74,9 @@ def can_fork() -> bool:
 
 
 class EarlyInterview:
-    """One interview running in a child process or on a thread, claimed at most once."""
+    """One interview running in a child process or on a thread, claimed at most once. (The
+    launch's reading of a stored run rides on it too, `AppContext.start_early_load`: any work
+    that ends in a `Run`.)"""
 
     def __init__(
         self,
@@ -235,15 +237,17 @@ class EarlyInterview:
 
     def wait(self, timeout: float) -> bool:
         """Block until the interview has finished or `timeout` seconds have passed; `done()`."""
-        return self._finished.wait(timeout) and self._reader_gone()
+        finished = self._finished.wait(timeout)
+        if finished:
+            self._join_reader()
+        return finished
 
-    def _reader_gone(self) -> bool:
+    def _join_reader(self) -> None:
         """Once finished, the reader thread is at its last line: let it end, so the process is
         single-threaded again and a later early interview may fork (`can_fork`)."""
         reader = self._reader
         if reader is not None and reader is not threading.current_thread():
             reader.join(timeout=1.0)
-        return True
 
     def cancel(self) -> None:
         with self._lock:
@@ -269,7 +273,7 @@ class EarlyInterview:
             if not self._finished.is_set() or self._run is None or self.claimed or not wanted(self._run):
                 return None
             self.claimed = True
-        self._reader_gone()
+        self._join_reader()
         return self._run
 
     async def claim(self, progress: Progress | None) -> Run:
@@ -305,7 +309,7 @@ class EarlyInterview:
         except asyncio.CancelledError:
             self.cancel()
             raise
-        self._reader_gone()
+        self._join_reader()
         if self._error is not None:
             raise self._error
         assert self._run is not None
