@@ -400,7 +400,8 @@ class ExplorerApp(App[int]):
         Textual hands each key (and each paste) to the widget focused when the app reads it, and
         that widget handles it later, in its own queue; a key that moves focus (tab, a letter typed
         on a list that types the target) used to move it only then, and a screen just pushed has
-        no focus until it has mounted. Keys read in the same burst (a paste, a password manager's
+        no focus until it has mounted (the interview screen: until its opened pane is built).
+        Keys read in the same burst (a paste, a password manager's
         auto-type, a fast typist, one WebSocket frame of a browser session) went to the old
         widget or nowhere: a client secret typed after tab landed in the client id field, shown
         in clear, and a name typed on the load screen's list reached the field shuffled
@@ -409,7 +410,7 @@ class ExplorerApp(App[int]):
         (`typing_goes_to`) and focus moves there first; and a key whose binding moves focus (tab,
         shift+tab, or the keys a keymap gives them) moves it at once."""
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded and self.screen_stack:
-            if self._held is not None or not self.screen.is_mounted:
+            if self._held is not None or not _takes_keys(self.screen):
                 self._hold(event)
                 return
             if isinstance(event, events.Key) and not self.app_focus:
@@ -427,7 +428,7 @@ class ExplorerApp(App[int]):
         self._held.append(event)
 
     async def _let_go(self) -> None:
-        if self.screen_stack and not self.screen.is_mounted:
+        if self.screen_stack and not _takes_keys(self.screen):
             self.set_timer(HELD_KEY_CHECK, self._let_go)
             return
         held, self._held = self._held or [], None
@@ -462,6 +463,13 @@ class ExplorerApp(App[int]):
     ) -> bool:
         self.actions_run.append(str(action))
         return await super().run_action(action, default_namespace, namespaces)
+
+
+def _takes_keys(screen: Screen) -> bool:
+    """Whether keys may reach `screen` now: once it has mounted, and, for a screen that builds
+    what takes its keys after its first frame (the interview screen's opened pane), once that
+    is built and focused (its `ready`)."""
+    return screen.is_mounted and bool(getattr(screen, "ready", True))
 
 
 def explorer_of(node: DOMNode) -> ExplorerApp:

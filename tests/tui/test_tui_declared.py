@@ -190,3 +190,47 @@ def test_declared_members_are_no_problems_to_walk_to(runs: dict[str, Run]) -> No
     view = ReportView.of(runs["silent"].report)
     assert model.first_problem(view) is None  # declared members are no problems to walk to
     assert model.question_state(view, "identity").summary == "not asked"
+
+
+@sizes
+async def test_keys_typed_right_after_a_tab_key_reach_that_tab(
+    runs: dict[str, Run], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """`3`, Down, Down, then `4`, Down, all queued at once (typed ahead, as a fast hand or a paste
+    does): each Down moves the list of the tab its key opened, never the list left behind."""
+    from textual import events
+
+    async with make_app(None, tmp_path).run_test(size=size) as pilot:
+        screen = await opened(pilot, runs["steady"])
+        for key in ("3", "down", "down", "4", "down"):
+            pilot.app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await wait_for(pilot, lambda: screen.active_question == "terms" and screen.query("#pane-terms"))
+        await pilot.pause(0.2)
+
+        assert (
+            highlighted(screen, "identity"),
+            highlighted(screen, "usage"),
+            highlighted(screen, "terms"),
+        ) == (0, 2, 1)
+        assert pilot.app.focused is screen.query_one("#pane-terms", QuestionPane).query_one(ProjectionList)
+
+
+@sizes
+async def test_keys_typed_before_the_opened_pane_is_built_wait_for_it(
+    runs: dict[str, Run], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The pane the screen opens on is built right after its first frame: Down, Down typed as the
+    screen appears (at launch, before anything is drawn) move that pane's list, in order."""
+    from textual import events
+
+    async with make_app(None, tmp_path).run_test(size=size) as pilot:
+        pilot.app.show_run(runs["steady"], 1)
+        for _ in range(2):
+            pilot.app.post_message(events.Key("down", None))
+        screen = await wait_for_interview(pilot)
+        await wait_for(pilot, lambda: highlighted(screen, "identity") == 2)
+        assert pilot.app.focused is screen.query_one("#pane-identity", QuestionPane).query_one(ProjectionList)
+
+
+def highlighted(screen: InterviewScreen, name: str) -> int | None:
+    return screen.query_one(f"#pane-{name}", QuestionPane).query_one(ProjectionList).highlighted

@@ -252,11 +252,11 @@ class InterviewScreen(Screen[None]):
         if self.reason_pane is None:
             return
         self.query_one(TabbedContent).active = f"tab-{model.REASON_TAB}"
-        self.reason_pane.focus()
+        self.set_focus(self.reason_pane)  # at once: see QuestionPane.select
 
     async def action_findings(self) -> None:
         self.query_one(TabbedContent).active = "tab-findings"
-        (await self.findings_list()).focus()
+        self.set_focus(await self.findings_list())  # at once: see QuestionPane.select
 
     async def action_probes(self) -> None:
         """The refusals tab, and over it every closure probe whole: what was sent, what came back
@@ -276,7 +276,7 @@ class InterviewScreen(Screen[None]):
         self.query_one(TabbedContent).active = "tab-first-attempt"
         listing = self.query_one(FirstAttempt)
         listing.select(index if index is not None else listing.selected or 0)
-        listing.focus()
+        self.set_focus(listing)  # at once: see QuestionPane.select
 
     async def action_next_problem(self) -> None:
         """The next problem after the one selected: each projection of the run that does not

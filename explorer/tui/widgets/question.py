@@ -154,4 +154,6 @@ class QuestionPane(Horizontal):
         listing = self.query_one(ProjectionList)
         if position is not None and 0 <= position < len(self.items):
             listing.highlighted = position
-        listing.focus()
+        # At once, not `listing.focus()` (which waits its turn after keys already queued): a key
+        # typed right after the tab's key (`3`, then Down) goes to this list, not the tab left.
+        self.screen.set_focus(listing)
