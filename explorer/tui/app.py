@@ -40,9 +40,10 @@ if TYPE_CHECKING:
     from explorer.tui.screens.load import LoadScreen
 
 
-# The actions Textual binds to tab and shift+tab on every screen: `ExplorerApp.on_event` runs them
-# as the key is read.
-FOCUS_MOVES = frozenset({"app.focus_next", "app.focus_previous"})
+# The actions that only move focus: `ExplorerApp.on_event` runs them as the key is read, so the
+# keys read after them reach the widget they move to. Textual binds the first two to tab and
+# shift+tab on every screen; the load screen binds ctrl+l to the target.
+FOCUS_MOVES = frozenset({"app.focus_next", "app.focus_previous", "focus_target"})
 HELD_KEY_CHECK = 0.01  # seconds between looks at a mounting screen while keys typed meanwhile wait
 EARLY_GRACE = 0.1  # seconds the first screen waits for the launch target's interview to finish
 
@@ -407,8 +408,9 @@ class ExplorerApp(App[int]):
         in clear, and a name typed on the load screen's list reached the field shuffled
         ("drinftig"), so Enter started nothing. So here, as each key is read: keys typed while a
         screen mounts wait for it (`_hold`); a widget that sends typing elsewhere says where
-        (`typing_goes_to`) and focus moves there first; and a key whose binding moves focus (tab,
-        shift+tab, or the keys a keymap gives them) moves it at once."""
+        (`typing_goes_to`) and focus moves there first; and a key whose binding only moves focus
+        (`FOCUS_MOVES`: tab, shift+tab, the load screen's ctrl+l, or the keys a keymap gives
+        them) moves it at once."""
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded and self.screen_stack:
             if self._held is not None or not _takes_keys(self.screen):
                 self._hold(event)

@@ -179,3 +179,21 @@ async def test_a_question_that_got_no_answer_says_why(tmp_path: Path) -> None:
         summary = plain(screen.query_one("#pane-identity").query(Static).first())
         assert "answered with an error: \n" not in summary + "\n"
         assert "no answer was received" in summary and "Connection refused" in summary, summary
+
+
+async def test_ctrl_l_and_a_name_typed_at_once_put_the_name_in_the_target(tmp_path: Path) -> None:
+    """ctrl+l and a name read in one burst (a fast hand, a password manager) with focus elsewhere:
+    the name replaces what the target held, and the target has focus."""
+    from textual import events
+    from textual.widgets import Input
+
+    app = make_app(None, tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        field = app.screen.query_one("#target", Input)
+        field.value = "old"
+        app.set_focus(None)
+        for key in ("ctrl+l", "x", "y"):
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await wait_for(pilot, lambda: field.value == "xy")
+        assert app.focused is field

@@ -441,7 +441,7 @@ class LoadScreen(Screen[None]):
         """The target, its text selected: what is typed next replaces the last target (focus
         alone keeps the old text when the field had focus already, and typing appends to it)."""
         target = self.query_one("#target", Input)
-        target.focus()
+        self.set_focus(target)  # at once: run as the key is read (FOCUS_MOVES)
         target.select_all()
 
     def palette_commands(self) -> list[PaletteCommand]:
